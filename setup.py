@@ -1,0 +1,92 @@
+"""Build the compiled kernels of energystats.
+
+Metadata lives in ``pyproject.toml``; this file only declares the Cython
+extensions, their compiler directives and the OpenMP flags.  A compiler
+without OpenMP still builds a working (single-threaded) package: the flags
+are probed first.  Set ``ENERGYSTATS_DEBUG=1`` to turn bounds checks on.
+"""
+import os
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+DEBUG = os.environ.get("ENERGYSTATS_DEBUG", "0") not in ("", "0")
+KERNELS = ["_pairwise", "_sorted1d", "_hartigan", "_permutation"]
+
+
+def _openmp_flags(compiler):
+    """Return (compile_args, link_args) for OpenMP, or ([], []) if unsupported."""
+    if os.environ.get("ENERGYSTATS_NO_OPENMP"):
+        return [], []
+    if sys.platform == "win32":
+        candidates = [(["/openmp"], [])]
+    elif sys.platform == "darwin":
+        candidates = [(["-Xpreprocessor", "-fopenmp"], ["-lomp"]), (["-fopenmp"], ["-fopenmp"])]
+    else:
+        candidates = [(["-fopenmp"], ["-fopenmp"])]
+    code = textwrap.dedent(
+        """
+        #include <omp.h>
+        int main(void) { int n = 0;
+        #pragma omp parallel reduction(+:n)
+        n += 1;
+        return n > 0 ? 0 : 1; }
+        """
+    )
+    for cflags, lflags in candidates:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "probe.c")
+            with open(src, "w") as fh:
+                fh.write(code)
+            try:
+                objs = compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
+                compiler.link_executable(objs, "probe", output_dir=tmp, extra_postargs=lflags)
+            except Exception:  # noqa: BLE001 - any failure means "no OpenMP"
+                continue
+        return cflags, lflags
+    print("energystats: the compiler has no OpenMP; building single-threaded kernels")
+    return [], []
+
+
+class BuildExt(build_ext):
+    def build_extensions(self):
+        cflags, lflags = _openmp_flags(self.compiler)
+        extra = [] if sys.platform == "win32" else ["-O3"]
+        for ext in self.extensions:
+            ext.extra_compile_args = list(ext.extra_compile_args) + extra + cflags
+            ext.extra_link_args = list(ext.extra_link_args) + lflags
+        super().build_extensions()
+
+
+def _extensions():
+    exts = []
+    for name in KERNELS:
+        path = os.path.join("energystats", "_lib", name + ".pyx")
+        if not os.path.exists(path):
+            continue
+        exts.append(
+            Extension(
+                "energystats._lib." + name,
+                [path],
+                include_dirs=[np.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            )
+        )
+    return cythonize(
+        exts,
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": DEBUG,
+            "wraparound": DEBUG,
+            "initializedcheck": DEBUG,
+            "cdivision": True,
+        },
+    )
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})
