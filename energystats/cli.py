@@ -1,16 +1,246 @@
-"""Command-line interface: ``energystats <command>`` or ``python -m energystats``."""
+"""Command-line interface: ``energystats <command>`` or ``python -m energystats``.
+
+Commands: ``distance``, ``test``, ``disco``, ``cluster`` and ``demo``; run
+``energystats <command> --help`` for the options and an example.  Tables go
+to standard output (``--format text|csv|json``); notes and progress go to
+standard error (silenced by ``--quiet``).  Exit status 0 on success and 2 on
+bad usage or bad data, with a one-line message that names the file, the
+column or the option (``--debug`` shows the traceback instead).
+"""
 from __future__ import annotations
 
 import argparse
+import inspect
 import itertools
 import sys
+import time
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["main"]
+from ._io import FORMATS, CLIError, check_missing, emit, numeric_columns, read_table, split_names, write_data
+
+__all__ = ["main", "build_parser"]
 
 
-def _demo(args):
+# -- helpers -------------------------------------------------------------------
+
+def _note(args, msg):
+    """A note or progress line on stderr, unless ``--quiet``."""
+    if not getattr(args, "quiet", False):
+        print(msg, file=sys.stderr, flush=True)
+
+
+def _metric_kwargs(args):
+    """Validate --metric/--exponent/--sigma here so errors name the option."""
+    if args.metric == "energy" and not (0.0 < args.exponent <= 2.0):
+        raise CLIError(f"option --exponent: must lie in (0, 2]; got {args.exponent:g}.")
+    if args.metric != "energy" and not (np.isfinite(args.sigma) and args.sigma > 0):
+        raise CLIError(f"option --sigma: must be a finite number > 0; got {args.sigma:g}.")
+    return {"metric": args.metric, "exponent": args.exponent, "sigma": args.sigma}
+
+
+def _accepts(func, name):
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        return False
+
+
+def _need(module, name):
+    """Import ``energystats.<module>.<name>`` or fail with one line (exit 2)."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(f"energystats.{module}")
+        return getattr(mod, name)
+    except (ImportError, AttributeError):
+        raise CLIError(f"energystats.{module}.{name} is not available in this installation.") from None
+
+
+def _load(args, path, *, by=(), what="data"):
+    """Read ``path`` and return ``(df, cols)`` with checked numeric columns (and ``by``)."""
+    df = read_table(path)
+    for b in by:
+        if b not in df.columns:
+            raise CLIError(f"{path}: no column {b!r} (option --by); the file has {list(df.columns)}.")
+    cols = numeric_columns(df, split_names(args.columns), exclude=by, path=path)
+    df = check_missing(df, cols + list(by), path=path, dropna=args.dropna)
+    if df.shape[0] == 0:
+        raise CLIError(f"{path}: no rows left after --dropna.")
+    _note(args, f"{path}: {df.shape[0]} rows; columns used: {', '.join(cols)}"
+                + (f"; grouped by {', '.join(by)}" if by else ""))
+    return df, cols
+
+
+def _check_groups(df, by, path, minimum=2):
+    key = df[by[0]] if len(by) == 1 else df[by].astype(str).agg("|".join, axis=1)
+    counts = key.value_counts()
+    if len(counts) < minimum:
+        raise CLIError(f"{path}: column {by[0]!r} (option --by) has {len(counts)} group(s); "
+                       f"need at least {minimum}.")
+    return counts
+
+
+def _fmt_groups(groups, sizes):
+    return ", ".join(f"{g}: {int(s)}" for g, s in zip(groups, sizes))
+
+
+# -- commands ------------------------------------------------------------------
+
+def _cmd_distance(args):
+    from . import energy_distance
+
+    met = _metric_kwargs(args)
+    rows = []
+    if args.by:
+        if len(args.files) != 1:
+            raise CLIError("option --by: give one file with a grouping column, not two files.")
+        path = args.files[0]
+        by = split_names(args.by)
+        df, cols = _load(args, path, by=by)
+        _check_groups(df, by, path)
+        key = df[by[0]] if len(by) == 1 else df[by].astype(str).agg("|".join, axis=1)
+        groups = sorted(key.unique(), key=str)
+        for a, b in itertools.combinations(groups, 2):
+            xa, xb = df.loc[key == a, cols], df.loc[key == b, cols]
+            rows.append(_distance_row(str(a), str(b), xa, xb, met, energy_distance))
+    else:
+        if len(args.files) != 2:
+            raise CLIError(f"distance needs two files (A.csv B.csv), or one file and --by; "
+                           f"got {len(args.files)} file(s).")
+        pa, pb = args.files
+        da, cols = _load(args, pa)
+        db = read_table(pb)
+        missing = [c for c in cols if c not in db.columns]
+        if missing:
+            raise CLIError(f"{pb}: no column {missing[0]!r} (used from {pa}); "
+                           f"the file has {list(db.columns)}.")
+        numeric_columns(db, cols, path=pb)
+        db = check_missing(db, cols, path=pb, dropna=args.dropna)
+        rows.append(_distance_row(pa, pb, da[cols], db[cols], met, energy_distance))
+    table = pd.DataFrame(rows).set_index(["A", "B"])
+    emit([("energy distance", table)], args.format)
+    return 0
+
+
+def _distance_row(a, b, xa, xb, met, energy_distance):
+    n, m = len(xa), len(xb)
+    e = energy_distance(xa, xb, **met)
+    return {"A": a, "B": b, "n_A": n, "n_B": m, "E": e, "edist_R": n * m / (n + m) * e,
+            "S": n * m / (2 * (n + m)) * e}
+
+
+def _cmd_test(args):
+    energy_test = _need("homogeneity", "energy_test")
+    met = _metric_kwargs(args)
+    if args.resamples < 0:
+        raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
+    path, by = args.file, split_names(args.by)
+    if len(by) != 1:
+        raise CLIError(f"option --by: the energy test takes one grouping column; got {by}.")
+    df, cols = _load(args, path, by=by)
+    _check_groups(df, by, path)
+    kw = dict(by=by[0], columns=cols, n_resamples=args.resamples, rng=args.seed, **met)
+    if _accepts(energy_test, "progress"):
+        kw["progress"] = not args.quiet
+    t0 = time.perf_counter()
+    res = energy_test(df, **kw)
+    _note(args, f"energy test: {args.resamples} resamples in {time.perf_counter() - t0:.2f} s")
+    row = {"statistic": res.statistic, "pvalue": res.pvalue, "n_resamples": res.n_resamples}
+    for extra in ("method", "exact"):
+        if hasattr(res, extra):
+            row[extra] = getattr(res, extra)
+    row["groups"] = _fmt_groups(res.groups, res.sizes)
+    table = pd.DataFrame([row], index=pd.Index(["energy test"], name="test"))
+    emit([("energy test of equal distributions", table)], args.format)
+    return 0
+
+
+def _cmd_disco(args):
+    disco = _need("homogeneity", "disco")
+    met = _metric_kwargs(args)
+    if args.resamples < 0:
+        raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
+    path, by = args.file, split_names(args.by)
+    df, cols = _load(args, path, by=by)
+    for b in by:
+        _check_groups(df, [b], path)
+    kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
+              rng=args.seed, **met)
+    if _accepts(disco, "progress"):
+        kw["progress"] = not args.quiet
+    t0 = time.perf_counter()
+    res = disco(df, **kw)
+    _note(args, f"disco: {args.resamples} resamples in {time.perf_counter() - t0:.2f} s")
+    emit([("DISCO (distance components)", res.to_frame())], args.format)
+    return 0
+
+
+def _cmd_cluster(args):
+    met = _metric_kwargs(args)
+    path = args.file
+    df, cols = _load(args, path)
+    n = df.shape[0]
+    if not (2 <= args.k <= n):
+        raise CLIError(f"option -k/--clusters: must be an integer in [2, n_samples={n}] "
+                       f"({path}); got {args.k}.")
+    if args.n_init < 1:
+        raise CLIError(f"option --n-init: must be >= 1; got {args.n_init}.")
+    if args.test and args.resamples < 1:
+        raise CLIError(f"option --resamples: --test needs at least 1; got {args.resamples}.")
+    EnergyClustering = _need("clustering", "EnergyClustering")
+    from . import dispersion
+
+    X = df[cols]
+    t0 = time.perf_counter()
+    _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} restarts)")
+    est = EnergyClustering(n_clusters=args.k, algorithm=args.algorithm, n_init=args.n_init,
+                           random_state=args.seed, **met)
+    labels = np.asarray(est.fit(X).labels_)
+    _note(args, f"  done in {time.perf_counter() - t0:.2f} s")
+    disp = dispersion(X, labels, **met)
+    sizes = pd.Series(labels).value_counts().sort_index()
+    clusters = pd.DataFrame({"size": sizes.to_numpy()},
+                            index=pd.Index(sizes.index.to_numpy(), name="cluster"))
+    summary = {"k": args.k, "n": n, "W": disp.W, "S": disp.S, "T": disp.T, "F": disp.F,
+               "S/T": disp.S / disp.T if disp.T > 0 else float("nan")}
+    sections = [("clusters", clusters)]
+    if args.test:
+        cluster_test = _need("clustering", "cluster_test")
+        kw = dict(null=args.null, n_resamples=args.resamples, algorithm=args.algorithm,
+                  rng=args.seed, **met)
+        if _accepts(cluster_test, "n_init"):
+            kw["n_init"] = args.n_init
+        if _accepts(cluster_test, "progress"):
+            kw["progress"] = not args.quiet
+        _note(args, f"significance check: re-clustering {args.resamples} reference data sets "
+                    f"drawn from the {args.null!r} null")
+        t1 = time.perf_counter()
+        tres = cluster_test(X, args.k, **kw)
+        _note(args, f"  done in {time.perf_counter() - t1:.2f} s")
+        summary.update({"null": args.null, "n_resamples": args.resamples,
+                        "statistic": tres.statistic, "pvalue": tres.pvalue})
+    sections.insert(0, ("dispersion of the fitted partition (W + S = T)",
+                        pd.DataFrame([summary], index=pd.Index(["fit"], name="partition"))))
+    emit(sections, args.format)
+    if args.test:
+        _note(args, "p-value: is the data more clustered than the reference "
+                    f"({args.null}) distribution? (S/T against re-clustered null data; SPEC §7)")
+    if args.out:
+        col = args.label_column
+        if col in df.columns:
+            raise CLIError(f"option --label-column: {path} already has a column {col!r}; "
+                           "choose another name.")
+        full = read_table(path) if args.dropna else df
+        out = full.copy()
+        out[col] = pd.Series(labels, index=df.index).reindex(full.index).astype("Int64")
+        write_data(out, args.out)
+        _note(args, f"labels written to {args.out} (column {col!r}, joined to the input rows)")
+    return 0
+
+
+def _cmd_demo(args):
     from . import dispersion, energy_distance
     from .datasets import load_iris
 
@@ -38,19 +268,137 @@ def _demo(args):
     return 0
 
 
+# -- parser --------------------------------------------------------------------
+
+def _common_parent():
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("output")
+    g.add_argument("--format", choices=FORMATS, default="text",
+                   help="table format on stdout (default: text)")
+    g.add_argument("--quiet", "-q", action="store_true", help="no notes or progress on stderr")
+    g.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+    return p
+
+
+def _data_parent():
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("data")
+    g.add_argument("--columns", "-c", action="append", metavar="COLS",
+                   help="columns to use, comma-separated or repeated (default: all numeric "
+                        "columns except --by)")
+    g.add_argument("--dropna", action="store_true",
+                   help="drop rows with missing values in the used columns instead of failing")
+    return p
+
+
+def _metric_parent():
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("semimetric")
+    g.add_argument("--metric", choices=("energy", "laplacian", "gaussian"), default="energy",
+                   help="semimetric rho (default: energy, |x-y|^exponent)")
+    g.add_argument("--exponent", type=float, default=1.0,
+                   help="exponent of the energy metric, in (0, 2] (default: 1)")
+    g.add_argument("--sigma", type=float, default=1.0,
+                   help="scale of the laplacian/gaussian metrics, > 0 (default: 1)")
+    return p
+
+
+_FMT = argparse.RawDescriptionHelpFormatter
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="energystats",
-        description="Energy statistics: distances, dispersion, tests and clustering.",
+        description="Energy statistics from the command line: energy distance, k-sample "
+                    "tests, DISCO and energy clustering of CSV, TSV or Parquet files.",
+        epilog="Run 'energystats <command> --help' for the options of a command.\n"
+               "example: energystats test data.csv --by group --resamples 999 --seed 1",
+        formatter_class=_FMT,
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"energystats {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command")
-    demo = sub.add_parser(
-        "demo", help="energy distances and W/S/T on the bundled iris data",
-        description="Energy distance and the W/S/T/F dispersion table on Fisher's iris data.",
-        epilog="example: energystats demo --exponent 1",
+    common, data, metric = _common_parent(), _data_parent(), _metric_parent()
+
+    p = sub.add_parser(
+        "distance", parents=[data, metric, common], formatter_class=_FMT,
+        help="energy distance between two samples (two files, or groups of one file)",
+        description="Two-sample energy distance E(A, B) (V-statistic, no square root), with "
+                    "R energy's edist = nm/(n+m) E and the between statistic S = nm/(2(n+m)) E.",
+        epilog="examples:\n  energystats distance A.csv B.csv --columns x,y\n"
+               "  energystats distance data.csv --by group --format csv",
     )
-    demo.add_argument("--exponent", type=float, default=1.0, help="exponent of the energy metric, in (0, 2]")
-    demo.set_defaults(func=_demo)
+    p.add_argument("files", nargs="+", metavar="FILE", help="A.csv B.csv, or one file with --by")
+    p.add_argument("--by", action="append", help="grouping column: E for every pair of groups")
+    p.set_defaults(func=_cmd_distance)
+
+    p = sub.add_parser(
+        "test", parents=[data, metric, common], formatter_class=_FMT,
+        help="permutation test of equal distributions (k samples)",
+        description="Energy test of equal distributions of the groups in one file: statistic "
+                    "sum_{i<j} n_i n_j/(n_i+n_j) E(C_i, C_j) (R energy's eqdist.etest), "
+                    "permutation p-value (1 + #{null >= observed}) / (R + 1).",
+        epilog="example:\n  energystats test data.csv --by group --resamples 999 --seed 1",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--by", action="append", required=True, help="grouping column")
+    p.add_argument("--resamples", "-R", type=int, default=999, help="permutations (default: 999)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.set_defaults(func=_cmd_test)
+
+    p = sub.add_parser(
+        "disco", parents=[data, metric, common], formatter_class=_FMT,
+        help="distance components (DISCO) analysis: nonparametric ANOVA",
+        description="DISCO decomposition T = S + W with F = (S/(k-1)) / (W/(n-k)) and its "
+                    "permutation p-value; several --by columns give one row per factor "
+                    "(as R energy's disco).",
+        epilog="examples:\n  energystats disco data.csv --by group --resamples 999 --seed 1\n"
+               "  energystats disco data.csv --by dose,supplement --format json",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--by", action="append", required=True,
+                   help="grouping column(s), comma-separated or repeated")
+    p.add_argument("--resamples", "-R", type=int, default=999, help="permutations (default: 999)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.set_defaults(func=_cmd_disco)
+
+    p = sub.add_parser(
+        "cluster", parents=[data, metric, common], formatter_class=_FMT,
+        help="energy clustering (Hartigan's method) with a valid significance check",
+        description="Energy clustering into k groups; prints W, S, T, F of the fitted "
+                    "partition and, with --test, the significance check of SPEC section 7: S/T "
+                    "calibrated by re-clustering reference data sets drawn from a no-cluster "
+                    "null (not the naive permutation test, which is invalid after clustering).",
+        epilog="example:\n  energystats cluster data.csv -k 3 --test --resamples 99 --seed 1 "
+               "--out labels.csv",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("-k", "--clusters", dest="k", type=int, required=True, help="number of clusters")
+    p.add_argument("--algorithm", choices=("hartigan", "lloyd", "spectral", "exact-1d"),
+                   default="hartigan", help="clustering algorithm (default: hartigan)")
+    p.add_argument("--n-init", type=int, default=10, help="restarts, best W kept (default: 10)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.add_argument("--test", action="store_true",
+                   help="run the significance check (re-clusters --resamples null data sets)")
+    p.add_argument("--null", choices=("gaussian", "uniform"), default="gaussian",
+                   help="reference null of the check (default: gaussian)")
+    p.add_argument("--resamples", "-R", type=int, default=99,
+                   help="reference data sets of the check (default: 99)")
+    p.add_argument("--out", "-o", metavar="PATH",
+                   help="write the input rows with a label column (.csv, .tsv, .parquet, .json)")
+    p.add_argument("--label-column", default="cluster", help="name of the label column (default: cluster)")
+    p.set_defaults(func=_cmd_cluster)
+
+    p = sub.add_parser(
+        "demo", formatter_class=_FMT,
+        help="energy distances and W/S/T on the bundled iris data",
+        description="Energy distance and the W/S/T/F dispersion table on Fisher's iris data.",
+        epilog="example:\n  energystats demo --exponent 1",
+    )
+    p.add_argument("--exponent", type=float, default=1.0, help="exponent of the energy metric, in (0, 2]")
+    p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+    p.set_defaults(func=_cmd_demo)
     return parser
 
 
@@ -58,13 +406,26 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
     try:
         return args.func(args)
-    except (ValueError, TypeError, KeyError) as exc:
+    except CLIError as exc:
+        if args.debug:
+            raise
         print(f"energystats {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except (ValueError, TypeError, KeyError) as exc:
+        if args.debug:
+            raise
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        where = getattr(args, "file", None) or ", ".join(getattr(args, "files", None) or [])
+        prefix = f"{where}: " if where else ""
+        print(f"energystats {args.command}: error: {prefix}{msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover
+        print(f"energystats {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
