@@ -1,0 +1,377 @@
+"""The command-line tool, driven as a subprocess (``python -m energystats ...``).
+
+Every subcommand, every output format, and the error paths (missing file,
+missing column, non-numeric column, empty file, k > n, ...) with their exit
+status and one-line message.  Numbers printed by the tool are checked against
+independent numpy double loops over SPEC §3, not against the library itself.
+Each subprocess costs about half a second, so several checks share one run
+where that keeps each behaviour visible.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import energystats
+
+PKG_ROOT = str(Path(energystats.__file__).resolve().parents[1])
+
+
+def run_cli(*args, cwd=None, stdin=None):
+    """Run ``python -m energystats *args``; return (returncode, stdout, stderr)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PKG_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-m", "energystats", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, env=env, input=stdin, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def has(module, name):
+    try:
+        mod = __import__(f"energystats.{module}", fromlist=[name])
+    except ImportError:
+        return False
+    return hasattr(mod, name)
+
+
+needs_tests = pytest.mark.skipif(not has("homogeneity", "energy_test"),
+                                 reason="energystats.homogeneity (issue 3) not merged yet")
+needs_clustering = pytest.mark.skipif(not has("clustering", "EnergyClustering"),
+                                      reason="energystats.clustering (issue 4) not merged yet")
+
+
+# -- independent references (plain numpy loops over SPEC §3) --------------------
+
+def ref_g(A, B):
+    A, B = np.atleast_2d(A), np.atleast_2d(B)
+    total = 0.0
+    for a in A:
+        for b in B:
+            total += np.sqrt(np.sum((a - b) ** 2))
+    return total / (len(A) * len(B))
+
+
+def ref_E(A, B):
+    return 2 * ref_g(A, B) - ref_g(A, A) - ref_g(B, B)
+
+
+def ref_WST(X, labels):
+    X, labels = np.asarray(X, float), np.asarray(labels)
+    groups = sorted(set(labels.tolist()), key=str)
+    n = len(X)
+    W = sum(np.sum(labels == g) / 2 * ref_g(X[labels == g], X[labels == g]) for g in groups)
+    T = n / 2 * ref_g(X, X)
+    S = 0.0
+    for i, a in enumerate(groups):
+        for b in groups[i + 1:]:
+            A, B = X[labels == a], X[labels == b]
+            S += len(A) * len(B) / (2 * n) * ref_E(A, B)
+    return W, S, T
+
+
+# -- fixtures -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(20261122)
+    n = 36
+    df = pd.DataFrame(rng.normal(size=(n, 2)), columns=["x", "y"])
+    df["group"] = np.repeat(["a", "b", "c"], n // 3)
+    df.loc[df["group"] == "c", "x"] += 3.0
+    df["name"] = [f"id{i}" for i in range(n)]
+    df["dose"] = np.tile(["lo", "hi"], n // 2)
+    df.to_csv(d / "data.csv", index=False)
+    df.to_csv(d / "data.tsv", sep="\t", index=False)
+    df.to_parquet(d / "data.parquet")
+    df[df["group"] == "a"].to_csv(d / "A.csv", index=False)
+    df[df["group"] == "c"].to_parquet(d / "C.parquet")
+    (d / "empty.csv").write_text("")
+    (d / "header_only.csv").write_text("x,y,group\n")
+    na = df.copy()
+    na.loc[[3, 7], "y"] = np.nan
+    na.to_csv(d / "missing.csv", index=False)
+    df[["x", "y"]].iloc[:2].to_csv(d / "tiny.csv", index=False)
+    (d / "data.xlsx").write_text("not really")
+    return d, df
+
+
+# -- help, usage ------------------------------------------------------------------
+
+class TestHelp:
+    @pytest.mark.parametrize("command", ["distance", "test", "disco", "cluster", "demo"])
+    def test_every_subcommand_has_help_with_an_example(self, command):
+        # --help is argparse's own code path; run in-process to keep the suite fast
+        # (one subprocess below checks the real entry point).
+        from energystats.cli import build_parser
+
+        parser = build_parser()
+        sub = parser._subparsers._group_actions[0].choices[command]
+        text = sub.format_help()
+        assert "example" in text and f"energystats {command}" in text
+
+    def test_top_level_help_and_no_command(self):
+        rc, out, err = run_cli("--help")
+        assert rc == 0
+        for command in ("distance", "test", "disco", "cluster", "demo"):
+            assert command in out
+        rc, out, err = run_cli()
+        assert rc == 2 and "usage" in err
+
+    def test_unknown_option_and_bad_format_are_usage_errors(self, files):
+        d, _ = files
+        rc, out, err = run_cli("distance", d / "A.csv", d / "C.parquet", "--format", "xml")
+        assert rc == 2 and "--format" in err and "invalid choice" in err
+        assert out == ""
+
+
+# -- distance -------------------------------------------------------------------
+
+class TestDistance:
+    def test_two_files_every_format(self, files):
+        d, df = files
+        A = df.loc[df.group == "a", ["x", "y"]].to_numpy()
+        C = df.loc[df.group == "c", ["x", "y"]].to_numpy()
+        E = ref_E(A, C)
+        n, m = len(A), len(C)
+        # CSV against Parquet input, text output; notes on stderr only
+        rc, out, err = run_cli("distance", d / "A.csv", d / "C.parquet")
+        assert rc == 0, err
+        assert "energy distance" in out and f"{E:.6g}" in out
+        assert "A.csv: 12 rows" in err and "x, y" in err
+        # CSV output: parse it back
+        rc, out, err = run_cli("distance", d / "A.csv", d / "C.parquet", "--format", "csv", "-q")
+        assert rc == 0 and err == ""
+        t = pd.read_csv(io.StringIO(out))
+        assert list(t.columns) == ["A", "B", "n_A", "n_B", "E", "edist_R", "S"]
+        row = t.iloc[0]
+        assert (row.n_A, row.n_B) == (n, m)
+        np.testing.assert_allclose(row.E, E, rtol=1e-9)
+        np.testing.assert_allclose(row.edist_R, n * m / (n + m) * E, rtol=1e-9)   # R edist
+        np.testing.assert_allclose(row.S, n * m / (2 * (n + m)) * E, rtol=1e-9)  # SPEC §3
+        # JSON output
+        rc, out, err = run_cli("distance", d / "A.csv", d / "C.parquet", "--format", "json",
+                               "--columns", "x")
+        assert rc == 0
+        rec = json.loads(out)["energy distance"][0]
+        np.testing.assert_allclose(rec["E"], ref_E(A[:, :1], C[:, :1]), rtol=1e-9)
+
+    def test_groups_of_one_file_tsv_and_metric_options(self, files):
+        d, df = files
+        rc, out, err = run_cli("distance", d / "data.tsv", "--by", "group", "--format", "json",
+                               "--exponent", "0.5", "-q")
+        assert rc == 0, err
+        recs = json.loads(out)["energy distance"]
+        assert [(r["A"], r["B"]) for r in recs] == [("a", "b"), ("a", "c"), ("b", "c")]
+        X = df[["x", "y"]].to_numpy()
+        for r in recs:
+            A, B = X[df.group == r["A"]], X[df.group == r["B"]]
+
+            def g(P, Q):
+                return np.mean(np.sqrt(((P[:, None, :] - Q[None, :, :]) ** 2).sum(-1)) ** 0.5)
+
+            np.testing.assert_allclose(r["E"], 2 * g(A, B) - g(A, A) - g(B, B), rtol=1e-9)
+
+    def test_laplacian(self, files):
+        d, df = files
+        rc, out, err = run_cli("distance", d / "data.parquet", "--by", "group", "--metric",
+                               "laplacian", "--sigma", "2", "--format", "csv", "-q")
+        assert rc == 0, err
+        t = pd.read_csv(io.StringIO(out))
+        X = df[["x", "y"]].to_numpy()
+        A, B = X[df.group == "a"], X[df.group == "b"]
+
+        def g(P, Q):
+            r = np.sqrt(((P[:, None, :] - Q[None, :, :]) ** 2).sum(-1))
+            return np.mean(2 - 2 * np.exp(-r / (2 * 2.0)))
+
+        np.testing.assert_allclose(t.E[0], 2 * g(A, B) - g(A, A) - g(B, B), rtol=1e-9)
+
+
+# -- test / disco -----------------------------------------------------------------
+
+@needs_tests
+class TestEnergyTest:
+    def test_formats_and_statistic(self, files):
+        d, df = files
+        X = df[["x", "y"]].to_numpy()
+        groups = ["a", "b", "c"]
+        stat = 0.0
+        for i, a in enumerate(groups):
+            for b in groups[i + 1:]:
+                A, B = X[df.group == a], X[df.group == b]
+                stat += len(A) * len(B) / (len(A) + len(B)) * ref_E(A, B)
+        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--resamples", "199",
+                               "--seed", "1", "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)["energy test of equal distributions"][0]
+        np.testing.assert_allclose(rec["statistic"], stat, rtol=1e-9)
+        assert rec["n_resamples"] == 199
+        assert 1 / 200 <= rec["pvalue"] <= 1 and rec["pvalue"] < 0.05  # group c is shifted by 3 sd
+        # same seed, same p-value; text and csv formats
+        rc2, out2, _ = run_cli("test", d / "data.parquet", "--by", "group", "-R", "199",
+                               "--seed", "1", "--format", "csv", "-q")
+        t = pd.read_csv(io.StringIO(out2))
+        assert rc2 == 0 and t.pvalue[0] == rec["pvalue"]
+        rc3, out3, _ = run_cli("test", d / "data.tsv", "--by", "group", "-R", "0", "-q")
+        assert rc3 == 0 and "statistic" in out3
+
+    def test_bad_options(self, files):
+        d, _ = files
+        rc, out, err = run_cli("test", d / "data.csv", "--by", "nope")
+        assert rc == 2 and "'nope'" in err and "--by" in err and len(err.strip().splitlines()) <= 2
+        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--resamples", "-1", "-q")
+        assert rc == 2 and "--resamples" in err
+
+
+@needs_tests
+class TestDisco:
+    def test_table_every_format(self, files):
+        d, df = files
+        W, S, T = ref_WST(df[["x", "y"]].to_numpy(), df.group.to_numpy())
+        rc, out, err = run_cli("disco", d / "data.csv", "--by", "group", "-R", "99", "--seed", "3",
+                               "--format", "json", "-q")
+        assert rc == 0, err
+        recs = json.loads(out)["DISCO (distance components)"]
+        text = json.dumps(recs)
+        for name in ("Between", "Within", "Total"):
+            assert name in text
+        disp = {r[next(iter(r))]: r for r in recs}  # first column: the component name
+        np.testing.assert_allclose(disp["Between"]["dispersion"], S, rtol=1e-9)
+        np.testing.assert_allclose(disp["Within"]["dispersion"], W, rtol=1e-9)
+        np.testing.assert_allclose(disp["Total"]["dispersion"], T, rtol=1e-9)
+        rc, out, err = run_cli("disco", d / "data.tsv", "--by", "group", "-R", "99", "-q")
+        assert rc == 0 and "Between" in out and "Within" in out
+        rc, out, err = run_cli("disco", d / "data.parquet", "--by", "group", "-R", "99", "-q",
+                               "--format", "csv")
+        assert rc == 0 and len(pd.read_csv(io.StringIO(out))) == 3
+
+    def test_two_factors(self, files):
+        d, df = files
+        rc, out, err = run_cli("disco", d / "data.csv", "--by", "group,dose", "-R", "0", "-q",
+                               "--format", "json")
+        assert rc == 0, err
+        text = out
+        assert "group" in text and "dose" in text and "Within" in text
+
+
+# -- cluster --------------------------------------------------------------------
+
+@needs_clustering
+class TestCluster:
+    def test_summary_and_labels_file(self, files, tmp_path):
+        d, df = files
+        out_path = tmp_path / "labels.csv"
+        rc, out, err = run_cli("cluster", d / "data.csv", "-k", "2", "--seed", "0", "--out", out_path,
+                               "--format", "json")
+        assert rc == 0, err
+        res = json.loads(out)
+        fit = res["dispersion of the fitted partition (W + S = T)"][0]
+        lab = pd.read_csv(out_path)
+        # the input rows, unchanged and in order, plus the label column
+        pd.testing.assert_frame_equal(lab.drop(columns="cluster"), df, check_dtype=False)
+        W, S, T = ref_WST(df[["x", "y"]].to_numpy(), lab["cluster"].to_numpy())
+        np.testing.assert_allclose([fit["W"], fit["S"], fit["T"]], [W, S, T], rtol=1e-9)
+        assert sorted(r["size"] for r in res["clusters"]) == sorted(lab["cluster"].value_counts())
+        # the shifted group c is one cluster on its own
+        assert lab.loc[df.group == "c", "cluster"].nunique() == 1
+        assert "labels written to" in err
+
+    def test_significance_check_text_and_csv(self, files, tmp_path):
+        d, _ = files
+        rc, out, err = run_cli("cluster", d / "data.parquet", "-k", "2", "--test", "-R", "9",
+                               "--seed", "1", "--n-init", "2")
+        assert rc == 0, err
+        assert "pvalue" in out and "W" in out and "S/T" in out
+        assert "reference" in err  # says what the p-value means
+        rc, out, err = run_cli("cluster", d / "data.tsv", "-k", "3", "--format", "csv", "-q",
+                               "--out", tmp_path / "l.parquet", "--seed", "2")
+        assert rc == 0 and out.startswith("# dispersion")
+        assert pd.read_parquet(tmp_path / "l.parquet")["cluster"].nunique() == 3
+
+
+# -- error paths ------------------------------------------------------------------
+
+class TestErrors:
+    """Exit status 2 and one line naming the file, column or option; no traceback."""
+
+    @staticmethod
+    def check(rc, out, err, *needles):
+        assert rc == 2, (rc, out, err)
+        assert "Traceback" not in err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("energystats "), err
+        for s in needles:
+            assert s in lines[0], (s, lines[0])
+
+    def test_missing_file(self, files):
+        d, _ = files
+        self.check(*run_cli("distance", d / "nope.csv", d / "A.csv", "-q"), "nope.csv", "no such file")
+
+    def test_missing_column(self, files):
+        d, _ = files
+        self.check(*run_cli("distance", d / "A.csv", d / "C.parquet", "--columns", "x,zz", "-q"),
+                   "A.csv", "'zz'", "--columns")
+        self.check(*run_cli("distance", d / "data.csv", "--by", "grp", "-q"), "'grp'", "--by")
+
+    def test_column_missing_in_second_file(self, files, tmp_path):
+        d, df = files
+        df[["x"]].to_csv(tmp_path / "onlyx.csv", index=False)
+        self.check(*run_cli("distance", d / "A.csv", tmp_path / "onlyx.csv", "-q"), "onlyx.csv", "'y'")
+
+    def test_non_numeric_column(self, files):
+        d, _ = files
+        self.check(*run_cli("distance", d / "A.csv", d / "A.csv", "--columns", "name", "-q"),
+                   "A.csv", "'name'", "not numeric", "'id0'")
+
+    def test_empty_file(self, files):
+        d, _ = files
+        self.check(*run_cli("distance", d / "empty.csv", d / "A.csv", "-q"), "empty.csv", "empty")
+        self.check(*run_cli("distance", d / "header_only.csv", d / "A.csv", "-q"),
+                   "header_only.csv", "no data rows")
+
+    def test_k_larger_than_n(self, files):
+        d, _ = files
+        self.check(*run_cli("cluster", d / "tiny.csv", "-k", "3", "-q"), "-k", "n_samples=2", "got 3",
+                   "tiny.csv")
+        self.check(*run_cli("cluster", d / "tiny.csv", "-k", "1", "-q"), "-k", "got 1")
+
+    def test_missing_values_and_dropna(self, files):
+        d, _ = files
+        self.check(*run_cli("distance", d / "missing.csv", "--by", "group", "-q"),
+                   "missing.csv", "2 row(s)", "'y'", "--dropna")
+        rc, out, err = run_cli("distance", d / "missing.csv", "--by", "group", "--dropna")
+        assert rc == 0 and "34 rows" in err
+
+    def test_bad_option_values(self, files):
+        d, _ = files
+        self.check(*run_cli("distance", d / "A.csv", d / "A.csv", "--exponent", "2.5", "-q"),
+                   "--exponent", "2.5")
+        self.check(*run_cli("distance", d / "A.csv", d / "A.csv", "--metric", "gaussian",
+                            "--sigma", "0", "-q"), "--sigma")
+        self.check(*run_cli("distance", d / "A.csv", "-q"), "two files")
+
+    def test_unknown_suffix(self, files):
+        d, _ = files
+        self.check(*run_cli("distance", d / "data.xlsx", d / "A.csv", "-q"), "data.xlsx", "suffix")
+
+    def test_debug_shows_traceback(self, files):
+        d, _ = files
+        rc, out, err = run_cli("distance", d / "nope.csv", d / "A.csv", "--debug")
+        assert rc != 0 and "Traceback" in err and "nope.csv" in err
+
+
+# -- demo -------------------------------------------------------------------------
+
+def test_demo_still_works():
+    rc, out, err = run_cli("demo")
+    assert rc == 0, err
+    assert "setosa vs versicolor" in out and "Between" in out and "Within" in out
