@@ -47,15 +47,14 @@ def _accepts(func, name):
         return False
 
 
-def _need(module, name):
-    """Import ``energystats.<module>.<name>`` or fail with one line (exit 2)."""
-    import importlib
+def _need(name):
+    """``energystats.<name>`` or fail with one line (exit 2) if this build lacks it."""
+    import energystats
 
-    try:
-        mod = importlib.import_module(f"energystats.{module}")
-        return getattr(mod, name)
-    except (ImportError, AttributeError):
-        raise CLIError(f"energystats.{module}.{name} is not available in this installation.") from None
+    func = getattr(energystats, name, None)
+    if func is None:
+        raise CLIError(f"energystats.{name} is not available in this installation.")
+    return func
 
 
 def _load(args, path, *, by=(), what="data"):
@@ -132,7 +131,7 @@ def _distance_row(a, b, xa, xb, met, energy_distance):
 
 
 def _cmd_test(args):
-    energy_test = _need("homogeneity", "energy_test")
+    energy_test = _need("energy_test")
     met = _metric_kwargs(args)
     if args.resamples < 0:
         raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
@@ -158,7 +157,7 @@ def _cmd_test(args):
 
 
 def _cmd_disco(args):
-    disco = _need("homogeneity", "disco")
+    disco = _need("disco")
     met = _metric_kwargs(args)
     if args.resamples < 0:
         raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
@@ -189,16 +188,30 @@ def _cmd_cluster(args):
         raise CLIError(f"option --n-init: must be >= 1; got {args.n_init}.")
     if args.test and args.resamples < 1:
         raise CLIError(f"option --resamples: --test needs at least 1; got {args.resamples}.")
-    EnergyClustering = _need("clustering", "EnergyClustering")
+    X = df[cols]
+    opts = dict(algorithm=args.algorithm, n_init=args.n_init, **met)
+    t0 = time.perf_counter()
+    if args.test:
+        # cluster_test fits the data itself (same procedure as on every reference set)
+        cluster_test = _need("cluster_test")
+        kw = dict(null=args.null, n_resamples=args.resamples, random_state=args.seed,
+                  rng=args.seed, **opts)
+        kw = {k: v for k, v in kw.items() if _accepts(cluster_test, k)}
+        if _accepts(cluster_test, "progress"):
+            kw["progress"] = not args.quiet
+        _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} "
+                    f"restarts), then the same on {args.resamples} reference data sets drawn "
+                    f"from the {args.null!r} null")
+        tres = cluster_test(X, args.k, **kw)
+        labels = np.asarray(tres.labels)
+    else:
+        EnergyClustering = _need("EnergyClustering")
+        _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} restarts)")
+        est = EnergyClustering(n_clusters=args.k, random_state=args.seed, **opts)
+        labels = np.asarray(est.fit(X).labels_)
+    _note(args, f"  done in {time.perf_counter() - t0:.2f} s")
     from . import dispersion
 
-    X = df[cols]
-    t0 = time.perf_counter()
-    _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} restarts)")
-    est = EnergyClustering(n_clusters=args.k, algorithm=args.algorithm, n_init=args.n_init,
-                           random_state=args.seed, **met)
-    labels = np.asarray(est.fit(X).labels_)
-    _note(args, f"  done in {time.perf_counter() - t0:.2f} s")
     disp = dispersion(X, labels, **met)
     sizes = pd.Series(labels).value_counts().sort_index()
     clusters = pd.DataFrame({"size": sizes.to_numpy()},
@@ -207,18 +220,6 @@ def _cmd_cluster(args):
                "S/T": disp.S / disp.T if disp.T > 0 else float("nan")}
     sections = [("clusters", clusters)]
     if args.test:
-        cluster_test = _need("clustering", "cluster_test")
-        kw = dict(null=args.null, n_resamples=args.resamples, algorithm=args.algorithm,
-                  rng=args.seed, **met)
-        if _accepts(cluster_test, "n_init"):
-            kw["n_init"] = args.n_init
-        if _accepts(cluster_test, "progress"):
-            kw["progress"] = not args.quiet
-        _note(args, f"significance check: re-clustering {args.resamples} reference data sets "
-                    f"drawn from the {args.null!r} null")
-        t1 = time.perf_counter()
-        tres = cluster_test(X, args.k, **kw)
-        _note(args, f"  done in {time.perf_counter() - t1:.2f} s")
         summary.update({"null": args.null, "n_resamples": args.resamples,
                         "statistic": tres.statistic, "pvalue": tres.pvalue})
     sections.insert(0, ("dispersion of the fitted partition (W + S = T)",
