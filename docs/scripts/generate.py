@@ -1,0 +1,151 @@
+"""Generate the documentation's figures, tables and listings at build time.
+
+Called by ``docs/conf.py`` (``builder-inited``); can also be run alone::
+
+    python docs/scripts/generate.py [--quick] [--only fig_timing,fig_gallery] [--force]
+
+Every ``docs/scripts/fig_*.py`` is run in its own process as
+``python fig_x.py --out docs/generated/figures [--quick]``; it writes
+``<name>.png`` files and, for captions and tables, ``<name>.inc`` (reST
+fragments) that the pages include.  A script is rerun only when it, or the
+package's source, changed since its last run (a stamp file keeps the hash);
+``--force`` or ``ENERGYSTATS_DOCS_REBUILD=1`` reruns everything.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DOCS = HERE.parent
+ROOT = DOCS.parent
+if str(ROOT) not in sys.path:          # document the in-place build, not an installed copy
+    sys.path.insert(0, str(ROOT))
+
+#: sections of the API reference: (title, modules whose public names go there)
+API_SECTIONS = [
+    ("Distances and the generated kernel", ["energystats.distance"]),
+    ("Dispersion: W, S, T", ["energystats.dispersion"]),
+    ("Tests of equal distributions and DISCO", ["energystats.homogeneity"]),
+    ("Energy clustering", ["energystats.clustering"]),
+    ("One-dimensional methods", ["energystats.onedim"]),
+    ("Data sets", ["energystats.datasets"]),
+]
+
+
+def _write_if_changed(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_text() == text:
+        return
+    path.write_text(text)
+
+
+def write_api_listing(outdir):
+    """``api_listing.inc``: an autosummary of every name in ``energystats.__all__``."""
+    import energystats
+    import energystats.datasets
+
+    names = {name: getattr(energystats, name) for name in energystats.__all__}
+    names["datasets.load_iris"] = energystats.datasets.load_iris
+    placed, lines = set(), []
+    sections = list(API_SECTIONS)
+    modules = {getattr(obj, "__module__", "") for obj in names.values()}
+    known = {m for _, mods in sections for m in mods}
+    extra = sorted(m for m in modules if m not in known)
+    if extra:
+        sections.append(("Other", extra))
+    for title, mods in sections:
+        members = [n for n, obj in names.items() if getattr(obj, "__module__", "") in mods]
+        if not members:
+            continue
+        # functions and classes first, result classes last
+        members.sort(key=lambda n: (n.split(".")[-1].endswith("Result"), n.lower()))
+        lines += [title, "-" * len(title), "", ".. autosummary::", "   :toctree: generated/api", ""]
+        lines += [f"   energystats.{n}" for n in members]
+        lines.append("")
+        placed.update(members)
+    _write_if_changed(Path(outdir) / "api_listing.inc", "\n".join(lines) + "\n")
+
+
+def write_cli_help(outdir):
+    """``cli_<command>.txt``: the ``--help`` text of every subcommand."""
+    os.environ["COLUMNS"] = "88"
+    from energystats.cli import build_parser
+
+    parser = build_parser()
+    _write_if_changed(Path(outdir) / "cli_main.txt", parser.format_help())
+    choices = parser._subparsers._group_actions[0].choices
+    for name, sub in choices.items():
+        _write_if_changed(Path(outdir) / f"cli_{name}.txt", sub.format_help())
+
+
+def _source_hash(script, quick):
+    h = hashlib.sha256()
+    h.update(b"quick" if quick else b"full")
+    h.update(script.read_bytes())
+    for p in sorted((ROOT / "energystats").rglob("*")):
+        if p.suffix in (".py", ".pyx", ".pxd") and p.is_file():
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def run_scripts(outdir, *, quick=True, only=None, force=None):
+    """Run the ``fig_*.py`` scripts; return ``[(name, error message), ...]``."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    if force is None:
+        force = os.environ.get("ENERGYSTATS_DOCS_REBUILD", "0") not in ("", "0")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["MPLBACKEND"] = "Agg"
+    failures = []
+    for script in sorted(HERE.glob("fig_*.py")):
+        name = script.stem
+        if only and name not in only:
+            continue
+        stamp = outdir / f".{name}.stamp"
+        digest = _source_hash(script, quick)
+        if not force and stamp.exists() and stamp.read_text() == digest:
+            print(f"[docs] {name}: up to date", flush=True)
+            continue
+        t0 = time.perf_counter()
+        cmd = [sys.executable, str(script), "--out", str(outdir)] + (["--quick"] if quick else [])
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
+            failures.append((name, tail[0]))
+            sys.stderr.write(proc.stderr)
+            print(f"[docs] {name}: FAILED after {dt:.1f} s", flush=True)
+            if stamp.exists():
+                stamp.unlink()
+            continue
+        stamp.write_text(digest)
+        print(f"[docs] {name}: {dt:.1f} s", flush=True)
+    return failures
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer Monte Carlo repetitions")
+    ap.add_argument("--only", help="comma-separated script names (without .py)")
+    ap.add_argument("--force", action="store_true", help="rerun even if up to date")
+    args = ap.parse_args(argv)
+    out = DOCS / "generated"
+    write_api_listing(out)
+    write_cli_help(out)
+    failures = run_scripts(out / "figures", quick=args.quick, force=args.force,
+                           only=args.only.split(",") if args.only else None)
+    for name, msg in failures:
+        print(f"{name}: {msg}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
