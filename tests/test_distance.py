@@ -247,3 +247,27 @@ class TestIsNegativeType:
         bad = lambda a, b: float(np.sum((a - b) ** 2) * np.exp(-np.sqrt(np.sum((a - b) ** 2)) / 2))  # noqa: E731
         Z = np.random.default_rng(2).normal(size=(40, 2)) * 3
         assert not es.is_negative_type(es.pairwise(Z, metric=bad))
+
+
+class TestStreamedSums:
+    """The compiled group-sum kernel against an exactly rounded sum (math.fsum)."""
+
+    def test_large_n_accuracy(self):
+        import math
+
+        from scipy.spatial.distance import cdist
+
+        from energystats._engine import group_sum_matrix
+        from energystats._metrics import resolve_metric
+
+        rng = np.random.default_rng(99)
+        X = rng.normal(size=(3000, 2)) * 1e3 + 1e4
+        codes = (rng.random(3000) < 0.4).astype(np.intp)
+        D = cdist(X, X)
+        met = resolve_metric("energy", 1.0, 1.0)
+        for nt in (1, 2):
+            M = group_sum_matrix(X, codes, 2, met, nt)
+            for g in (0, 1):
+                for h in (0, 1):
+                    exact = math.fsum(D[np.ix_(codes == g, codes == h)].ravel())
+                    assert M[g, h] == pytest.approx(exact, rel=1e-13)
