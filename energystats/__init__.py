@@ -4,7 +4,7 @@ Energy distance, the W/S/T dispersion decomposition, permutation tests, DISCO
 and energy clustering, for arrays and DataFrames.  The mathematical
 conventions are those of the project's SPEC (V-statistics; see the docs).
 """
-from .dispersion import DispersionResult, dispersion
+from .decomposition import DispersionResult, dispersion
 from .distance import energy_distance, gram_matrix, is_negative_type, pairwise
 
 __version__ = "0.1.0.dev0"
