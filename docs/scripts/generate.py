@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:          # document the in-place build, not an ins
 #: sections of the API reference: (title, modules whose public names go there)
 API_SECTIONS = [
     ("Distances and the generated kernel", ["energystats.distance"]),
-    ("Dispersion: W, S, T", ["energystats.dispersion"]),
+    ("Dispersion: W, S, T", ["energystats.decomposition", "energystats.dispersion"]),
     ("Tests of equal distributions and DISCO", ["energystats.homogeneity"]),
     ("Energy clustering", ["energystats.clustering"]),
     ("One-dimensional methods", ["energystats.onedim"]),
