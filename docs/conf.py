@@ -30,7 +30,7 @@ extensions = [
     "numpydoc",
 ]
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "generated/figures/*.rst", "Thumbs.db", ".DS_Store", "conftest.py"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "benchmarks"]
 html_theme = "alabaster"
 html_theme_options = {
     "description": "Energy statistics with a compiled core",
@@ -41,8 +41,7 @@ html_theme_options = {
 html_static_path = []
 html_title = f"energystats {release}"
 
-autosummary_generate = True
-autodoc_default_options = {"members": False}
+autosummary_generate = False   # the stubs are written by scripts/generate.py
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
@@ -62,6 +61,7 @@ def _generate(app):
     only = os.environ.get("ENERGYSTATS_DOCS_ONLY")
     generate.write_api_listing(HERE / "generated")
     generate.write_cli_help(HERE / "generated")
+    generate.write_benchmark_listing(HERE / "generated")
     failures = generate.run_scripts(HERE / "generated" / "figures", quick=quick,
                                     only=only.split(",") if only else None)
     from sphinx.util import logging

@@ -45,20 +45,45 @@ def _write_if_changed(path, text):
     path.write_text(text)
 
 
+def _stub(qualname, obj):
+    """reST stub of one public object (what autosummary would generate)."""
+    import inspect
+
+    mod, _, short = qualname.rpartition(".")
+    head = [qualname, "=" * len(qualname), "", f".. currentmodule:: {mod}", ""]
+    if inspect.isclass(obj):
+        if issubclass(obj, BaseException):
+            return "\n".join(head + [f".. autoclass:: {short}", ""])
+        fields = set(getattr(obj, "__dataclass_fields__", {}))
+        methods = [n for n, v in vars(obj).items()
+                   if not n.startswith("_") and n not in fields
+                   and (inspect.isfunction(v) or isinstance(v, property))]
+        lines = head + [f".. autoclass:: {short}"]
+        if methods:
+            lines.append(f"   :members: {', '.join(sorted(methods))}")
+        return "\n".join(lines + [""])
+    return "\n".join(head + [f".. autofunction:: {short}", ""])
+
+
 def write_api_listing(outdir):
-    """``api_listing.inc``: an autosummary of every name in ``energystats.__all__``."""
+    """``api_listing.inc`` (autosummary tables) and one stub per public name.
+
+    Every name in ``energystats.__all__`` is listed, grouped by the module that
+    defines it, so the reference follows the package without editing the docs.
+    """
     import energystats
     import energystats.datasets
 
     names = {name: getattr(energystats, name) for name in energystats.__all__}
     names["datasets.load_iris"] = energystats.datasets.load_iris
-    placed, lines = set(), []
+    lines = []
     sections = list(API_SECTIONS)
     modules = {getattr(obj, "__module__", "") for obj in names.values()}
     known = {m for _, mods in sections for m in mods}
     extra = sorted(m for m in modules if m not in known)
     if extra:
         sections.append(("Other", extra))
+    stubdir = Path(outdir) / "api"
     for title, mods in sections:
         members = [n for n, obj in names.items() if getattr(obj, "__module__", "") in mods]
         if not members:
@@ -66,9 +91,10 @@ def write_api_listing(outdir):
         # functions and classes first, result classes last
         members.sort(key=lambda n: (n.split(".")[-1].endswith("Result"), n.lower()))
         lines += [title, "-" * len(title), "", ".. autosummary::", "   :toctree: generated/api", ""]
-        lines += [f"   energystats.{n}" for n in members]
+        lines += [f"   {n}" for n in members]
         lines.append("")
-        placed.update(members)
+        for n in members:
+            _write_if_changed(stubdir / f"energystats.{n}.rst", _stub(f"energystats.{n}", names[n]))
     _write_if_changed(Path(outdir) / "api_listing.inc", "\n".join(lines) + "\n")
 
 
@@ -82,6 +108,34 @@ def write_cli_help(outdir):
     choices = parser._subparsers._group_actions[0].choices
     for name, sub in choices.items():
         _write_if_changed(Path(outdir) / f"cli_{name}.txt", sub.format_help())
+
+
+def write_benchmark_listing(outdir):
+    """``benchmarks.inc``: each benchmark script, its command, and its recorded output.
+
+    Recorded outputs are ``docs/benchmarks/<script>.txt`` (the first line is the
+    command that produced them); scripts without one are listed with the
+    command to run.
+    """
+    lines = []
+    scripts = sorted((ROOT / "benchmarks").glob("*.py"))
+    if not scripts:
+        lines.append("No benchmark scripts in this checkout.")
+    for script in scripts:
+        doc = ""
+        text = script.read_text()
+        for quote in ('"""', "'''"):
+            if text.lstrip().startswith(quote):
+                doc = text.lstrip()[3:].split(quote)[0].strip().splitlines()[0]
+                break
+        title = f"``benchmarks/{script.name}``"
+        lines += [title, "^" * len(title), "", doc, ""]
+        rec = DOCS / "benchmarks" / f"{script.stem}.txt"
+        if rec.exists():
+            lines += [f".. literalinclude:: /benchmarks/{rec.name}", "   :language: text", ""]
+        else:
+            lines += ["No recorded run yet; run::", "", f"    python benchmarks/{script.name}", ""]
+    _write_if_changed(Path(outdir) / "benchmarks.inc", "\n".join(lines) + "\n")
 
 
 def _source_hash(script, quick):
@@ -140,6 +194,7 @@ def main(argv=None):
     out = DOCS / "generated"
     write_api_listing(out)
     write_cli_help(out)
+    write_benchmark_listing(out)
     failures = run_scripts(out / "figures", quick=args.quick, force=args.force,
                            only=args.only.split(",") if args.only else None)
     for name, msg in failures:
