@@ -40,6 +40,15 @@ def _metric_kwargs(args):
     return {"metric": args.metric, "exponent": args.exponent, "sigma": args.sigma}
 
 
+def _progress(args):
+    """Show a progress bar (tqdm, on stderr) unless --quiet or tqdm is missing."""
+    if args.quiet:
+        return False
+    import importlib.util
+
+    return importlib.util.find_spec("tqdm") is not None
+
+
 def _accepts(func, name):
     try:
         return name in inspect.signature(func).parameters
@@ -142,7 +151,7 @@ def _cmd_test(args):
     _check_groups(df, by, path)
     kw = dict(by=by[0], columns=cols, n_resamples=args.resamples, rng=args.seed, **met)
     if _accepts(energy_test, "progress"):
-        kw["progress"] = not args.quiet
+        kw["progress"] = _progress(args)
     t0 = time.perf_counter()
     res = energy_test(df, **kw)
     _note(args, f"energy test: {args.resamples} resamples in {time.perf_counter() - t0:.2f} s")
@@ -168,7 +177,7 @@ def _cmd_disco(args):
     kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
               rng=args.seed, **met)
     if _accepts(disco, "progress"):
-        kw["progress"] = not args.quiet
+        kw["progress"] = _progress(args)
     t0 = time.perf_counter()
     res = disco(df, **kw)
     _note(args, f"disco: {args.resamples} resamples in {time.perf_counter() - t0:.2f} s")
@@ -198,7 +207,7 @@ def _cmd_cluster(args):
                   rng=args.seed, **opts)
         kw = {k: v for k, v in kw.items() if _accepts(cluster_test, k)}
         if _accepts(cluster_test, "progress"):
-            kw["progress"] = not args.quiet
+            kw["progress"] = _progress(args)
         _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} "
                     f"restarts), then the same on {args.resamples} reference data sets drawn "
                     f"from the {args.null!r} null")

@@ -9,6 +9,7 @@ where that keeps each behaviour visible.
 """
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -160,6 +161,15 @@ class TestDistance:
         rec = json.loads(out)["energy distance"][0]
         np.testing.assert_allclose(rec["E"], ref_E(A[:, :1], C[:, :1]), rtol=1e-9)
 
+    def test_stdin(self, files):
+        d, df = files
+        text = (d / "A.csv").read_text()
+        rc, out, err = run_cli("distance", "-", d / "C.parquet", "--format", "csv", "-q", stdin=text)
+        assert rc == 0, err
+        A = df.loc[df.group == "a", ["x", "y"]].to_numpy()
+        C = df.loc[df.group == "c", ["x", "y"]].to_numpy()
+        np.testing.assert_allclose(pd.read_csv(io.StringIO(out)).E[0], ref_E(A, C), rtol=1e-9)
+
     def test_groups_of_one_file_tsv_and_metric_options(self, files):
         d, df = files
         rc, out, err = run_cli("distance", d / "data.tsv", "--by", "group", "--format", "json",
@@ -210,13 +220,17 @@ class TestEnergyTest:
         assert rc == 0, err
         rec = json.loads(out)["energy test of equal distributions"][0]
         np.testing.assert_allclose(rec["statistic"], stat, rtol=1e-9)
+        assert "data.csv: 36 rows" in err                      # notes on stderr, table on stdout
+        if importlib.util.find_spec("tqdm") is not None:
+            assert "permutations" in err                       # tqdm progress bar
         assert rec["n_resamples"] == 199
         assert 1 / 200 <= rec["pvalue"] <= 1 and rec["pvalue"] < 0.05  # group c is shifted by 3 sd
         # same seed, same p-value; text and csv formats
-        rc2, out2, _ = run_cli("test", d / "data.parquet", "--by", "group", "-R", "199",
-                               "--seed", "1", "--format", "csv", "-q")
+        rc2, out2, err2 = run_cli("test", d / "data.parquet", "--by", "group", "-R", "199",
+                                  "--seed", "1", "--format", "csv", "-q")
         t = pd.read_csv(io.StringIO(out2))
         assert rc2 == 0 and t.pvalue[0] == rec["pvalue"]
+        assert err2 == ""                                       # --quiet: nothing on stderr
         rc3, out3, _ = run_cli("test", d / "data.tsv", "--by", "group", "-R", "0", "-q")
         assert rc3 == 0 and "statistic" in out3
 
