@@ -32,7 +32,8 @@ API_SECTIONS = [
     ("Distances and the generated kernel", ["energystats.distance"]),
     ("Dispersion: W, S, T", ["energystats.decomposition", "energystats.dispersion"]),
     ("Tests of equal distributions and DISCO", ["energystats.homogeneity"]),
-    ("Energy clustering", ["energystats.clustering"]),
+    ("Energy clustering", ["energystats.clustering", "energystats.hierarchy"]),
+    ("Significance after clustering", ["energystats.significance"]),
     ("One-dimensional methods", ["energystats.onedim"]),
     ("Data sets", ["energystats.datasets"]),
 ]
