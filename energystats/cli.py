@@ -31,6 +31,17 @@ def _note(args, msg):
         print(msg, file=sys.stderr, flush=True)
 
 
+def _level(text):
+    """argparse type of --alpha: a number in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text}")
+    return value
+
+
 def _metric_kwargs(args):
     """Validate --metric/--exponent/--sigma here so errors name the option."""
     if args.metric == "energy" and not (0.0 < args.exponent <= 2.0):
@@ -88,6 +99,12 @@ def _check_groups(df, by, path, minimum=2):
         raise CLIError(f"{path}: column {by[0]!r} (option --by) has {len(counts)} group(s); "
                        f"need at least {minimum}.")
     return counts
+
+
+def _verdict(args, line):
+    """With ``--format text``, a one-line plain-language reading after the tables."""
+    if args.format == "text":
+        print(f"\n{line}")
 
 
 def _fmt_groups(groups, sizes):
@@ -162,6 +179,13 @@ def _cmd_test(args):
     row["groups"] = _fmt_groups(res.groups, res.sizes)
     table = pd.DataFrame([row], index=pd.Index(["energy test"], name="test"))
     emit([("energy test of equal distributions", table)], args.format)
+    if res.pvalue is not None:
+        if res.pvalue <= args.alpha:
+            _verdict(args, f"verdict: the groups' distributions differ (p = {res.pvalue:.4g} <= "
+                           f"alpha = {args.alpha:g}).")
+        else:
+            _verdict(args, f"verdict: no evidence that the groups' distributions differ "
+                           f"(p = {res.pvalue:.4g} > alpha = {args.alpha:g}).")
     return 0
 
 
@@ -181,7 +205,14 @@ def _cmd_disco(args):
     t0 = time.perf_counter()
     res = disco(df, **kw)
     _note(args, f"disco: {args.resamples} resamples in {time.perf_counter() - t0:.2f} s")
-    emit([("DISCO (distance components)", res.to_frame())], args.format)
+    table = res.to_frame()
+    emit([("DISCO (distance components)", table)], args.format)
+    if res.pvalue is not None:
+        factors = [f for f in table.index if f not in ("Within", "Total")]
+        for f, p in zip(factors, np.atleast_1d(res.pvalue)):
+            what = "differ" if p <= args.alpha else "show no evidence of differing"
+            _verdict(args, f"verdict: the groups of {f if f != 'Between' else by[0]} {what} "
+                           f"(p = {p:.4g}, alpha = {args.alpha:g}).")
     return 0
 
 
@@ -227,16 +258,24 @@ def _cmd_cluster(args):
                             index=pd.Index(sizes.index.to_numpy(), name="cluster"))
     summary = {"k": args.k, "n": n, "W": disp.W, "S": disp.S, "T": disp.T, "F": disp.F,
                "S/T": disp.S / disp.T if disp.T > 0 else float("nan")}
-    sections = [("clusters", clusters)]
+    sections = [("fitted partition (W + S = T)",
+                 pd.DataFrame([summary], index=pd.Index(["fit"], name="partition"))),
+                ("clusters", clusters)]
     if args.test:
-        summary.update({"null": args.null, "n_resamples": args.resamples,
-                        "statistic": tres.statistic, "pvalue": tres.pvalue})
-    sections.insert(0, ("dispersion of the fitted partition (W + S = T)",
-                        pd.DataFrame([summary], index=pd.Index(["fit"], name="partition"))))
+        check = {"statistic (S/T)": tres.statistic, "null": args.null,
+                 "n_resamples": args.resamples, "pvalue": tres.pvalue}
+        sections.append(("significance check: S/T against the same clustering of reference data",
+                         pd.DataFrame([check], index=pd.Index(["cluster_test"], name="check"))))
     emit(sections, args.format)
     if args.test:
-        _note(args, "p-value: is the data more clustered than the reference "
-                    f"({args.null}) distribution? (S/T against re-clustered null data; SPEC §7)")
+        ref = ("a Gaussian with the data's mean and covariance" if args.null == "gaussian"
+               else "a uniform box along the data's principal axes")
+        if tres.pvalue <= args.alpha:
+            _verdict(args, f"verdict: more clustered than {ref} (p = {tres.pvalue:.4g} <= "
+                           f"alpha = {args.alpha:g}).")
+        else:
+            _verdict(args, f"verdict: no evidence of more cluster structure than {ref} "
+                           f"(p = {tres.pvalue:.4g} > alpha = {args.alpha:g}).")
     if args.out:
         col = args.label_column
         if col in df.columns:
@@ -355,6 +394,7 @@ def build_parser():
     p.add_argument("--by", action="append", required=True, help="grouping column")
     p.add_argument("--resamples", "-R", type=int, default=999, help="permutations (default: 999)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
     p.set_defaults(func=_cmd_test)
 
     p = sub.add_parser(
@@ -371,6 +411,7 @@ def build_parser():
                    help="grouping column(s), comma-separated or repeated")
     p.add_argument("--resamples", "-R", type=int, default=999, help="permutations (default: 999)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
     p.set_defaults(func=_cmd_disco)
 
     p = sub.add_parser(
@@ -395,6 +436,7 @@ def build_parser():
                    help="reference null of the check (default: gaussian)")
     p.add_argument("--resamples", "-R", type=int, default=99,
                    help="reference data sets of the check (default: 99)")
+    p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
     p.add_argument("--out", "-o", metavar="PATH",
                    help="write the input rows with a label column (.csv, .tsv, .parquet, .json)")
     p.add_argument("--label-column", default="cluster", help="name of the label column (default: cluster)")

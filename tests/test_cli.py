@@ -231,8 +231,9 @@ class TestEnergyTest:
         t = pd.read_csv(io.StringIO(out2))
         assert rc2 == 0 and t.pvalue[0] == rec["pvalue"]
         assert err2 == ""                                       # --quiet: nothing on stderr
-        rc3, out3, _ = run_cli("test", d / "data.tsv", "--by", "group", "-R", "0", "-q")
-        assert rc3 == 0 and "statistic" in out3
+        assert "verdict" not in out and "verdict" not in out2     # only in text output
+        rc3, out3, _ = run_cli("test", d / "data.tsv", "--by", "group", "-R", "99", "-q")
+        assert rc3 == 0 and "statistic" in out3 and "verdict: the groups' distributions differ" in out3
 
     def test_bad_options(self, files):
         d, _ = files
@@ -240,6 +241,8 @@ class TestEnergyTest:
         assert rc == 2 and "'nope'" in err and "--by" in err and len(err.strip().splitlines()) <= 2
         rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--resamples", "-1", "-q")
         assert rc == 2 and "--resamples" in err
+        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--alpha", "5", "-q")
+        assert rc == 2 and "--alpha" in err and "(0, 1)" in err
 
 
 @needs_tests
@@ -260,6 +263,7 @@ class TestDisco:
         np.testing.assert_allclose(disp["Total"]["dispersion"], T, rtol=1e-9)
         rc, out, err = run_cli("disco", d / "data.tsv", "--by", "group", "-R", "99", "-q")
         assert rc == 0 and "Between" in out and "Within" in out
+        assert "verdict: the groups of group differ" in out
         rc, out, err = run_cli("disco", d / "data.parquet", "--by", "group", "-R", "99", "-q",
                                "--format", "csv")
         assert rc == 0 and len(pd.read_csv(io.StringIO(out))) == 3
@@ -284,7 +288,7 @@ class TestCluster:
                                "--format", "json")
         assert rc == 0, err
         res = json.loads(out)
-        fit = res["dispersion of the fitted partition (W + S = T)"][0]
+        fit = res["fitted partition (W + S = T)"][0]
         lab = pd.read_csv(out_path)
         # the input rows, unchanged and in order, plus the label column
         pd.testing.assert_frame_equal(lab.drop(columns="cluster"), df, check_dtype=False)
@@ -301,10 +305,11 @@ class TestCluster:
                                "--seed", "1", "--n-init", "2")
         assert rc == 0, err
         assert "pvalue" in out and "W" in out and "S/T" in out
-        assert "reference" in err  # says what the p-value means
+        assert "significance check" in out and "gaussian" in out
+        assert "verdict:" in out and "Gaussian with the data's mean and covariance" in out
         rc, out, err = run_cli("cluster", d / "data.tsv", "-k", "3", "--format", "csv", "-q",
                                "--out", tmp_path / "l.parquet", "--seed", "2")
-        assert rc == 0 and out.startswith("# dispersion")
+        assert rc == 0 and out.startswith("# fitted partition") and "verdict" not in out
         assert pd.read_parquet(tmp_path / "l.parquet")["cluster"].nunique() == 3
 
 
