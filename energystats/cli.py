@@ -77,7 +77,7 @@ def _need(name):
     return func
 
 
-def _load(args, path, *, by=(), what="data"):
+def _load(args, path, *, by=()):
     """Read ``path`` and return ``(df, cols)`` with checked numeric columns (and ``by``)."""
     df = read_table(path)
     for b in by:
