@@ -13,6 +13,7 @@ import argparse
 import inspect
 import itertools
 import sys
+import textwrap
 import time
 
 import numpy as np
@@ -355,11 +356,16 @@ def _metric_parent():
 _FMT = argparse.RawDescriptionHelpFormatter
 
 
+def _wrap(text):
+    """Descriptions are wrapped here; epilogs (examples) stay as written."""
+    return textwrap.fill(" ".join(text.split()), width=79)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="energystats",
-        description="Energy statistics from the command line: energy distance, k-sample "
-                    "tests, DISCO and energy clustering of CSV, TSV or Parquet files.",
+        description=_wrap("Energy statistics from the command line: energy distance, k-sample "
+                    "tests, DISCO and energy clustering of CSV, TSV or Parquet files."),
         epilog="Run 'energystats <command> --help' for the options of a command.\n"
                "example: energystats test data.csv --by group --resamples 999 --seed 1",
         formatter_class=_FMT,
@@ -373,8 +379,8 @@ def build_parser():
     p = sub.add_parser(
         "distance", parents=[data, metric, common], formatter_class=_FMT,
         help="energy distance between two samples (two files, or groups of one file)",
-        description="Two-sample energy distance E(A, B) (V-statistic, no square root), with "
-                    "R energy's edist = nm/(n+m) E and the between statistic S = nm/(2(n+m)) E.",
+        description=_wrap("Two-sample energy distance E(A, B) (V-statistic, no square root), with "
+                    "R energy's edist = nm/(n+m) E and the between statistic S = nm/(2(n+m)) E."),
         epilog="examples:\n  energystats distance A.csv B.csv --columns x,y\n"
                "  energystats distance data.csv --by group --format csv",
     )
@@ -385,9 +391,9 @@ def build_parser():
     p = sub.add_parser(
         "test", parents=[data, metric, common], formatter_class=_FMT,
         help="permutation test of equal distributions (k samples)",
-        description="Energy test of equal distributions of the groups in one file: statistic "
+        description=_wrap("Energy test of equal distributions of the groups in one file: statistic "
                     "sum_{i<j} n_i n_j/(n_i+n_j) E(C_i, C_j) (R energy's eqdist.etest), "
-                    "permutation p-value (1 + #{null >= observed}) / (R + 1).",
+                    "permutation p-value (1 + #{null >= observed}) / (R + 1)."),
         epilog="example:\n  energystats test data.csv --by group --resamples 999 --seed 1",
     )
     p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
@@ -400,9 +406,9 @@ def build_parser():
     p = sub.add_parser(
         "disco", parents=[data, metric, common], formatter_class=_FMT,
         help="distance components (DISCO) analysis: nonparametric ANOVA",
-        description="DISCO decomposition T = S + W with F = (S/(k-1)) / (W/(n-k)) and its "
+        description=_wrap("DISCO decomposition T = S + W with F = (S/(k-1)) / (W/(n-k)) and its "
                     "permutation p-value; several --by columns give one row per factor "
-                    "(as R energy's disco).",
+                    "(as R energy's disco)."),
         epilog="examples:\n  energystats disco data.csv --by group --resamples 999 --seed 1\n"
                "  energystats disco data.csv --by dose,supplement --format json",
     )
@@ -417,10 +423,10 @@ def build_parser():
     p = sub.add_parser(
         "cluster", parents=[data, metric, common], formatter_class=_FMT,
         help="energy clustering (Hartigan's method) with a valid significance check",
-        description="Energy clustering into k groups; prints W, S, T, F of the fitted "
-                    "partition and, with --test, the significance check of SPEC section 7: S/T "
+        description=_wrap("Energy clustering into k groups; prints W, S, T, F of the fitted "
+                    "partition and, with --test, the significance check: S/T "
                     "calibrated by re-clustering reference data sets drawn from a no-cluster "
-                    "null (not the naive permutation test, which is invalid after clustering).",
+                    "null (not the naive permutation test, which is invalid after clustering)."),
         epilog="example:\n  energystats cluster data.csv -k 3 --test --resamples 99 --seed 1 "
                "--out labels.csv",
     )
@@ -445,7 +451,7 @@ def build_parser():
     p = sub.add_parser(
         "demo", formatter_class=_FMT,
         help="energy distances and W/S/T on the bundled iris data",
-        description="Energy distance and the W/S/T/F dispersion table on Fisher's iris data.",
+        description=_wrap("Energy distance and the W/S/T/F dispersion table on Fisher's iris data."),
         epilog="example:\n  energystats demo --exponent 1",
     )
     p.add_argument("--exponent", type=float, default=1.0, help="exponent of the energy metric, in (0, 2]")
