@@ -390,3 +390,62 @@ def test_demo_still_works():
     rc, out, err = run_cli("demo")
     assert rc == 0, err
     assert "setosa vs versicolor" in out and "Between" in out and "Within" in out
+
+
+# -- the file/table helpers, in-process ----------------------------------------------
+
+class TestIOHelpers:
+    def test_emit_json_csv_text(self):
+        from energystats._io import emit
+
+        t1 = pd.DataFrame({"F": [2.5, np.nan], "df": [1, 2]},
+                          index=pd.Index(["Between", "Within"], name="component"))
+        t2 = pd.DataFrame({"size": [3, 4]})
+        buf = io.StringIO()
+        emit([("one", t1), ("two", t2)], "json", buf)
+        obj = json.loads(buf.getvalue())                       # strict JSON: NaN became null
+        assert obj["one"] == [{"component": "Between", "F": 2.5, "df": 1},
+                              {"component": "Within", "F": None, "df": 2}]
+        assert obj["two"] == [{"size": 3}, {"size": 4}]
+        buf = io.StringIO()
+        emit([("one", t1), ("two", t2)], "csv", buf)
+        lines = buf.getvalue().splitlines()
+        assert lines[0] == "# one" and lines[1] == "component,F,df" and "# two" in lines
+        buf = io.StringIO()
+        emit([("one", t1)], "csv", buf)                         # one table: plain CSV
+        assert pd.read_csv(io.StringIO(buf.getvalue())).shape == (2, 3)
+        buf = io.StringIO()
+        emit([("one", t1)], "text", buf)
+        assert buf.getvalue().startswith("one\n") and "Between" in buf.getvalue()
+
+    def test_numeric_columns_and_missing(self):
+        from energystats._io import CLIError, check_missing, numeric_columns
+
+        df = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "3"], "g": ["u", "v"], "c": [1, None]})
+        assert numeric_columns(df, exclude=["g"]) == ["a", "c"]
+        with pytest.raises(CLIError, match=r"f.csv: column 'b' is not numeric; e.g. 'x' in data row 1"):
+            numeric_columns(df, ["a", "b"], path="f.csv")
+        with pytest.raises(CLIError, match="grouping column"):
+            numeric_columns(df, ["g"], exclude=["g"], path="f.csv")
+        with pytest.raises(CLIError, match=r"1 row\(s\) have missing values \(columns \['c'\], first in data row 2\)"):
+            check_missing(df, ["a", "c"], path="f.csv")
+        assert len(check_missing(df, ["a", "c"], dropna=True)) == 1
+
+    def test_split_names(self):
+        from energystats._io import split_names
+
+        assert split_names(["a,b", " c ", "d,"]) == ["a", "b", "c", "d"]
+        assert split_names(None) is None
+
+    def test_write_data_suffixes(self, tmp_path):
+        from energystats._io import CLIError, read_table, write_data
+
+        df = pd.DataFrame({"x": [0.5, 1.5], "cluster": [0, 1]})
+        for name in ("o.csv", "o.tsv", "o.parquet"):
+            write_data(df, str(tmp_path / name))
+            pd.testing.assert_frame_equal(read_table(str(tmp_path / name)), df)
+        write_data(df, str(tmp_path / "o.json"))
+        assert json.loads((tmp_path / "o.json").read_text()) == [{"x": 0.5, "cluster": 0},
+                                                                  {"x": 1.5, "cluster": 1}]
+        with pytest.raises(CLIError, match="--out"):
+            write_data(df, str(tmp_path / "o.xlsx"))
