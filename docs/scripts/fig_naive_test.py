@@ -82,7 +82,7 @@ def main():
         g = df[df.procedure == proc]
         x = np.arange(len(settings)) + (i - (len(procs) - 1) / 2) * width
         ax.bar(x, g.rate, width, label=proc,
-               yerr=[g.rate - g.lo, g.hi - g.rate], capsize=3)
+               yerr=[np.clip(g.rate - g.lo, 0, None), np.clip(g.hi - g.rate, 0, None)], capsize=3)
     ax.axhline(ALPHA, color="k", ls="--", lw=1, label="nominal level 0.05")
     ax.set_xticks(np.arange(len(settings)), settings)
     ax.set_ylabel("rejection rate at 0.05")
