@@ -81,9 +81,23 @@ def _check_int(value, name, low):
     return int(value)
 
 
+def _reject_sparse_complex(X):
+    try:
+        import scipy.sparse as sp
+
+        if sp.issparse(X):
+            raise TypeError("`X` is a sparse matrix: sparse input is not supported; pass a dense array.")
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(X, np.ndarray) and np.iscomplexobj(X):
+        raise ValueError("Complex data not supported: `X` must be real; got dtype "
+                         f"{X.dtype}.")
+
+
 def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter,
                    random_state, n_threads):
     """Validate once; returns a dict of resolved settings and the data."""
+    _reject_sparse_complex(X)
     met = resolve_metric(metric, exponent, sigma)
     if algorithm not in _ce.ALGORITHMS:
         raise ValueError(f"`algorithm` must be one of {list(_ce.ALGORITHMS)}; got {algorithm!r}.")
@@ -299,10 +313,12 @@ class EnergyClustering(*_Bases):
                 raise ValueError(f"with metric='precomputed', `X` must have n_train={self.labels_.size} "
                                  f"columns (rho to the training points); got {R.shape[1]}.")
         else:
+            _reject_sparse_complex(X)
             A, _ = as_data(X, "X")
             if A.shape[1] != self.n_features_in_:
-                raise ValueError(f"`X` has {A.shape[1]} features, but {type(self).__name__} was fitted "
-                                 f"with {self.n_features_in_}.")
+                raise ValueError(f"X has {A.shape[1]} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input (`X` of predict must have "
+                                 "the features seen in fit).")
             B = self._X_fit
             if A.dtype != B.dtype:
                 A, B = A.astype(np.float64), B.astype(np.float64)
