@@ -60,9 +60,12 @@ cdef inline void _move(const double[:, ::1] G, intp[::1] labels, double[:, ::1] 
     cdef double gii = G[i, i]
     Q[j] = Q[j] - 2.0 * QX[i, j] + gii
     Q[l] = Q[l] + 2.0 * QX[i, l] + gii
+    cdef const double* gi = &G[i, 0]  # row i (G symmetric): contiguous, unlike column i
+    cdef double* qx = &QX[0, 0]
+    cdef intp k = QX.shape[1]
     for m in range(n):
-        QX[m, j] -= G[m, i]
-        QX[m, l] += G[m, i]
+        qx[m * k + j] -= gi[m]
+        qx[m * k + l] += gi[m]
     sizes[j] -= 1
     sizes[l] += 1
     labels[i] = l
