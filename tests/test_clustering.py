@@ -569,3 +569,34 @@ class TestSklearnAPI:
         assert not bad, bad
         xpassed = [r["check_name"] for r in results if r["check_name"] in expected and r["status"] == "passed"]
         assert not xpassed
+
+
+# -- properties (hypothesis) ---------------------------------------------------------
+
+from hypothesis import assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+
+class TestProperties:
+    @settings(max_examples=40, deadline=None)
+    @given(X=hnp.arrays(np.float64, st.tuples(st.integers(4, 16), st.integers(1, 3)),
+                        elements=st.floats(-50, 50, allow_nan=False, width=32)),
+           k=st.integers(2, 4), alg=st.sampled_from(["hartigan", "lloyd", "spectral"]))
+    def test_W_matches_definition_and_sizes(self, X, k, alg):
+        assume(k <= X.shape[0])
+        est = es.EnergyClustering(k, algorithm=alg, n_init=2, random_state=0).fit(X)
+        D = ref_rho(X)
+        assert est.W_ == pytest.approx(ref_W(D, est.labels_), rel=1e-8, abs=1e-8)
+        assert est.W_ + est.S_ == pytest.approx(D.sum() / (2 * X.shape[0]), rel=1e-8, abs=1e-8)
+        assert np.bincount(est.labels_, minlength=k).min() >= 1
+
+    @settings(max_examples=40, deadline=None)
+    @given(x=hnp.arrays(np.float64, st.integers(3, 40), elements=st.floats(-1e3, 1e3, allow_nan=False)),
+           k=st.integers(2, 3))
+    def test_exact_1d_no_worse_than_hartigan(self, x, k):
+        assume(k <= x.size)
+        ex = es.energy_clustering(x, k, algorithm="exact-1d")
+        ha = es.energy_clustering(x, k, n_init=3, rng=0)
+        assert ex.W <= ha.W + 1e-9 * max(1.0, ha.T)
+        assert ex.W == pytest.approx(ref_W(ref_rho(x), ex.labels), rel=1e-9, abs=1e-9)
