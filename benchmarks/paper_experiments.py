@@ -149,6 +149,9 @@ def sweep(name, xs, make, trials, rng, energy_kernels, k=2, with_spectral=True):
                 for alg, acc in energy_methods(X, y, k, metric, param, seed, algs).items():
                     key = f"Hartigan {label}" if alg == "hartigan" else f"{'kernel k-means' if alg == 'lloyd' else 'spectral'} {label}"
                     res.setdefault(key, {}).setdefault(x, []).append(acc)
+            if X.shape[1] == 1:  # the exact optimum of W (SPEC §5) on the same data
+                lab = es.energy_clustering(X, k, algorithm="exact-1d").labels
+                res.setdefault("exact-1d ρ1", {}).setdefault(x, []).append(es.clustering_accuracy(y, lab))
             for key, acc in sklearn_methods(X, y, k, seed).items():
                 res.setdefault(key, {}).setdefault(x, []).append(acc)
     return res
@@ -232,15 +235,6 @@ def main(argv=None):
         ns = [20, 50, 100, 200, 400] if args.quick else [10, 20, 50, 100, 200, 400, 800]
         for logn in (False, True):
             res = sweep("1d", ns, lambda n, r: mix_1d(n, r, logn), trials, rng, rho1, with_spectral=False)
-            # the exact 1-D optimum (SPEC §5) for comparison: same data regenerated is not needed —
-            # record it on fresh draws of the same law
-            ex = {}
-            for n in ns:
-                for _ in range(trials):
-                    X, y = mix_1d(n, rng, logn)
-                    lab = es.energy_clustering(X, 2, algorithm="exact-1d").labels
-                    ex.setdefault(n, []).append(es.clustering_accuracy(y, lab))
-            res["exact-1d ρ1"] = ex
             name = "eq. 24 (lognormal)" if logn else "eq. 23 (normal)"
             print_sweep(f"{name}: accuracy vs n (Bayes ≈ 0.88)", "n", ns, res)
             plot(res, ns, "n", f"paper 001 {name}",
