@@ -13,7 +13,6 @@ import pytest
 import energystats as es
 from energystats import _cluster_engine as ce
 from energystats._lib import _hartigan
-from energystats._metrics import resolve_metric
 
 # -- independent references ------------------------------------------------------
 
@@ -138,6 +137,85 @@ class TestHartiganKernel:
             _hartigan.hartigan(G, lab, 2, QX, Q, s, 100, 0.0)
             assert np.all(s >= 1)
             assert np.all(np.bincount(lab, minlength=2) >= 1)
+
+
+def ref_hartigan(G, labels, k, max_iter=300):
+    """Plain-numpy Hartigan (paper 001 Algorithm 1), Q_l(x_i) recomputed from scratch at every point."""
+    labels = labels.copy()
+    n = G.shape[0]
+    for _ in range(max_iter):
+        moved = False
+        for i in range(n):
+            j = labels[i]
+            if np.sum(labels == j) == 1:
+                continue
+            Z = np.eye(k)[labels]
+            nl = Z.sum(0)
+            Q = np.diag(Z.T @ G @ Z)
+            qx = G[i] @ Z
+            dq = (Q[j] / nl[j] - 2 * qx[j] + G[i, i]) / (nl[j] - 1) - (Q / nl - 2 * qx - G[i, i]) / (nl + 1)
+            dq[j] = -np.inf
+            l = int(np.argmax(dq))
+            if dq[l] > 0:
+                labels[i] = l
+                moved = True
+        if not moved:
+            break
+    return labels
+
+
+def ref_lloyd(G, labels, k, max_iter=300):
+    """Plain-numpy kernel k-means: batch assignment to the nearest centroid, then the moves in
+    index order, skipping a move that would empty its cluster."""
+    labels = labels.copy()
+    n = G.shape[0]
+    for _ in range(max_iter):
+        Z = np.eye(k)[labels]
+        nl = Z.sum(0)
+        Q = np.diag(Z.T @ G @ Z)
+        dist = Q / nl**2 - 2 * (G @ Z) / nl  # + G_ii, the same for every cluster
+        target = labels.copy()
+        for i in range(n):
+            d = dist[i].copy()
+            cur = d[labels[i]]
+            d[labels[i]] = np.inf
+            l = int(np.argmin(d))
+            if d[l] < cur:
+                target[i] = l
+        sizes = np.bincount(labels, minlength=k)
+        moved = False
+        for i in range(n):
+            if target[i] != labels[i] and sizes[labels[i]] > 1:
+                sizes[labels[i]] -= 1
+                sizes[target[i]] += 1
+                labels[i] = target[i]
+                moved = True
+        if not moved:
+            break
+    return labels
+
+
+class TestKernelsAgainstNumpy:
+    @pytest.mark.parametrize("seed", range(4))
+    @pytest.mark.parametrize("n_threads", [1, 2])
+    def test_hartigan_and_lloyd_match_numpy_reference(self, seed, n_threads):
+        X = _data(seed, n=40, d=3)
+        k = 3
+        G = ce.centred_gram(ref_rho(X))
+        init = np.random.default_rng(seed).integers(0, k, 40).astype(np.intp)
+        init[:k] = np.arange(k)
+        for kernel, ref in ((_hartigan.hartigan, ref_hartigan), (_hartigan.lloyd, ref_lloyd)):
+            lab = init.copy()
+            QX, Q, s = np.empty((40, k)), np.empty(k), np.empty(k, dtype=np.intp)
+            kernel(G, lab, k, QX, Q, s, 300, 0.0, n_threads=n_threads)
+            np.testing.assert_array_equal(lab, ref(G, init, k))
+
+    @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+    def test_dtypes_through_estimator(self, dtype):
+        X = _data(3, n=50, d=4).astype(dtype)
+        for alg in ("hartigan", "lloyd"):
+            est = es.EnergyClustering(3, algorithm=alg, n_init=2, random_state=0).fit(X)
+            assert est.W_ == pytest.approx(ref_W(ref_rho(X.astype(np.float64)), est.labels_), rel=1e-5)
 
 
 # -- fitted values -------------------------------------------------------------------
