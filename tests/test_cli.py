@@ -307,10 +307,13 @@ class TestCluster:
         assert "pvalue" in out and "W" in out and "S/T" in out
         assert "significance check" in out and "gaussian" in out
         assert "verdict:" in out and "Gaussian with the data's mean and covariance" in out
-        rc, out, err = run_cli("cluster", d / "data.tsv", "-k", "3", "--format", "csv", "-q",
-                               "--out", tmp_path / "l.parquet", "--seed", "2")
+        # rows dropped by --dropna come back with an empty label, in their place
+        rc, out, err = run_cli("cluster", d / "missing.csv", "-k", "3", "--format", "csv", "-q",
+                               "--dropna", "--out", tmp_path / "l.parquet", "--seed", "2")
         assert rc == 0 and out.startswith("# fitted partition") and "verdict" not in out
-        assert pd.read_parquet(tmp_path / "l.parquet")["cluster"].nunique() == 3
+        lab = pd.read_parquet(tmp_path / "l.parquet")
+        assert len(lab) == 36 and lab["cluster"].isna().tolist() == [i in (3, 7) for i in range(36)]
+        assert lab["cluster"].nunique() == 3
 
 
 # -- error paths ------------------------------------------------------------------
