@@ -12,10 +12,15 @@ for a batch of relabellings ``codes`` (shape (B, n)).  Three engines:
     relabellings costs one BLAS product ``Lᵀ D`` (``L`` one-hot, the largest
     group left out and recovered from the row sums of ``D``) plus an O(n·k)
     fold per relabelling.
+``blocked``
+    When ``D`` does not fit in the memory budget: for each batch, ``D`` is
+    recomputed in row blocks (compiled) and ``Lᵀ D`` accumulated block by
+    block — the matrix path without the n×n matrix.
 ``streamed``
-    When ``D`` does not fit in the memory budget: one streamed compiled
-    reduction (:func:`energystats._lib._pairwise.group_sums`) per relabelling,
-    O(n²·d) time and O(n·d) memory each.
+    When not even one relabelling's one-hot and product rows fit (or on
+    request): one streamed compiled reduction
+    (:func:`energystats._lib._pairwise.group_sums`) per relabelling, O(n²·d)
+    time and O(n·d) memory each.
 
 :func:`permutation_null` draws the relabellings (deterministically from the
 Generator, independent of batch sizes and thread counts) or enumerates them
@@ -39,13 +44,25 @@ __all__ = ["build_engine", "permutation_null", "count_relabellings", "enumerate_
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
 
 
+_CONTROLLER = []
+
+
 def _blas_limits(n_threads):
-    """Limit BLAS threads to ``n_threads`` when threadpoolctl is available."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
+    """Limit BLAS threads to ``n_threads`` when threadpoolctl is available
+    (a no-op when BLAS already uses no more threads)."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER.append(ThreadpoolController())
+        except ImportError:  # pragma: no cover - optional
+            _CONTROLLER.append(None)
+    ctl = _CONTROLLER[0]
+    if ctl is None:
         return contextlib.nullcontext()
-    return threadpool_limits(limits=n_threads, user_api="blas")
+    blas = ctl.select(user_api="blas")
+    if all(lib.num_threads <= n_threads for lib in blas.lib_controllers):
+        return contextlib.nullcontext()
+    return blas.limit(limits=n_threads)
 
 
 class SortedEngine:
@@ -91,21 +108,66 @@ class MatrixEngine:
         free = memory_budget - 8.0 * n * n
         self.batch_size = int(max(1, min(1024, free // per))) if free > 0 else 1
 
+    def _product(self, LT):
+        return LT @ self.D
+
     def group_sums(self, codes):
         B, n = codes.shape
         k, kp = self.k, self.k - 1
         ci = np.ascontiguousarray(self.inv[codes], dtype=np.intp)
-        LT = np.zeros((B, kp, n))
-        if kp:
-            b_idx, i_idx = np.nonzero(ci < kp)
-            LT[b_idx, ci[b_idx, i_idx], i_idx] = 1.0
-        LT = LT.reshape(B * kp, n)
+        if kp == 1:
+            LT = (ci == 0).astype(np.float64)
+        else:
+            LT = (ci[:, None, :] == np.arange(kp)[None, :, None]).astype(np.float64).reshape(B * kp, n)
         with _blas_limits(self.n_threads):
-            Z = LT @ self.D if kp else np.zeros((0, n))
+            Z = self._product(LT) if kp else np.zeros((0, n))
         out = np.empty((B, k, k))
         _permutation.batch_group_sums(np.ascontiguousarray(Z), ci, self.rowsum, out, self.n_threads)
         out = 0.5 * (out + out.transpose(0, 2, 1))
         return out[:, self.inv][:, :, self.inv]
+
+
+class BlockedEngine(MatrixEngine):
+    """The n×n matrix does not fit: recompute it in row blocks for every batch.
+
+    ``Z = Lᵀ D`` is accumulated block by block, ``Z += L[I]ᵀ D[I, :]`` with
+    ``D[I, :]`` computed by the compiled kernel; memory is one row block plus
+    the batch's one-hot and product matrices, all within the budget.  Each
+    batch costs one pass of O(n²·d) metric evaluations plus its BLAS
+    products, so large batches amortise the recomputation.
+    """
+
+    name = "blocked"
+
+    def __init__(self, X, k, sizes, metric, n_threads, memory_budget):
+        n = X.shape[0]
+        self.X = X
+        self.metric = metric
+        # Row block: at most a quarter of the budget, 16..4096 rows.
+        self.block_rows = int(min(n, max(16, min(4096, memory_budget / 4 // (8 * n)))))
+        self.k = k
+        self.n_threads = n_threads
+        self.perm = np.argsort(-np.asarray(sizes), kind="stable")[::-1].copy()
+        inv = np.empty(k, dtype=np.intp)
+        inv[self.perm] = np.arange(k)
+        self.inv = inv
+        rowsum = np.empty(n)
+        for i0 in range(0, n, self.block_rows):
+            blk = _engine.pairwise_values(X[i0:i0 + self.block_rows], X, metric, n_threads)
+            rowsum[i0:i0 + blk.shape[0]] = blk.sum(axis=1)
+        self.rowsum = rowsum
+        per = (16 * (k - 1) + 8 + 8 * k * k / max(n, 1)) * n
+        free = memory_budget - 8.0 * self.block_rows * n
+        self.batch_size = int(max(1, min(4096, free // per)))
+
+    def _product(self, LT):
+        n = self.X.shape[0]
+        Z = np.zeros((LT.shape[0], n))
+        for i0 in range(0, n, self.block_rows):
+            i1 = min(n, i0 + self.block_rows)
+            blk = _engine.pairwise_values(self.X[i0:i1], self.X, self.metric, self.n_threads)
+            Z += LT[:, i0:i1] @ blk
+        return Z
 
 
 class StreamedEngine:
@@ -141,7 +203,10 @@ def build_engine(X, k, sizes, metric, n_threads, *, method="auto", memory_budget
         return SortedEngine(X, k, n_threads)
     n = X.shape[0]
     if metric.kind == "builtin" and 8.0 * n * n > memory_budget:
-        return StreamedEngine(X, k, metric, n_threads)
+        per = (16 * (k - 1) + 8) * n + 8 * 16 * n  # one relabelling and a 16-row block
+        if per > memory_budget:
+            return StreamedEngine(X, k, metric, n_threads)
+        return BlockedEngine(X, k, sizes, metric, n_threads, memory_budget)
     return MatrixEngine(_engine.pairwise_values(X, X, metric, n_threads), k, sizes, n_threads,
                         memory_budget)
 
@@ -186,14 +251,16 @@ def enumerate_relabellings(codes, k):
     return np.array(rows, dtype=np.intp).reshape(len(rows), n)
 
 
-def draw_permutations(rng, n, count):
-    """``count`` random permutations of ``range(n)``, shape (count, n).
+def draw_permutations(rng, values, count):
+    """``count`` random rearrangements of ``values`` (1-D), shape (count, len(values)).
 
-    Row ``r`` is what the ``r``-th call ``rng.permutation(n)`` would give:
-    the draws depend only on the Generator's state, never on batch sizes or
-    thread counts.
+    Row ``r`` is what the ``r``-th call ``rng.permutation(values)`` would
+    give, i.e. ``values[rng.permutation(len(values))]`` (the shuffle does not
+    depend on the values): the draws depend only on the Generator's state,
+    never on batch sizes or thread counts.
     """
-    return rng.permuted(np.broadcast_to(np.arange(n, dtype=np.intp), (count, n)).copy(), axis=1)
+    values = np.asarray(values)
+    return rng.permuted(np.broadcast_to(values, (count, values.size)).copy(), axis=1)
 
 
 def pvalue_from_null(observed, null, exact):
@@ -272,7 +339,7 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
             if is_exact:
                 cells = source[done:done + batch]
             else:
-                cells = cell_codes[draw_permutations(rng, n, min(batch, total - done))]
+                cells = draw_permutations(rng, cell_codes, min(batch, total - done))
             vals = np.asarray(evaluate(cells))
             if null is None:
                 null = np.empty((total,) + vals.shape[1:])

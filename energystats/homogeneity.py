@@ -60,8 +60,10 @@ class EnergyTestResult:
     energy_distances : ndarray, shape (k, k)
         The pairwise energy distances :math:`E(C_i, C_j)` of the observed groups.
     engine : str
-        How the relabellings were evaluated: 'sorted' (1-D, O(n) each),
-        'matrix' (n×n matrix and BLAS batches) or 'streamed'.
+        How the relabellings were evaluated: 'sorted' (1-D, O(n·k) each),
+        'matrix' (n×n matrix and BLAS batches), 'blocked' (the same with the
+        matrix recomputed in row blocks) or 'streamed' (one streamed
+        reduction per relabelling).
     """
 
     statistic: float
@@ -395,9 +397,11 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, n_re
         How relabellings are evaluated.  'auto' uses 'sorted' for 1-D data
         with ``metric='energy', exponent=1`` and 'pairwise' otherwise.
         'pairwise' keeps the n×n matrix in memory when it fits
-        ``memory_budget`` and streams otherwise; 'streamed' always streams.
+        ``memory_budget`` and works in row blocks otherwise (see Notes);
+        'streamed' evaluates each relabelling by a streamed reduction.
     memory_budget : float, default 512 MiB
-        Bytes allowed for the n×n matrix plus a batch of relabellings.
+        Bytes allowed for the n×n matrix (or a row block of it) plus a batch
+        of relabellings.  A callable ``metric`` always forms the n×n matrix.
     progress : bool, default False
         Show a progress bar (needs ``tqdm``).
     n_threads : int or None
@@ -431,10 +435,12 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, n_re
     Evaluation: the pairwise matrix is computed once (compiled, all threads);
     batches of relabellings are then evaluated through one BLAS product
     :math:`L^\top D` per batch (``L`` the one-hot group matrices), sized to
-    ``memory_budget``.  When the n×n matrix does not fit the budget, each
-    relabelling is evaluated by a streamed compiled reduction instead
-    (O(n·d) memory, O(n²·d) time per relabelling: slower but never out of
-    memory).  In 1-D with :math:`\rho = |x - y|`, the pooled sample is sorted
+    ``memory_budget``.  When the n×n matrix does not fit the budget, it is
+    recomputed in row blocks for every batch (engine 'blocked': one extra
+    O(n²·d) pass per batch, memory one row block plus the batch); if not even
+    that fits, each relabelling is evaluated by a streamed compiled reduction
+    (engine 'streamed': O(n·d) memory, O(n²·d) time per relabelling — slow
+    but never out of memory).  In 1-D with :math:`\rho = |x - y|`, the pooled sample is sorted
     once and each relabelling costs O(n·k): O(n log n + R·n) in all.
 
     References

@@ -197,14 +197,22 @@ class TestEnergyTest:
         np.testing.assert_allclose(a.null_distribution, b.null_distribution, rtol=1e-10, atol=1e-12)
         assert a.pvalue == b.pvalue
 
-    def test_memory_budget_selects_streamed(self):
+    @pytest.mark.parametrize("sizes", [(30, 25), (12, 15, 10, 18)])
+    def test_memory_budget_selects_blocked_then_streamed(self, sizes):
         rng = np.random.default_rng(2)
-        x, y = rng.normal(size=(30, 4)), rng.normal(size=(25, 4))
-        small = es.energy_test(x, y, n_resamples=30, rng=3, memory_budget=1000)
-        big = es.energy_test(x, y, n_resamples=30, rng=3)
-        assert small.engine == "streamed" and big.engine == "matrix"
-        np.testing.assert_allclose(small.null_distribution, big.null_distribution, rtol=1e-10)
-        assert small.pvalue == big.pvalue
+        samples = samples_of(rng, sizes, 4)
+        n = sum(sizes)
+        big = es.energy_test(*samples, n_resamples=30, rng=3)
+        # the n×n matrix (8 n² bytes) does not fit, a 16-row block and a few relabellings do
+        mid = es.energy_test(*samples, n_resamples=30, rng=3, memory_budget=0.8 * 8 * n * n)
+        # not even one relabelling and a row block fit
+        small = es.energy_test(*samples, n_resamples=30, rng=3, memory_budget=1000)
+        assert (big.engine, mid.engine, small.engine) == ("matrix", "blocked", "streamed")
+        D = ref_matrix(np.vstack(samples))
+        expected = naive_null(D, codes_of(sizes), 30, 3)
+        for res in (big, mid, small):
+            np.testing.assert_allclose(res.null_distribution, expected, rtol=1e-10)
+            assert res.pvalue == big.pvalue
 
     def test_tiny_batches_do_not_change_the_draws(self):
         # A budget that allows only a few relabellings per batch must give the
@@ -308,10 +316,13 @@ class TestEnergyTest:
         assert all(np.array_equal(np.bincount(r, minlength=3), [2, 3, 1]) for r in rows)
 
     def test_draw_permutations_matches_sequential_calls(self):
-        a = _permutation.draw_permutations(np.random.default_rng(5), 9, 7)
+        a = _permutation.draw_permutations(np.random.default_rng(5), np.arange(9), 7)
         rng = np.random.default_rng(5)
         b = np.array([rng.permutation(9) for _ in range(7)])
         np.testing.assert_array_equal(a, b)
+        codes = np.array([0, 0, 1, 2, 2, 2, 1, 0, 1])
+        c = _permutation.draw_permutations(np.random.default_rng(5), codes, 7)
+        np.testing.assert_array_equal(c, codes[b])
 
     # -- against R energy --
 
