@@ -70,20 +70,21 @@ class SortedEngine:
 
     name = "sorted"
 
-    def __init__(self, X, k, n_threads):
+    def __init__(self, X, k, n_threads, memory_budget=DEFAULT_MEMORY_BUDGET):
         x = np.asarray(X, dtype=np.float64).ravel()
-        self.order = np.argsort(x, kind="stable")
+        self.order = np.ascontiguousarray(np.argsort(x, kind="stable"), dtype=np.intp)
         xs = x[self.order]
         xs -= xs[xs.size // 2]  # translation invariant; keeps prefix sums exact
         self.xs = np.ascontiguousarray(xs)
         self.k = k
         self.n_threads = n_threads
-        self.batch_size = 512
+        # a batch holds the drawn codes: 8 bytes per point and relabelling
+        self.batch_size = int(max(1, min(512, memory_budget // (8 * max(x.size, 1)))))
 
     def group_sums(self, codes):
-        cs = np.ascontiguousarray(codes[:, self.order], dtype=np.intp)
+        cs = np.ascontiguousarray(codes, dtype=np.intp)
         out = np.zeros((cs.shape[0], self.k, self.k))
-        _permutation.batch_sorted_group_sums(self.xs, cs, out, self.n_threads)
+        _permutation.batch_sorted_group_sums(self.xs, self.order, cs, out, self.n_threads)
         return out + out.transpose(0, 2, 1)
 
 
@@ -200,7 +201,7 @@ def build_engine(X, k, sizes, metric, n_threads, *, method="auto", memory_budget
             raise ValueError("`method='streamed'` needs a built-in metric (not a callable).")
         return StreamedEngine(X, k, metric, n_threads)
     if _engine.use_sorted_path(X, metric, "pairwise" if method == "pairwise" else method):
-        return SortedEngine(X, k, n_threads)
+        return SortedEngine(X, k, n_threads, memory_budget)
     n = X.shape[0]
     if metric.kind == "builtin" and 8.0 * n * n > memory_budget:
         per = (16 * (k - 1) + 8) * n + 8 * 16 * n  # one relabelling and a 16-row block

@@ -59,11 +59,13 @@ def batch_group_sums(const double[:, ::1] Z,          # IN (B*(k-1), n): rows b*
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def batch_sorted_group_sums(const double[::1] x,            # IN (n,): pooled data, sorted, centred
-                            const Py_ssize_t[:, ::1] codes,  # IN (B, n): group of x[p] in relabelling b
+                            const Py_ssize_t[::1] order,     # IN (n,): x[p] is point order[p]
+                            const Py_ssize_t[:, ::1] codes,  # IN (B, n): group of each point (unsorted order)
                             double[:, :, ::1] out,           # OUT (B, k, k): upper-triangle sums P + C
                             int n_threads):
-    """Per relabelling, ``out[b, g, h]`` = compensated Σ over pairs p < q with
-    labels (g, h) of ``x[q] − x[p]``; the caller forms ``out + outᵀ``.
+    """Per relabelling, ``out[b, g, h]`` = compensated Σ over sorted pairs
+    p < q with labels (g, h) of ``x[q] − x[p]``, the label of ``x[p]`` being
+    ``codes[b, order[p]]``; the caller forms ``out + outᵀ``.
 
     ``out`` must be zero on entry.
     """
@@ -95,7 +97,7 @@ def batch_sorted_group_sums(const double[::1] x,            # IN (n,): pooled da
                 buf[g] = 0.0
             for p in range(n):
                 xv = x[p]
-                g = codes[b, p]
+                g = codes[b, order[p]]
                 for h in range(k):
                     if cnt[h] > 0:
                         kahan_add(&out[b, g, h], &comp[g * k + h],
