@@ -3,7 +3,8 @@
 Every public function that takes groups accepts the same call forms through
 :func:`grouped_data`:
 
-* ``f(X, labels)`` — data and one label per row;
+* ``f(X, labels)`` — data and one label per row (every column of a DataFrame
+  ``X`` is used unless ``columns`` says otherwise);
 * ``f(df, by="group", columns=None)`` — a DataFrame with a grouping column
   (``columns`` default to every numeric column except ``by``).
 """
@@ -86,7 +87,9 @@ def grouped_data(X, labels=None, *, by=None, columns=None, dropna=False, min_gro
         if labels is None:
             raise TypeError("`labels` (or `by=` with a DataFrame) is required.")
         if isinstance(X, pd.DataFrame):
-            cols = select_columns(X, columns, name=name)
+            # without `by`, every column is data: a non-numeric one is an error
+            # (raised by as_data, naming it) unless `columns` leaves it out
+            cols = list(X.columns) if columns is None else select_columns(X, columns, name=name)
             X = X[cols]
         elif columns is not None:
             raise TypeError("`columns` needs a DataFrame.")

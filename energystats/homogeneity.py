@@ -25,7 +25,7 @@ from . import _permutation
 from ._metrics import resolve_metric
 from ._permutation import DEFAULT_MEMORY_BUDGET
 from ._validation import Labels, as_data, as_labels, as_square_matrix, check_n_threads, check_rng
-from .dispersion import dispersion_from_sums
+from .decomposition import dispersion_from_sums
 from .frames import grouped_data
 
 __all__ = ["energy_test", "EnergyTestResult", "disco", "DiscoResult"]

@@ -1,4 +1,8 @@
-r"""Within, between and total dispersion W, S, T and the DISCO ratio F (SPEC §3)."""
+r"""The energy decomposition W + S = T of a partition and the DISCO ratio F (SPEC §3).
+
+The module is named for the decomposition so that it does not shadow the
+public function :func:`energystats.dispersion`.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -108,8 +112,8 @@ def dispersion_from_sums(M, sizes, groups):
     return DispersionResult(W, S, T, float(F), sizes, list(groups), g)
 
 
-def dispersion(X, labels=None, *, by=None, columns=None, metric="energy", exponent=1.0, sigma=1.0,
-               method="auto", n_threads=None):
+def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, metric="energy", exponent=1.0,
+               sigma=1.0, method="auto", n_threads=None):
     r"""Energy dispersion of a partition: W (within), S (between), T (total), F.
 
     Parameters
@@ -121,7 +125,11 @@ def dispersion(X, labels=None, *, by=None, columns=None, metric="energy", expone
     by : str or list of str, optional
         With a DataFrame ``X``: the grouping column(s) instead of ``labels``.
     columns : list, optional
-        With a DataFrame ``X``: the columns used (default: all numeric but ``by``).
+        With a DataFrame ``X``: the columns used (default: all numeric columns
+        but ``by`` with ``by=``; every column with ``labels=``).
+    dropna : bool, default False
+        With a DataFrame ``X``: drop rows with missing values in the used
+        columns or the grouping instead of raising an error.
     metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
         The semimetric (SPEC §1).
     exponent, sigma, n_threads
@@ -165,13 +173,13 @@ def dispersion(X, labels=None, *, by=None, columns=None, metric="energy", expone
     >>> import energystats as es
     >>> res = es.dispersion([0.0, 1.0, 5.0, 6.0], ["a", "a", "b", "b"])
     >>> res
-    DispersionResult(W=1, S=10, T=11, F=20, sizes=[2, 2], groups=['a', 'b'])
+    DispersionResult(W=1, S=4.5, T=5.5, F=9, sizes=[2, 2], groups=['a', 'b'])
     >>> res.W + res.S == res.T
     True
     """
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
-    data = grouped_data(X, labels, by=by, columns=columns)
+    data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna)
     Xa = data.X
     if met.kind == "precomputed":
         Xa = as_square_matrix(Xa, "X")

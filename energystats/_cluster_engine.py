@@ -1,0 +1,268 @@
+"""Private drivers of energy clustering (SPEC §5–§6).
+
+Inputs are validated by :mod:`energystats.clustering`.  Here we build the
+centred Gram matrix, seed, run the compiled Hartigan / Lloyd kernels over
+restarts (in threads, the kernels release the GIL), and the spectral and
+exact 1-D solvers.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import _engine
+from ._lib import _hartigan
+
+__all__ = [
+    "semimetric_matrix", "centred_gram", "fit_partition", "kmeanspp_labels",
+    "random_labels", "exact_1d", "group_sums_from_gram", "canonical_labels",
+]
+
+ALGORITHMS = ("hartigan", "lloyd", "spectral", "exact-1d")
+
+
+def semimetric_matrix(X, metric, n_threads):
+    """n×n matrix of rho (a fresh float64 array the caller may overwrite)."""
+    if metric.kind == "precomputed":
+        return np.array(X, dtype=np.float64, order="C", copy=True)
+    return _engine.pairwise_values(X, X, metric, n_threads)
+
+
+def centred_gram(D):
+    r"""Overwrite ``D`` by the doubly centred Gram matrix :math:`-\tfrac12 J D J`.
+
+    Its kernel generates the same semimetric as SPEC §2's (base point at the
+    centroid in feature space), so W, S and every clustering are unchanged,
+    while the entries stay of the order of rho: no cancellation from a far
+    base point.
+    """
+    r = D.mean(axis=1)
+    mu = r.mean()
+    step = max(1, 2**20 // max(1, D.shape[0]))
+    for i0 in range(0, D.shape[0], step):
+        blk = D[i0:i0 + step]
+        # (r_i + r_j) is computed identically for (i, j) and (j, i): G stays exactly symmetric
+        blk -= r[i0:i0 + step, None] + r[None, :]
+        blk += mu
+        blk *= -0.5
+    return D
+
+
+def tolerance(G):
+    """Smallest objective gain that counts as a move (guards against rounding loops)."""
+    n = G.shape[0]
+    scale = max(float(np.max(np.abs(np.diagonal(G)))), np.finfo(float).tiny)
+    return 16.0 * np.finfo(float).eps * (n + 1) * scale
+
+
+def canonical_labels(labels, k):
+    """Relabel clusters 0..k-1 in order of first appearance."""
+    labels = np.asarray(labels, dtype=np.intp)
+    _, first = np.unique(labels, return_index=True)
+    order = np.argsort(first, kind="stable")
+    mapping = np.empty(max(k, labels.max() + 1), dtype=np.intp)
+    mapping[np.unique(labels)[order]] = np.arange(order.size)
+    return mapping[labels]
+
+
+def random_labels(n, k, rng):
+    """Uniform random labels with every cluster non-empty (needs n >= k)."""
+    labels = rng.integers(0, k, size=n).astype(np.intp)
+    labels[rng.permutation(n)[:k]] = np.arange(k)
+    return labels
+
+
+def kmeanspp_labels(G, k, rng):
+    r"""k-means++ seeding in feature space (Arthur & Vassilvitskii 2007).
+
+    Squared distances :math:`G_{ii} + G_{jj} - 2G_{ij}`; the first centre is
+    uniform, each next one drawn with probability proportional to the
+    squared distance to the nearest centre.  Every point then joins its
+    nearest centre; each centre keeps its own point, so no cluster is empty.
+    """
+    n = G.shape[0]
+    diag = np.diagonal(G)
+    centres = np.empty(k, dtype=np.intp)
+    centres[0] = rng.integers(n)
+    best = np.maximum(diag + diag[centres[0]] - 2.0 * G[centres[0]], 0.0)
+    labels = np.zeros(n, dtype=np.intp)
+    for c in range(1, k):
+        p = best.copy()
+        p[centres[:c]] = 0.0
+        total = p.sum()
+        if total > 0:
+            nxt = rng.choice(n, p=p / total)
+        else:  # all remaining points coincide with centres
+            free = np.setdiff1d(np.arange(n), centres[:c])
+            nxt = rng.choice(free)
+        centres[c] = nxt
+        d = np.maximum(diag + diag[nxt] - 2.0 * G[nxt], 0.0)
+        closer = d < best
+        labels[closer] = c
+        best = np.where(closer, d, best)
+    labels[centres] = np.arange(k)
+    return labels
+
+
+def _initial_labels(G, k, init, rng):
+    if isinstance(init, np.ndarray):
+        return init.copy()
+    if init == "k-means++":
+        return kmeanspp_labels(G, k, rng)
+    return random_labels(G.shape[0], k, rng)
+
+
+def initial_bookkeeping(G, labels, k):
+    """``QX = G Z`` (one BLAS call, GIL released), ``Q_l`` and the sizes."""
+    n = G.shape[0]
+    Z = np.zeros((n, k))
+    Z[np.arange(n), labels] = 1.0
+    QX = np.ascontiguousarray(G @ Z)
+    Q = np.bincount(labels, weights=QX[np.arange(n), labels], minlength=k).astype(np.float64)
+    sizes = np.bincount(labels, minlength=k).astype(np.intp)
+    return QX, Q, sizes
+
+
+def run_kernel(G, labels, k, algorithm, max_iter, tol, n_threads=1):
+    """One local search from ``labels``; returns (labels, objective, n_iter).
+
+    The objective ``sum_l Q_l / n_l`` comes from the incrementally updated
+    bookkeeping (relative drift ~1e-13); final statistics are recomputed from
+    the labels by the caller.
+    """
+    labels = np.ascontiguousarray(labels, dtype=np.intp)
+    QX, Q, sizes = initial_bookkeeping(G, labels, k)
+    if algorithm == "hartigan":
+        it, _, _ = _hartigan.hartigan(G, labels, k, QX, Q, sizes, max_iter, tol,
+                                      initialise=False, refresh=False, n_threads=n_threads)
+    else:
+        it, _, _ = _hartigan.lloyd(G, labels, k, QX, Q, sizes, max_iter, tol,
+                                   initialise=False, refresh=False, n_threads=n_threads)
+    return labels, float(_hartigan.objective(Q, sizes, k)), int(it)
+
+
+def fit_partition(G, k, algorithm, init, n_init, max_iter, rng, n_threads):
+    """Best of ``n_init`` local searches on the centred Gram matrix ``G``.
+
+    Seeds are drawn from ``rng`` before any work, and the restart with the
+    largest objective (lowest W) wins, ties to the earliest; so the result does
+    not depend on the number of threads.  Returns (labels, W, n_iter).
+    """
+    if algorithm == "spectral":
+        return _spectral(G, k, init, n_init, max_iter, rng, n_threads)
+    tol = tolerance(G)
+    trace = float(np.trace(G))
+    if isinstance(init, np.ndarray):
+        n_init = 1
+    seeds = rng.integers(0, 2**63 - 1, size=n_init)
+
+    def one(seed):
+        labels0 = _initial_labels(G, k, init, np.random.default_rng(seed))
+        return run_kernel(G, labels0, k, algorithm, max_iter, tol)
+
+    if n_threads > 1 and n_init > 1:
+        with ThreadPoolExecutor(max_workers=min(n_threads, n_init)) as pool:
+            results = list(pool.map(one, seeds))
+    else:
+        results = [one(s) for s in seeds]
+    best = max(range(len(results)), key=lambda r: (results[r][1], -r))
+    labels, obj, it = results[best]
+    return labels, trace - obj, it
+
+
+def _spectral(G, k, init, n_init, max_iter, rng, n_threads):
+    """Top-k eigenvectors of G, then (linear) k-means on the rows, scored by W on G."""
+    from scipy.linalg import eigh
+
+    n = G.shape[0]
+    _, U = eigh(G, subset_by_index=[n - k, n - 1])
+    L = np.ascontiguousarray(U @ U.T)
+    labels, _, it = fit_partition(L, k, "lloyd", init, n_init, max_iter, rng, n_threads)
+    _, Q, sizes = initial_bookkeeping(G, labels, k)
+    return labels, float(np.trace(G)) - float(_hartigan.objective(Q, sizes, k)), it
+
+
+def group_sums_from_gram(G, labels, k):
+    r"""k×k matrix :math:`M_{gh} = \sum_{x\in C_g, y\in C_h} \rho(x, y)` from a Gram matrix."""
+    Z = np.zeros((G.shape[0], k))
+    Z[np.arange(G.shape[0]), labels] = 1.0
+    sizes = Z.sum(axis=0)
+    dsum = Z.T @ np.diagonal(G)
+    return np.outer(dsum, sizes) + np.outer(sizes, dsum) - 2.0 * (Z.T @ (G @ Z))
+
+
+# -- exact 1-D (SPEC §5) -----------------------------------------------------
+
+def _prefix(xs):
+    n = xs.size
+    P1 = np.zeros(n + 1)
+    PL = np.zeros(n + 1)
+    np.cumsum(xs, out=P1[1:])
+    np.cumsum(np.arange(n) * xs, out=PL[1:])
+    return P1, PL
+
+
+def _segment_cost(P1, PL, a, b):
+    r"""Within dispersion :math:`\frac{1}{2m}\sum_{x,y}|x-y|` of the sorted segment ``[a, b)``.
+
+    With local ranks :math:`t = l - a`, :math:`\sum_{x,y}|x-y| = 2\sum_t (2t + 1 - m) x_{(t)}`.
+    """
+    m = b - a
+    inner = 2.0 * (PL[b] - PL[a]) + (1.0 - 2.0 * a - m) * (P1[b] - P1[a])
+    return inner / m
+
+
+def exact_1d(x, k):
+    """Exact minimum-W partition of 1-D data into k contiguous groups of the sorted data.
+
+    k = 2: every split in O(1) after a sort, O(n log n) in all.  k > 2: a
+    dynamic programme over the sorted data, O(k n²) time, blocks of columns.
+    Returns (labels, W).
+    """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    n = x.size
+    order = np.argsort(x, kind="stable")
+    xs = x[order] - np.median(x)
+    P1, PL = _prefix(xs)
+    if k == 2:
+        s = np.arange(1, n)
+        W = _segment_cost(P1, PL, 0, s) + _segment_cost(P1, PL, s, n)
+        cut = [int(s[np.argmin(W)])]
+        Wbest = float(W.min())
+    else:
+        INF = np.inf
+        # best[c][b]: min W of the first b sorted points in c groups
+        prev = np.full(n + 1, INF)
+        prev[1:] = _segment_cost(P1, PL, 0, np.arange(1, n + 1))
+        back = np.zeros((k + 1, n + 1), dtype=np.intp)
+        a_all = np.arange(n + 1)
+        block = max(1, 2**22 // (n + 1))
+        for c in range(2, k + 1):
+            cur = np.full(n + 1, INF)
+            for b0 in range(c, n + 1, block):
+                bs = np.arange(b0, min(n + 1, b0 + block))
+                A = a_all[:n, None]
+                B = bs[None, :]
+                valid = (A >= c - 1) & (A < B)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    seg = _segment_cost(P1, PL, A, np.maximum(B, A + 1))
+                    cost = np.where(valid, prev[:n, None] + seg, INF)
+                arg = np.argmin(cost, axis=0)
+                cur[bs] = cost[arg, np.arange(bs.size)]
+                back[c, bs] = arg
+            prev = cur
+        Wbest = float(prev[n])
+        cut = []
+        b = n
+        for c in range(k, 1, -1):
+            a = int(back[c, b])
+            cut.append(a)
+            b = a
+        cut = sorted(cut)
+    sorted_labels = np.zeros(n, dtype=np.intp)
+    for c in cut:
+        sorted_labels[c:] += 1
+    labels = np.empty(n, dtype=np.intp)
+    labels[order] = sorted_labels
+    return labels, Wbest
