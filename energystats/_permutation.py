@@ -112,16 +112,61 @@ class MatrixEngine:
     def _product(self, LT):
         return LT @ self.D
 
-    def group_sums(self, codes):
+    def _onehot(self, codes):
+        """Internal codes (largest group last) and the one-hot rows of the others."""
         B, n = codes.shape
-        k, kp = self.k, self.k - 1
+        kp = self.k - 1
         ci = np.ascontiguousarray(self.inv[codes], dtype=np.intp)
         if kp == 1:
             LT = (ci == 0).astype(np.float64)
         else:
             LT = (ci[:, None, :] == np.arange(kp)[None, :, None]).astype(np.float64).reshape(B * kp, n)
+        return ci, LT
+
+    def group_sums(self, codes):
+        """``Lᵀ D L`` over the upper block triangle of ``D`` (symmetry halves the work).
+
+        With the rows cut into P blocks, ``Lᵀ D L = Σ_p L_pᵀ D_pp L_p +
+        Σ_{p<q} (L_pᵀ D_pq L_q + its transpose)``: P(P+1)/2 of the P² block
+        products.  The largest group's row and column follow from ``Lᵀ r``
+        (``r`` the row sums of ``D``).
+        """
+        B, n = codes.shape
+        k, kp = self.k, self.k - 1
+        ci, LT = self._onehot(codes)
+        L3 = LT.reshape(B, kp, n)
+        nb = int(min(4, max(1, n // 256)))
+        edges = np.linspace(0, n, nb + 1).astype(int)
+        Q = np.zeros((B, kp, kp))
         with _blas_limits(self.n_threads):
-            Z = self._product(LT) if kp else np.zeros((0, n))
+            for p in range(nb):
+                sp = slice(edges[p], edges[p + 1])
+                Lp = LT[:, sp]
+                for q in range(p, nb):
+                    sq = slice(edges[q], edges[q + 1])
+                    Y = (Lp @ self.D[sp, sq]).reshape(B, kp, -1)
+                    if kp == 1:
+                        part = np.einsum("bj,bj->b", Y[:, 0, :], L3[:, 0, sq])[:, None, None]
+                    else:
+                        part = np.matmul(Y, L3[:, :, sq].transpose(0, 2, 1))
+                    Q += part if p == q else part + part.transpose(0, 2, 1)
+            s = (LT @ self.rowsum).reshape(B, kp)
+        total = float(self.rowsum.sum())
+        out = np.empty((B, k, k))
+        out[:, :kp, :kp] = 0.5 * (Q + Q.transpose(0, 2, 1))
+        last = s - out[:, :kp, :kp].sum(axis=2)  # Σ_{x∈C_g, y∈C_last}
+        out[:, :kp, kp] = last
+        out[:, kp, :kp] = last
+        out[:, kp, kp] = (total - s.sum(axis=1)) - last.sum(axis=1)
+        return out[:, self.inv][:, :, self.inv]
+
+    def _group_sums_full(self, codes):
+        """``Z = Lᵀ D`` for every row, folded by label in the compiled kernel."""
+        B, n = codes.shape
+        k, kp = self.k, self.k - 1
+        ci, LT = self._onehot(codes)
+        with _blas_limits(self.n_threads):
+            Z = self._product(LT)
         out = np.empty((B, k, k))
         _permutation.batch_group_sums(np.ascontiguousarray(Z), ci, self.rowsum, out, self.n_threads)
         out = 0.5 * (out + out.transpose(0, 2, 1))
@@ -160,6 +205,9 @@ class BlockedEngine(MatrixEngine):
         per = (16 * (k - 1) + 8 + 8 * k * k / max(n, 1)) * n
         free = memory_budget - 8.0 * self.block_rows * n
         self.batch_size = int(max(1, min(4096, free // per)))
+
+    def group_sums(self, codes):
+        return self._group_sums_full(codes)
 
     def _product(self, LT):
         n = self.X.shape[0]

@@ -105,3 +105,23 @@ class TestEngines:
         assert _permutation.pvalue_from_null(2.0, null, exact=False) == pytest.approx(4 / 5)
         assert _permutation.pvalue_from_null(2.0, null, exact=True) == pytest.approx(3 / 4)
         assert _permutation.pvalue_from_null(10.0, null, exact=False) == pytest.approx(1 / 5)
+
+
+class TestMatrixEngineBlocks:
+    """The matrix engine sums over the upper block triangle of D (P = 1, 2, 4 blocks)."""
+
+    @pytest.mark.parametrize("n,sizes", [(300, (100, 200)), (600, (150, 200, 250)),
+                                         (1100, (500, 600)), (1100, (200, 300, 250, 350))])
+    def test_against_dense_numpy(self, n, sizes):
+        rng = np.random.default_rng(n + len(sizes))
+        X = rng.normal(size=(n, 3))
+        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2))
+        k = len(sizes)
+        eng = _permutation.MatrixEngine(D, k, np.array(sizes), 2, _permutation.DEFAULT_MEMORY_BUDGET)
+        codes = random_codes(rng, 4, sizes)
+        M = eng.group_sums(codes)
+        M_full = eng._group_sums_full(codes)
+        for b in range(4):
+            L = np.eye(k)[codes[b]]
+            np.testing.assert_allclose(M[b], L.T @ D @ L, rtol=1e-11)
+            np.testing.assert_allclose(M_full[b], L.T @ D @ L, rtol=1e-11)
