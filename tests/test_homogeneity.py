@@ -408,6 +408,12 @@ class TestEnergyTest:
         samples = [X[labels == g] for g in range(k)]
         reordered = es.energy_test(*samples[::-1], n_resamples=0).statistic
         assert reordered == pytest.approx(base, abs=tol)
+        # DISCO's components are invariant too
+        d0 = es.disco(X, labels=labels, n_resamples=0)
+        d1 = es.disco(X[perm], labels=np.array(["c", "a", "b"])[labels[perm]], n_resamples=0)
+        scale = max(1.0, abs(d0.total))
+        assert d1.between == pytest.approx(d0.between, abs=1e-9 * scale)
+        assert d1.within == pytest.approx(d0.within, abs=1e-9 * scale)
 
     # -- input validation --
 
