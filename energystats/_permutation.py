@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from . import _engine
-from ._lib import _pairwise, _permutation
+from ._lib import _permutation
 
 __all__ = ["build_engine", "permutation_null", "count_relabellings", "enumerate_relabellings",
            "draw_permutations", "pvalue_from_null"]
