@@ -1,0 +1,109 @@
+# cython: language_level=3
+"""Batched group sums for permutation tests (SPEC §4).
+
+A permutation test needs, for every relabelling ``b`` of the pooled sample,
+the k×k matrix ``M_b[g, h] = Σ_{x∈C_g^b} Σ_{y∈C_h^b} rho(x, y)``.  Two
+kernels evaluate a whole batch of relabellings at once, each relabelling on
+its own thread (``prange`` over the batch, GIL released):
+
+* :func:`batch_group_sums` finishes the matrix path: the driver forms
+  ``Z = Lᵀ D`` with a BLAS product (``L`` the one-hot matrix of the first
+  ``k − 1`` groups of each relabelling), and the kernel folds the rows of
+  ``Z`` by label, O(n·k) per relabelling.  The column of the last group comes
+  from the row sums of ``D``: ``Σ_{y∈C_{k−1}} rho(x, y) = Σ_y rho(x, y) − Σ_{h<k−1} Z[h, x]``.
+* :func:`batch_sorted_group_sums` is the 1-D ``|x − y|`` path: the data are
+  sorted once; a relabelling keeps each group's order as the pooled order
+  filtered by label, so each relabelling is one O(n·k) pass (the arithmetic of
+  :func:`energystats._lib._sorted1d.sorted_group_sums`, batched).
+
+Inputs are validated by the caller (codes in ``0..k−1``, shapes consistent).
+"""
+import numpy as np
+
+cimport cython
+from cython.parallel cimport parallel, prange, threadid
+
+from energystats._lib._pairwise cimport kahan_add
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def batch_group_sums(const double[:, ::1] Z,          # IN (B*(k-1), n): rows b*(k-1)+h = Σ_{y∈C_h^b} rho(., y)
+                     const Py_ssize_t[:, ::1] codes,  # IN (B, n): group code of each point, 0..k-1
+                     const double[::1] rowsum,        # IN (n,): Σ_y rho(x, y)
+                     double[:, :, ::1] out,           # OUT (B, k, k): M_b (not symmetrised)
+                     int n_threads):
+    """Fold ``Z`` by label: ``out[b, g, h] = Σ_{x∈C_g^b} Z[b(k−1)+h, x]``."""
+    cdef Py_ssize_t B = codes.shape[0], n = codes.shape[1], k = out.shape[1]
+    cdef Py_ssize_t kp = k - 1
+    cdef Py_ssize_t b, i, g, h, r0
+    cdef double rest, z
+    if B == 0:
+        return
+    with nogil, parallel(num_threads=n_threads):
+        for b in prange(B, schedule="static"):
+            r0 = b * kp
+            for g in range(k):
+                for h in range(k):
+                    out[b, g, h] = 0.0
+            for i in range(n):
+                g = codes[b, i]
+                rest = rowsum[i]
+                for h in range(kp):
+                    z = Z[r0 + h, i]
+                    out[b, g, h] += z
+                    rest = rest - z
+                out[b, g, kp] += rest
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def batch_sorted_group_sums(const double[::1] x,            # IN (n,): pooled data, sorted, centred
+                            const Py_ssize_t[::1] order,     # IN (n,): x[p] is point order[p]
+                            const Py_ssize_t[:, ::1] codes,  # IN (B, n): group of each point (unsorted order)
+                            double[:, :, ::1] out,           # OUT (B, k, k): upper-triangle sums P + C
+                            int n_threads):
+    """Per relabelling, ``out[b, g, h]`` = compensated Σ over sorted pairs
+    p < q with labels (g, h) of ``x[q] − x[p]``, the label of ``x[p]`` being
+    ``codes[b, order[p]]``; the caller forms ``out + outᵀ``.
+
+    ``out`` must be zero on entry.
+    """
+    cdef Py_ssize_t B = codes.shape[0], n = codes.shape[1], k = out.shape[1]
+    cdef Py_ssize_t b, p, g, h, tid
+    cdef double xv
+    cdef double* buf
+    cdef double* cnt
+    cdef double* tot
+    cdef double* totc
+    cdef double* comp
+    if B == 0 or n == 0:
+        return
+    if n_threads < 1:
+        n_threads = 1
+    # One scratch row per thread: counts, sums, their compensations, and the
+    # compensations of the k×k accumulators.
+    scratch_arr = np.zeros((n_threads, 3 * k + k * k), dtype=np.float64)
+    cdef double[:, ::1] scratch = scratch_arr
+    with nogil, parallel(num_threads=n_threads):
+        tid = threadid()
+        buf = &scratch[tid, 0]
+        cnt = buf
+        tot = buf + k
+        totc = buf + 2 * k
+        comp = buf + 3 * k
+        for b in prange(B, schedule="static"):
+            for g in range(3 * k + k * k):
+                buf[g] = 0.0
+            for p in range(n):
+                xv = x[p]
+                g = codes[b, order[p]]
+                for h in range(k):
+                    if cnt[h] > 0:
+                        kahan_add(&out[b, g, h], &comp[g * k + h],
+                                  cnt[h] * xv - (tot[h] + totc[h]))
+                cnt[g] += 1.0
+                kahan_add(&tot[g], &totc[g], xv)
+            for g in range(k):
+                for h in range(k):
+                    out[b, g, h] += comp[g * k + h]

@@ -1,0 +1,127 @@
+"""The compiled permutation kernels and the engines behind energy_test / disco,
+each against a plain numpy reference, for both dtypes and n_threads 1 and 2."""
+import numpy as np
+import pytest
+
+from energystats import _permutation
+from energystats._lib import _permutation as kernels
+from energystats._metrics import resolve_metric
+
+
+def ref_group_sums(X, codes, k, p=1.0):
+    """M[g, h] = Σ_{x∈C_g, y∈C_h} ‖x − y‖^p by explicit loops over groups."""
+    X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
+    M = np.zeros((k, k))
+    for g in range(k):
+        for h in range(k):
+            A, B = X[codes == g], X[codes == h]
+            diff = A[:, None, :] - B[None, :, :]
+            M[g, h] = np.sum(np.sqrt(np.sum(diff ** 2, axis=2)) ** p)
+    return M
+
+
+def random_codes(rng, B, sizes):
+    base = np.repeat(np.arange(len(sizes)), sizes)
+    return np.ascontiguousarray(np.array([rng.permutation(base) for _ in range(B)]), dtype=np.intp)
+
+
+class TestBatchGroupSums:
+
+    @pytest.mark.parametrize("n_threads", [1, 2])
+    @pytest.mark.parametrize("sizes", [(5, 7), (3, 4, 6, 2)])
+    def test_against_numpy(self, n_threads, sizes):
+        rng = np.random.default_rng(0)
+        k, n, B = len(sizes), sum(sizes), 9
+        D = rng.random((n, n))
+        D = D + D.T
+        np.fill_diagonal(D, 0)
+        codes = random_codes(rng, B, sizes)
+        kp = k - 1
+        Z = np.zeros((B * kp, n))
+        for b in range(B):
+            for h in range(kp):
+                Z[b * kp + h] = D[:, codes[b] == h].sum(axis=1)
+        out = np.empty((B, k, k))
+        kernels.batch_group_sums(Z, codes, np.ascontiguousarray(D.sum(axis=1)), out, n_threads)
+        for b in range(B):
+            L = np.eye(k)[codes[b]]
+            np.testing.assert_allclose(out[b], L.T @ D @ L, rtol=1e-12, atol=1e-12)
+
+
+class TestBatchSortedGroupSums:
+
+    @pytest.mark.parametrize("n_threads", [1, 2])
+    @pytest.mark.parametrize("sizes", [(6, 9), (4, 5, 3, 7)])
+    def test_against_numpy(self, n_threads, sizes):
+        rng = np.random.default_rng(1)
+        k, n, B = len(sizes), sum(sizes), 11
+        x = np.round(rng.standard_t(2, size=n), 1)  # with ties
+        order = np.argsort(x, kind="stable")
+        xs = x[order]
+        codes = random_codes(rng, B, sizes)
+        out = np.zeros((B, k, k))
+        kernels.batch_sorted_group_sums(np.ascontiguousarray(xs - xs[n // 2]), order, codes, out,
+                                        n_threads)
+        full = out + out.transpose(0, 2, 1)
+        for b in range(B):
+            np.testing.assert_allclose(full[b], ref_group_sums(x, codes[b], k), rtol=1e-12, atol=1e-10)
+
+
+class TestEngines:
+
+    @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+    @pytest.mark.parametrize("n_threads", [1, 2])
+    @pytest.mark.parametrize("d,method", [(1, "auto"), (1, "pairwise"), (3, "auto"), (3, "streamed")])
+    def test_engine_against_numpy(self, dtype, n_threads, d, method):
+        rng = np.random.default_rng(2)
+        sizes = np.array([7, 5, 9])
+        X = rng.normal(size=(sizes.sum(), d)).astype(dtype)
+        met = resolve_metric("energy", 1.0, 1.0)
+        eng = _permutation.build_engine(X, 3, sizes, met, n_threads, method=method)
+        expected_name = {"auto": "sorted" if d == 1 else "matrix", "pairwise": "matrix",
+                         "streamed": "streamed"}[method]
+        assert eng.name == expected_name
+        codes = random_codes(rng, 6, sizes)
+        M = eng.group_sums(codes)
+        for b in range(6):
+            np.testing.assert_allclose(M[b], ref_group_sums(X, codes[b], 3), rtol=1e-10)
+
+    def test_blocked_engine(self):
+        rng = np.random.default_rng(3)
+        sizes = np.array([40, 30, 50])
+        n = sizes.sum()
+        X = rng.normal(size=(n, 2))
+        met = resolve_metric("energy", 0.7, 1.0)
+        eng = _permutation.build_engine(X, 3, sizes, met, 2, memory_budget=0.5 * 8 * n * n)
+        assert eng.name == "blocked" and eng.block_rows < n
+        codes = random_codes(rng, 5, sizes)
+        M = eng.group_sums(codes)
+        for b in range(5):
+            np.testing.assert_allclose(M[b], ref_group_sums(X, codes[b], 3, p=0.7), rtol=1e-10)
+
+    def test_pvalue_from_null(self):
+        null = np.array([1.0, 2.0, 3.0, 2.0 * (1 - 1e-15)])
+        # ties within 100 eps count as ≥
+        assert _permutation.pvalue_from_null(2.0, null, exact=False) == pytest.approx(4 / 5)
+        assert _permutation.pvalue_from_null(2.0, null, exact=True) == pytest.approx(3 / 4)
+        assert _permutation.pvalue_from_null(10.0, null, exact=False) == pytest.approx(1 / 5)
+
+
+class TestMatrixEngineBlocks:
+    """The matrix engine sums over the upper block triangle of D (P = 1, 2, 4 blocks)."""
+
+    @pytest.mark.parametrize("n,sizes", [(300, (100, 200)), (600, (150, 200, 250)),
+                                         (1100, (500, 600)), (1100, (200, 300, 250, 350))])
+    def test_against_dense_numpy(self, n, sizes):
+        rng = np.random.default_rng(n + len(sizes))
+        X = rng.normal(size=(n, 3))
+        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2))
+        k = len(sizes)
+        eng = _permutation.MatrixEngine(D, k, np.array(sizes), 2, _permutation.DEFAULT_MEMORY_BUDGET)
+        codes = random_codes(rng, 4, sizes)
+        M = eng.group_sums(codes)
+        M_full = eng._group_sums_full(codes)
+        for b in range(4):
+            L = np.eye(k)[codes[b]]
+            np.testing.assert_allclose(M[b], L.T @ D @ L, rtol=1e-11)
+            np.testing.assert_allclose(M_full[b], L.T @ D @ L, rtol=1e-11)
