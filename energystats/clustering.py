@@ -17,6 +17,7 @@ import pandas as pd
 from . import _cluster_engine as _ce
 from . import _engine
 from ._metrics import resolve_metric
+from .frames import select_frame
 from ._validation import as_data, as_labels, as_square_matrix, check_n_threads, check_rng
 from .decomposition import DispersionResult, dispersion_from_sums
 
@@ -398,7 +399,7 @@ class EnergyClusteringResult:
                 f"F={self.F:.6g}, sizes={list(map(int, self.sizes))}, algorithm={self.algorithm!r})")
 
 
-def energy_clustering(X, n_clusters=2, *, metric="energy", exponent=1.0, sigma=1.0,
+def energy_clustering(X, n_clusters=2, *, columns=None, metric="energy", exponent=1.0, sigma=1.0,
                       algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
                       rng=None, n_threads=None):
     r"""Energy clustering of ``X`` into ``n_clusters`` groups (functional form).
@@ -409,6 +410,9 @@ def energy_clustering(X, n_clusters=2, *, metric="energy", exponent=1.0, sigma=1
         Data; with ``metric='precomputed'`` an n×n semimetric matrix.
     n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter, n_threads
         As in :class:`EnergyClustering`.
+    columns : list, optional
+        With a DataFrame ``X``: the columns to use (default: all, which must
+        be numeric).
     rng : None, int or numpy.random.Generator
         Seeds the restarts.
 
@@ -439,6 +443,7 @@ def energy_clustering(X, n_clusters=2, *, metric="energy", exponent=1.0, sigma=1
     >>> res
     EnergyClusteringResult(W=1.33333, S=14.3333, T=15.6667, F=43, sizes=[3, 3], algorithm='hartigan')
     """
+    X = select_frame(X, columns)
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
                           max_iter, rng, n_threads)
     labels, disp, n_iter = _fit(opts)

@@ -6,6 +6,7 @@ import numpy as np
 from . import _engine
 from ._metrics import resolve_metric
 from ._validation import as_data, as_square_matrix, check_n_threads
+from .frames import grouped_data, select_frame
 
 __all__ = ["pairwise", "gram_matrix", "energy_distance", "is_negative_type"]
 
@@ -149,13 +150,23 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, x0=None, n_threa
     return G
 
 
-def energy_distance(x, y, *, metric="energy", exponent=1.0, sigma=1.0, method="auto", n_threads=None):
+def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, metric="energy", exponent=1.0,
+                    sigma=1.0, method="auto", n_threads=None):
     r"""Two-sample energy distance :math:`\mathcal{E}(A, B)` (V-statistic, no square root).
 
     Parameters
     ----------
     x, y : array_like, Series or DataFrame, shape (n, d) and (m, d) or 1-D
         The two samples (at least one point each, same number of features).
+        Alternatively ``x`` is a DataFrame holding both samples and ``by``
+        names its grouping column, which must have exactly two groups.
+    by : str, optional
+        With a DataFrame ``x`` and no ``y``: the grouping column.
+    columns : list, optional
+        With DataFrames: the columns to use (default: every column of ``x``
+        and ``y``; with ``by``, every numeric column but ``by``).
+    dropna : bool, default False
+        With ``by``: drop rows with missing values instead of raising.
     metric, exponent, sigma, n_threads
         As in :func:`pairwise`.
     method : {'auto', 'sorted', 'pairwise'}, default 'auto'
@@ -192,9 +203,26 @@ def energy_distance(x, y, *, metric="energy", exponent=1.0, sigma=1.0, method="a
     3.0
     >>> es.energy_distance([[0, 0], [1, 1]], [[0, 1]], exponent=2)
     1.0
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"v": [0.0, 1.0, 2.0, 3.0], "g": ["a", "a", "b", "b"]})
+    >>> es.energy_distance(df, by="g")
+    3.0
     """
     met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
     nt = check_n_threads(n_threads)
+    if by is not None:
+        if y is not None:
+            raise TypeError("give either `y` or `by`, not both.")
+        data = grouped_data(x, by=by, columns=columns, dropna=dropna, name="x")
+        if data.labels.k != 2:
+            raise ValueError(f"`by` must split `x` into exactly 2 groups; got {data.labels.k} "
+                             f"({data.labels.groups}).")
+        x = data.X[data.labels.codes == 0]
+        y = data.X[data.labels.codes == 1]
+    elif y is None:
+        raise TypeError("`y` (or `by=` with a DataFrame `x`) is required.")
+    else:
+        x, y = select_frame(x, columns, "x"), select_frame(y, columns, "y")
     a, b = _pair_iv(x, y)
     pooled = np.concatenate([a, b])
     codes = np.repeat(np.arange(2, dtype=np.intp), [a.shape[0], b.shape[0]])

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ._validation import Labels, as_data, as_labels
 
-__all__ = ["grouped_data", "GroupedData"]
+__all__ = ["grouped_data", "GroupedData", "select_frame"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,15 @@ def select_columns(df, columns=None, exclude=(), name="X"):
         if overlap:
             raise ValueError(f"`columns` must not contain the grouping column(s) {overlap}.")
     return columns
+
+
+def select_frame(X, columns=None, name="X"):
+    """``X[columns]`` for a DataFrame ``X`` (checked), ``X`` itself when ``columns`` is None."""
+    if columns is None:
+        return X
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(f"`columns` needs `{name}` to be a pandas DataFrame; got {type(X).__name__}.")
+    return X[select_columns(X, columns, name=name)]
 
 
 def grouped_data(X, labels=None, *, by=None, columns=None, dropna=False, min_groups=1,

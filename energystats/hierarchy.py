@@ -6,11 +6,12 @@ import numpy as np
 from . import _cluster_engine as _ce
 from ._metrics import resolve_metric
 from ._validation import as_data, as_square_matrix, check_n_threads
+from .frames import select_frame
 
 __all__ = ["energy_linkage"]
 
 
-def energy_linkage(X, *, metric="energy", exponent=1.0, sigma=1.0, n_threads=None):
+def energy_linkage(X, *, columns=None, metric="energy", exponent=1.0, sigma=1.0, n_threads=None):
     r"""Agglomerative energy clustering; returns a SciPy-compatible linkage matrix.
 
     At every step the two clusters with the smallest energy cluster distance
@@ -34,6 +35,9 @@ def energy_linkage(X, *, metric="energy", exponent=1.0, sigma=1.0, n_threads=Non
     ----------
     X : array_like or DataFrame, shape (n_samples, n_features)
         Data; with ``metric='precomputed'`` an n×n semimetric matrix.
+    columns : list, optional
+        With a DataFrame ``X``: the columns to use (default: all, which must
+        be numeric).
     metric, exponent, sigma, n_threads
         As in :func:`energystats.pairwise`; ``'precomputed'`` is accepted.
 
@@ -77,6 +81,7 @@ def energy_linkage(X, *, metric="energy", exponent=1.0, sigma=1.0, n_threads=Non
 
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
+    X = select_frame(X, columns)
     if met.kind == "precomputed":
         A = as_square_matrix(X, "X")
     else:

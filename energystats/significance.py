@@ -11,6 +11,7 @@ from . import _cluster_engine as _ce
 from .clustering import _clustering_iv, _fit, _check_int
 from .decomposition import DispersionResult, dispersion_from_sums
 from ._permutation import pvalue_from_null
+from .frames import select_frame
 
 __all__ = ["cluster_test", "ClusterTestResult", "AntiConservativeWarning"]
 
@@ -115,7 +116,7 @@ def _pvalue(obs, null):
     return float(pvalue_from_null(obs, np.asarray(null, dtype=np.float64), exact=False))
 
 
-def cluster_test(X, n_clusters=2, *, null="gaussian", n_resamples=99, metric="energy",
+def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=99, metric="energy",
                  exponent=1.0, sigma=1.0, algorithm="hartigan", init="k-means++", n_init=10,
                  max_iter=300, random_state=None, rng=None, naive=False, n_threads=None):
     r"""Is the data more clustered than a no-cluster reference? (SPEC §7)
@@ -126,6 +127,9 @@ def cluster_test(X, n_clusters=2, *, null="gaussian", n_resamples=99, metric="en
         Data (raw features: the reference is drawn in feature space, so
         'precomputed' is not accepted).
     n_clusters : int, default 2
+    columns : list, optional
+        With a DataFrame ``X``: the columns to use (default: all, which must
+        be numeric).
     null : {'gaussian', 'uniform'}, default 'gaussian'
         Reference distribution of "no clusters": a normal with the data's mean
         and covariance, or the uniform distribution on a box along the data's
@@ -204,6 +208,7 @@ def cluster_test(X, n_clusters=2, *, null="gaussian", n_resamples=99, metric="en
     >>> es.cluster_test(Y, 2, n_resamples=19, n_init=2, rng=0).pvalue > 0.1
     True
     """
+    X = select_frame(X, columns)
     if null not in NULLS:
         raise ValueError(f"`null` must be one of {list(NULLS)}; got {null!r}.")
     if metric == "precomputed":

@@ -271,3 +271,45 @@ class TestStreamedSums:
                 for h in (0, 1):
                     exact = math.fsum(D[np.ix_(codes == g, codes == h)].ravel())
                     assert M[g, h] == pytest.approx(exact, rel=1e-13)
+
+
+class TestDataFrameForms:
+    """energy_distance and the clustering functions take DataFrames with columns= / by=."""
+
+    def test_energy_distance_by_and_columns(self):
+        rng = np.random.default_rng(8)
+        X = rng.normal(size=(30, 2))
+        g = np.array(["u"] * 12 + ["v"] * 18)
+        df = pd.DataFrame(X, columns=["p", "q"]).assign(grp=g, note="n/a")
+        want = ref_energy(X[:12], X[12:])
+        assert es.energy_distance(df, by="grp") == pytest.approx(want, rel=1e-10)
+        assert es.energy_distance(df, by="grp", columns=["q"]) == pytest.approx(
+            ref_energy(X[:12, 1], X[12:, 1]), rel=1e-10)
+        a, b = df.iloc[:12], df.iloc[12:]
+        assert es.energy_distance(a, b, columns=["p", "q"]) == pytest.approx(want, rel=1e-10)
+        with pytest.raises(TypeError, match="non-numeric column"):
+            es.energy_distance(a, b)
+        with pytest.raises(ValueError, match="exactly 2 groups"):
+            es.energy_distance(df.assign(grp=np.arange(30) % 3), by="grp")
+        with pytest.raises(TypeError, match="either `y` or `by`"):
+            es.energy_distance(df, b, by="grp")
+        with pytest.raises(TypeError, match="`y`"):
+            es.energy_distance(df)
+        with pytest.raises(TypeError, match="`columns` needs"):
+            es.energy_distance(X[:12], X[12:], columns=["p"])
+
+    def test_clustering_functions_take_columns(self):
+        rng = np.random.default_rng(4)
+        X = np.vstack([rng.normal(size=(15, 2)), rng.normal(size=(15, 2)) + 6])
+        df = pd.DataFrame(X, columns=["p", "q"], index=[f"r{i}" for i in range(30)]).assign(name="x")
+        res = es.energy_clustering(df, 2, columns=["p", "q"], rng=0)
+        assert list(res.labels.index) == list(df.index)
+        assert res.W == pytest.approx(es.dispersion(X, res.labels.to_numpy()).W, rel=1e-10)
+        Z = es.energy_linkage(df, columns=["p", "q"])
+        np.testing.assert_allclose(Z, es.energy_linkage(X))
+        t = es.cluster_test(df, 2, columns=["p", "q"], n_resamples=4, n_init=1, rng=1)
+        assert t.statistic == pytest.approx(es.cluster_test(X, 2, n_resamples=4, n_init=1, rng=1).statistic)
+        with pytest.raises(TypeError, match="non-numeric column"):
+            es.energy_clustering(df, 2)
+        with pytest.raises(KeyError, match="not found"):
+            es.cluster_test(df, 2, columns=["p", "zz"])
