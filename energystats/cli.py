@@ -361,6 +361,14 @@ def _wrap(text):
     return textwrap.fill(" ".join(text.split()), width=79)
 
 
+def _add_inference_args(p, resamples, what):
+    """--resamples, --seed and --alpha, shared by test, disco and cluster."""
+    p.add_argument("--resamples", "-R", type=int, default=resamples,
+                   help=f"{what} (default: {resamples})")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="energystats",
@@ -398,9 +406,7 @@ def build_parser():
     )
     p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
     p.add_argument("--by", action="append", required=True, help="grouping column")
-    p.add_argument("--resamples", "-R", type=int, default=999, help="permutations (default: 999)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
-    p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
+    _add_inference_args(p, 999, "permutations")
     p.set_defaults(func=_cmd_test)
 
     p = sub.add_parser(
@@ -415,9 +421,7 @@ def build_parser():
     p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
     p.add_argument("--by", action="append", required=True,
                    help="grouping column(s), comma-separated or repeated")
-    p.add_argument("--resamples", "-R", type=int, default=999, help="permutations (default: 999)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
-    p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
+    _add_inference_args(p, 999, "permutations")
     p.set_defaults(func=_cmd_disco)
 
     p = sub.add_parser(
@@ -435,14 +439,11 @@ def build_parser():
     p.add_argument("--algorithm", choices=("hartigan", "lloyd", "spectral", "exact-1d"),
                    default="hartigan", help="clustering algorithm (default: hartigan)")
     p.add_argument("--n-init", type=int, default=10, help="restarts, best W kept (default: 10)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
     p.add_argument("--test", action="store_true",
                    help="run the significance check (re-clusters --resamples null data sets)")
     p.add_argument("--null", choices=("gaussian", "uniform"), default="gaussian",
                    help="reference null of the check (default: gaussian)")
-    p.add_argument("--resamples", "-R", type=int, default=99,
-                   help="reference data sets of the check (default: 99)")
-    p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
+    _add_inference_args(p, 99, "reference data sets of the check")
     p.add_argument("--out", "-o", metavar="PATH",
                    help="write the input rows with a label column (.csv, .tsv, .parquet, .json)")
     p.add_argument("--label-column", default="cluster", help="name of the label column (default: cluster)")
