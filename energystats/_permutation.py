@@ -404,7 +404,8 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
     return observed, null, is_exact, obs_M
 
 
-def _progress_bar(total, progress):
+def _progress_bar(total, progress, desc="permutations", unit="perm"):
+    """A tqdm bar on stderr when ``progress`` is true and tqdm is installed (else None)."""
     if not progress or total == 0:
         return None
     try:
@@ -414,4 +415,4 @@ def _progress_bar(total, progress):
         warnings.warn("`progress=True` needs tqdm, which is not installed; no progress is shown.",
                       RuntimeWarning, stacklevel=4)
         return None
-    return tqdm(total=total, desc="permutations", unit="perm")
+    return tqdm(total=total, desc=desc, unit=unit)

@@ -10,7 +10,7 @@ import pandas as pd
 from . import _cluster_engine as _ce
 from .clustering import _clustering_iv, _fit, _check_int
 from .decomposition import DispersionResult, dispersion_from_sums
-from ._permutation import pvalue_from_null
+from ._permutation import _progress_bar, pvalue_from_null
 from .frames import select_frame
 
 __all__ = ["cluster_test", "ClusterTestResult", "AntiConservativeWarning"]
@@ -106,6 +106,14 @@ def reference_sampler(X, null):
     return draw
 
 
+def _ticking(values, bar):
+    """Yield ``values``, advancing the progress ``bar`` (or nothing) once per value."""
+    for v in values:
+        if bar is not None:
+            bar.update(1)
+        yield v
+
+
 def _stat(disp):
     return disp.S / disp.T if disp.T > 0 else 0.0
 
@@ -118,7 +126,8 @@ def _pvalue(obs, null):
 
 def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=99, metric="energy",
                  exponent=1.0, sigma=1.0, algorithm="hartigan", init="k-means++", n_init=10,
-                 max_iter=300, random_state=None, rng=None, naive=False, n_threads=None):
+                 max_iter=300, random_state=None, rng=None, naive=False, progress=False,
+                 n_threads=None):
     r"""Is the data more clustered than a no-cluster reference? (SPEC §7)
 
     Parameters
@@ -148,6 +157,8 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
         Instead, permute the fitted labels on the same data (SPEC §4) — NOT a
         valid test after clustering: it rejects almost always even for a
         single Gaussian.  Emits :class:`AntiConservativeWarning`.
+    progress : bool, default False
+        Show a progress bar of the reference clusterings (tqdm, if installed).
     n_threads : int, optional
         Reference clusterings run in this many threads (kernels release the GIL).
 
@@ -255,9 +266,15 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
         o["n_threads"] = 1
         return _stat(_fit(o)[1])
 
-    if nt > 1 and B > 1:
-        with ThreadPoolExecutor(max_workers=nt) as pool:
-            null_dist = np.fromiter(pool.map(one, seeds), dtype=float, count=B)
-    else:
-        null_dist = np.fromiter(map(one, seeds), dtype=float, count=B)
+    bar = _progress_bar(B, progress, desc="reference clusterings", unit="fit")
+    try:
+        if nt > 1 and B > 1:
+            with ThreadPoolExecutor(max_workers=nt) as pool:
+                values = pool.map(one, seeds)
+                null_dist = np.fromiter(_ticking(values, bar), dtype=float, count=B)
+        else:
+            null_dist = np.fromiter(_ticking(map(one, seeds), bar), dtype=float, count=B)
+    finally:
+        if bar is not None:
+            bar.close()
     return ClusterTestResult(obs, _pvalue(obs, null_dist), null_dist, null, B, labels_out, disp)

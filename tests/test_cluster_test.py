@@ -233,3 +233,14 @@ class TestReferenceSampler:
         assert np.all(half <= (Xc @ Vt.T).max(0) * 1.15) and np.all(half >= (Xc @ Vt.T).max(0) * 0.85)
         Ys = np.vstack([draw(rng) for _ in range(200)])
         np.testing.assert_allclose(np.cov(Ys.T), np.cov(X.T), rtol=0.03, atol=0.01)
+
+
+def test_progress_bar_does_not_change_the_result(capsys):
+    # progress=True only draws a bar on stderr; the null distribution is the same
+    pytest.importorskip("tqdm")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    a = es.cluster_test(X, 2, n_resamples=5, n_init=1, rng=7, progress=True)
+    b = es.cluster_test(X, 2, n_resamples=5, n_init=1, rng=7)
+    np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
+    assert "reference clusterings" in capsys.readouterr().err
