@@ -11,7 +11,7 @@ import numpy as np
 
 from ._lib import _pairwise, _sorted1d
 
-__all__ = ["pairwise_values", "group_sum_matrix", "sorted_group_sums", "use_sorted_path"]
+__all__ = ["pairwise_values", "group_sum_matrix", "sort_centred", "sorted_group_sums", "use_sorted_path"]
 
 
 def pairwise_values(X, Y, metric, n_threads):
@@ -58,13 +58,22 @@ def use_sorted_path(X, metric, method):
     return eligible and method != "pairwise"
 
 
+def sort_centred(x):
+    """``(order, xs)``: the stable sort order of 1-D ``x`` and the sorted values, centred.
+
+    The |x − y| sums are translation invariant; centring on the median keeps
+    the prefix sums of the sorted kernels free of cancellation.
+    """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    order = np.ascontiguousarray(np.argsort(x, kind="stable"), dtype=np.intp)
+    xs = x[order]
+    xs -= xs[xs.size // 2]
+    return order, np.ascontiguousarray(xs)
+
+
 def sorted_group_sums(x, codes, k):
     """k×k matrix of Σ|x − y| over groups for 1-D ``x`` in O(n log n + n·k)."""
-    x = np.asarray(x, dtype=np.float64).ravel()
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    # Centre (the sums are translation invariant) to keep the prefix sums exact.
-    xs -= xs[xs.size // 2]
+    order, xs = sort_centred(x)
     return _sorted1d.sorted_group_sums(xs, np.ascontiguousarray(codes[order], dtype=np.intp), k)
 
 

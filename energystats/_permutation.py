@@ -71,15 +71,11 @@ class SortedEngine:
     name = "sorted"
 
     def __init__(self, X, k, n_threads, memory_budget=DEFAULT_MEMORY_BUDGET):
-        x = np.asarray(X, dtype=np.float64).ravel()
-        self.order = np.ascontiguousarray(np.argsort(x, kind="stable"), dtype=np.intp)
-        xs = x[self.order]
-        xs -= xs[xs.size // 2]  # translation invariant; keeps prefix sums exact
-        self.xs = np.ascontiguousarray(xs)
+        self.order, self.xs = _engine.sort_centred(X)
         self.k = k
         self.n_threads = n_threads
         # a batch holds the drawn codes: 8 bytes per point and relabelling
-        self.batch_size = int(max(1, min(512, memory_budget // (8 * max(x.size, 1)))))
+        self.batch_size = int(max(1, min(512, memory_budget // (8 * max(self.xs.size, 1)))))
 
     def group_sums(self, codes):
         cs = np.ascontiguousarray(codes, dtype=np.intp)
@@ -163,7 +159,7 @@ class MatrixEngine:
     def _group_sums_full(self, codes):
         """``Z = Lᵀ D`` for every row, folded by label in the compiled kernel."""
         B, n = codes.shape
-        k, kp = self.k, self.k - 1
+        k = self.k
         ci, LT = self._onehot(codes)
         with _blas_limits(self.n_threads):
             Z = self._product(LT)
@@ -350,7 +346,6 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
     -------
     observed, null, is_exact, M_observed (list per factor, each (k_f, k_f))
     """
-    n = cell_codes.size
     n_cells = len(factor_maps[0])
     sizes = np.bincount(cell_codes, minlength=n_cells)
     if exact is None:

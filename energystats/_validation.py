@@ -17,6 +17,7 @@ __all__ = [
     "as_data",
     "as_labels",
     "as_square_matrix",
+    "check_int",
     "check_n_threads",
     "check_rng",
     "Labels",
@@ -173,6 +174,18 @@ def as_square_matrix(D, name="X", *, check_symmetric=True, rtol=1e-10):
     return arr
 
 
+def is_int(value):
+    """True for a Python/numpy integer that is not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_int(value, name, low):
+    """``value`` as an int ``>= low``, else a ValueError naming ``name``."""
+    if not is_int(value) or value < low:
+        raise ValueError(f"`{name}` must be an integer >= {low}; got {value!r}.")
+    return int(value)
+
+
 def check_n_threads(n_threads):
     """Resolve ``n_threads`` (None → all cores available to the process)."""
     if n_threads is None:
@@ -180,7 +193,7 @@ def check_n_threads(n_threads):
             return max(1, len(os.sched_getaffinity(0)))
         except AttributeError:  # pragma: no cover - not Linux
             return max(1, os.cpu_count() or 1)
-    if not isinstance(n_threads, numbers.Integral) or isinstance(n_threads, bool) or n_threads < 1:
+    if not is_int(n_threads) or n_threads < 1:
         raise ValueError(f"`n_threads` must be a positive integer or None; got {n_threads!r}.")
     return int(n_threads)
 

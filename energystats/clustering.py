@@ -8,7 +8,6 @@ partition against true labels (paper 001 eq. 22).
 from __future__ import annotations
 
 import inspect
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +17,7 @@ from . import _cluster_engine as _ce
 from . import _engine
 from ._metrics import resolve_metric
 from .frames import select_frame
-from ._validation import as_data, as_labels, as_square_matrix, check_n_threads, check_rng
+from ._validation import as_data, check_int, is_int, as_labels, as_square_matrix, check_n_threads, check_rng
 from .decomposition import DispersionResult, dispersion_from_sums
 
 __all__ = ["EnergyClustering", "EnergyClusteringResult", "energy_clustering", "clustering_accuracy"]
@@ -69,17 +68,10 @@ _Bases = _BASES if _BASES else (_ParamsMixin,)
 def _check_n_clusters(n_clusters, n_samples):
     if n_samples < 2:
         raise ValueError(f"clustering needs at least 2 samples to split; got n_samples={n_samples}.")
-    if (not isinstance(n_clusters, numbers.Integral) or isinstance(n_clusters, bool)
-            or not 2 <= n_clusters <= n_samples):
+    if not is_int(n_clusters) or not 2 <= n_clusters <= n_samples:
         raise ValueError(f"`n_clusters` must be an integer in [2, n_samples={n_samples}]; "
                          f"got {n_clusters!r}.")
     return int(n_clusters)
-
-
-def _check_int(value, name, low):
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
-        raise ValueError(f"`{name}` must be an integer >= {low}; got {value!r}.")
-    return int(value)
 
 
 def _reject_sparse_complex(X):
@@ -126,7 +118,7 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
         init_v = lab.codes
     return dict(
         X=A, index=index, metric=met, k=k, algorithm=algorithm, init=init_v,
-        n_init=_check_int(n_init, "n_init", 1), max_iter=_check_int(max_iter, "max_iter", 1),
+        n_init=check_int(n_init, "n_init", 1), max_iter=check_int(max_iter, "max_iter", 1),
         rng=check_rng(random_state), n_threads=check_n_threads(n_threads),
     )
 

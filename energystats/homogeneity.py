@@ -24,7 +24,7 @@ import pandas as pd
 from . import _permutation
 from ._metrics import resolve_metric
 from ._permutation import DEFAULT_MEMORY_BUDGET
-from ._validation import Labels, as_data, as_labels, as_square_matrix, check_n_threads, check_rng
+from ._validation import Labels, as_data, as_labels, as_square_matrix, check_int, check_n_threads, check_rng
 from .decomposition import dispersion_from_sums
 from .frames import grouped_data
 
@@ -171,13 +171,6 @@ class DiscoResult:
 
 # -- input handling ----------------------------------------------------------
 
-def _check_n_resamples(n_resamples):
-    if (not isinstance(n_resamples, numbers.Integral) or isinstance(n_resamples, bool)
-            or n_resamples < 0):
-        raise ValueError(f"`n_resamples` must be an integer >= 0; got {n_resamples!r}.")
-    return int(n_resamples)
-
-
 def _check_budget(memory_budget):
     if (not isinstance(memory_budget, numbers.Real) or isinstance(memory_budget, bool)
             or not memory_budget > 0):
@@ -279,7 +272,7 @@ def _check_groups(labs, names):
 def _prepare(samples, labels, by, columns, dropna, metric, exponent, sigma, n_resamples, rng,
              method, memory_budget, n_threads, exact, fname, allow_factors=False):
     met = resolve_metric(metric, exponent, sigma)
-    R = _check_n_resamples(n_resamples)
+    R = check_int(n_resamples, "n_resamples", 0)
     gen = check_rng(rng)
     _check_method(method)
     budget = _check_budget(memory_budget)

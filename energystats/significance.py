@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 
 from . import _cluster_engine as _ce
-from .clustering import _clustering_iv, _fit, _check_int
+from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
 from ._permutation import _progress_bar, pvalue_from_null
 from .frames import select_frame
+from ._validation import check_int
 
 __all__ = ["cluster_test", "ClusterTestResult", "AntiConservativeWarning"]
 
@@ -228,7 +229,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
     if not isinstance(init, str):
         raise ValueError("`init` must be 'k-means++' or 'random' in cluster_test: a fixed initial "
                          "labelling cannot be re-run on the reference data sets.")
-    B = _check_int(n_resamples, "n_resamples", 1)
+    B = check_int(n_resamples, "n_resamples", 1)
     gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     seed_obs = gen.integers(0, 2**63 - 1) if random_state is None else random_state
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,

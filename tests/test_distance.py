@@ -163,7 +163,7 @@ class TestEnergyDistance:
         rng = np.random.default_rng(7)
         X, Y = rng.normal(size=(300, 2)), rng.normal(size=(290, 2)) + 0.1
         D = ref_matrix(np.vstack([X, Y]))
-        n, m = len(X), len(Y)
+        n = len(X)
         want = 2 * D[:n, n:].mean() - D[:n, :n].mean() - D[n:, n:].mean()
         for nt in (1, 2, 3):
             assert es.energy_distance(X, Y, n_threads=nt) == pytest.approx(want, rel=1e-11)
