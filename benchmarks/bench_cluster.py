@@ -2,8 +2,10 @@
 
 Data: a mixture of k = 4 Gaussians in d = 10 (unit covariance, centres drawn
 N(0, 1.5² I)), n in {1000, 5000, 10000}; every method keeps the best of
-n_init = 10 starts.  W (SPEC §3) of every returned partition is recomputed
-by ``energystats.dispersion`` on its labels, so the columns are comparable.
+n_init = 10 starts.  W (the within dispersion of docs/theory.rst; Székely &
+Rizzo 2013, "Energy statistics: A class of statistics based on distances")
+of every returned partition is recomputed by ``energystats.dispersion`` on
+its labels, so the columns are comparable.
 
 * energystats: ``EnergyClustering(algorithm="hartigan")`` — Gram matrix (O(n²)
   memory, built by the compiled kernel), k-means++ seeding, Cython Hartigan

@@ -1,4 +1,11 @@
-"""Rejection rates at 0.05 of significance checks after clustering (SPEC §7).
+"""Rejection rates at 0.05 of significance checks after clustering (Liu et al. 2008; Tibshirani et al. 2001).
+
+The valid check, ``cluster_test``, calibrates S/T by a parametric bootstrap
+from a no-cluster reference, as in SigClust (Liu, Hayes, Nobel & Marron 2008,
+"Statistical significance of clustering for high-dimension, low-sample size
+data", JASA 103(483)) and the gap statistic (Tibshirani, Walther & Hastie
+2001, "Estimating the number of clusters in a data set via the gap
+statistic", JRSS B 63(2)); see docs/guide/clustering.rst.
 
 Under "no clusters" (single Gaussians, uniform boxes) and under two clusters,
 for the valid reference calibration (``cluster_test``), the naive permutation

@@ -1,4 +1,8 @@
-"""Rerun the synthetic experiments of paper 001 (França, Rizzo & Vogelstein), §5.
+"""Rerun the synthetic experiments of França, Rizzo & Vogelstein (2021), §5.
+
+França, G., Rizzo, M. L. and Vogelstein, J. T. (2021). Kernel k-Groups via
+Hartigan's Method. IEEE Trans. Pattern Anal. Mach. Intell. 43(12), 4411-4425
+(arXiv:1710.09859); "eq." and "Table 1" below refer to that paper.
 
 Compares energy clustering by Hartigan's method with kernel k-means (Lloyd)
 and spectral clustering on the same kernel, and scikit-learn's KMeans and
@@ -14,7 +18,7 @@ GaussianMixture (the bench extra), on
 
 Every method keeps the best of 5 starts, as in the paper.  Each cell is the
 mean accuracy (paper eq. 22) ± its standard error over the trials; compare two
-methods only when the gap exceeds about two standard errors (SPEC §8).
+methods only when the gap exceeds about two standard errors.
 
 Run::
 
@@ -43,7 +47,7 @@ N_INIT = 5
 SIGMA27 = np.array([1.367, 3.175, 3.247, 4.403, 1.249, 1.969, 4.035, 4.237, 2.813, 3.637])
 
 
-# -- data generators (paper 001 equations) ---------------------------------------
+# -- data generators (equations of França, Rizzo & Vogelstein 2021) -------------
 
 def mix_1d(n, rng, lognormal=False):
     """eqs. 23–25: ½ N(1.5, 0.3²) + ½ N(0, 1.5²), or its exponential."""
@@ -149,7 +153,9 @@ def sweep(name, xs, make, trials, rng, energy_kernels, k=2, with_spectral=True):
                 for alg, acc in energy_methods(X, y, k, metric, param, seed, algs).items():
                     key = f"Hartigan {label}" if alg == "hartigan" else f"{'kernel k-means' if alg == 'lloyd' else 'spectral'} {label}"
                     res.setdefault(key, {}).setdefault(x, []).append(acc)
-            if X.shape[1] == 1:  # the exact optimum of W (SPEC §5) on the same data
+            # the exact optimum of W on the same data (1-D algorithm of França &
+            # Vogelstein 2017, arXiv:1710.09859v1; docs/guide/onedim.rst)
+            if X.shape[1] == 1:
                 lab = es.energy_clustering(X, k, algorithm="exact-1d").labels
                 res.setdefault("exact-1d ρ1", {}).setdefault(x, []).append(es.clustering_accuracy(y, lab))
             for key, acc in sklearn_methods(X, y, k, seed).items():
@@ -162,7 +168,7 @@ def print_sweep(title, xname, xs, res, reference=None):
     methods = list(res)
     header = f"| {xname:>5} | " + " | ".join(f"{m:>18}" for m in methods)
     if reference:
-        header += " | paper / SPEC §8"
+        header += " | paper (approx.)"
     print(header + " |")
     print("|" + "---|" * (len(methods) + 1 + bool(reference)))
     for x in xs:
@@ -209,7 +215,7 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(args.seed)
     only = set(args.only.split(",")) if args.only else {"1d", "26", "27", "28", "table1"}
-    print(f"# paper 001 experiments: {trials} trials per setting, best of {N_INIT} starts, seed {args.seed}")
+    print(f"# França, Rizzo & Vogelstein (2021) experiments: {trials} trials per setting, best of {N_INIT} starts, seed {args.seed}")
     print("# cells: mean accuracy ± standard error" + ("; --quick: full-covariance GMM skipped for D > 50"
                                                        if args.quick else ""))
     t0 = time.perf_counter()
@@ -223,13 +229,13 @@ def main(argv=None):
         print_sweep("eq. 26 (n = 200): accuracy vs D", "D", Ds, res, ref)
         ok = all(mean_se(res["Hartigan ρ1"][D])[0] >= mean_se(res["kernel k-means ρ1"][D])[0] for D in Ds)
         print(f"Hartigan mean >= kernel k-means mean at every D: {ok}")
-        plot(res, Ds, "D", "paper 001 eq. 26 (n = 200)", os.path.join(args.out, "eq26_accuracy_vs_D.png"), 0.86)
+        plot(res, Ds, "D", "França et al. (2021) eq. 26 (n = 200)", os.path.join(args.out, "eq26_accuracy_vs_D.png"), 0.86)
 
     if "27" in only:
         Ds = [10, 50, 100, 200] if args.quick else [10, 20, 50, 100, 150, 200]
         res = sweep("eq27", Ds, lambda D, r: eq27(200, D, r), trials, rng, rho1)
         print_sweep("eq. 27 (n = 200): accuracy vs D (Bayes ≈ 0.95)", "D", Ds, res)
-        plot(res, Ds, "D", "paper 001 eq. 27 (n = 200)", os.path.join(args.out, "eq27_accuracy_vs_D.png"), 0.95)
+        plot(res, Ds, "D", "França et al. (2021) eq. 27 (n = 200)", os.path.join(args.out, "eq27_accuracy_vs_D.png"), 0.95)
 
     if "1d" in only:
         ns = [20, 50, 100, 200, 400] if args.quick else [10, 20, 50, 100, 200, 400, 800]
@@ -237,7 +243,7 @@ def main(argv=None):
             res = sweep("1d", ns, lambda n, r: mix_1d(n, r, logn), trials, rng, rho1, with_spectral=False)
             name = "eq. 24 (lognormal)" if logn else "eq. 23 (normal)"
             print_sweep(f"{name}: accuracy vs n (Bayes ≈ 0.88)", "n", ns, res)
-            plot(res, ns, "n", f"paper 001 {name}",
+            plot(res, ns, "n", f"França et al. (2021) {name}",
                  os.path.join(args.out, f"eq{24 if logn else 23}_accuracy_vs_n.png"), 0.88)
 
     if "28" in only:
@@ -247,7 +253,7 @@ def main(argv=None):
             res = sweep("28", ns, lambda n, r: eq28(n, r, logn), trials, rng, kernels)
             name = "eq. 28 lognormal" if logn else "eq. 28 normal"
             print_sweep(f"{name} (D = 20): accuracy vs n (Bayes ≈ 0.90)", "n", ns, res)
-            plot(res, ns, "n", f"paper 001 {name}",
+            plot(res, ns, "n", f"França et al. (2021) {name}",
                  os.path.join(args.out, f"eq28_{'lognormal' if logn else 'normal'}_accuracy_vs_n.png"), 0.90)
 
     if "table1" in only:
@@ -273,7 +279,7 @@ def main(argv=None):
                                "ρ̂2": "0.676 ± 0.002", "spectral": "0.364 ± 0.004", "k-means": "0.368 ± 0.005",
                                "GMM": "0.465 ± 0.030"}),
         }
-        print("| data | method | kernel | this run | paper 001 Table 1 |")
+        print("| data | method | kernel | this run | França et al. (2021) Table 1 |")
         print("|---|---|---|---|---|")
         for name, (make, k, init, kernels, spec_kernel, paper) in settings.items():
             acc = {}

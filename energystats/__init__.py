@@ -1,35 +1,54 @@
 """energystats: energy statistics with a compiled core.
 
 Energy distance, the W/S/T dispersion decomposition, permutation tests, DISCO
-and energy clustering, for arrays and DataFrames.  The mathematical
-conventions are those of the project's SPEC (V-statistics; see the docs).
+and energy clustering, for arrays and DataFrames (V-statistics; see the
+documentation's conventions page for how every number relates to R
+``energy``, ``dcor`` and ``scipy.stats``).
+
+The public names are imported on first use (PEP 562), so ``import
+energystats`` is cheap and does not import scikit-learn (only the clustering
+estimator uses it, when it is installed).
 """
-from .clustering import EnergyClustering, EnergyClusteringResult, clustering_accuracy, energy_clustering
-from .decomposition import DispersionResult, dispersion
-from .hierarchy import energy_linkage
-from .homogeneity import DiscoResult, EnergyTestResult, disco, energy_test
-from .significance import AntiConservativeWarning, ClusterTestResult, cluster_test
-from .distance import energy_distance, gram_matrix, is_negative_type, pairwise
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [
-    "AntiConservativeWarning",
-    "ClusterTestResult",
-    "DiscoResult",
-    "EnergyClustering",
-    "EnergyClusteringResult",
-    "EnergyTestResult",
-    "cluster_test",
-    "clustering_accuracy",
-    "disco",
-    "energy_clustering",
-    "energy_linkage",
-    "energy_test",
-    "DispersionResult",
-    "dispersion",
-    "energy_distance",
-    "gram_matrix",
-    "is_negative_type",
-    "pairwise",
-]
+#: public name -> submodule that defines it
+_EXPORTS = {
+    "AntiConservativeWarning": "significance",
+    "ClusterTestResult": "significance",
+    "cluster_test": "significance",
+    "EnergyClustering": "clustering",
+    "EnergyClusteringResult": "clustering",
+    "clustering_accuracy": "clustering",
+    "energy_clustering": "clustering",
+    "DispersionResult": "decomposition",
+    "dispersion": "decomposition",
+    "energy_linkage": "hierarchy",
+    "DiscoResult": "homogeneity",
+    "EnergyTestResult": "homogeneity",
+    "disco": "homogeneity",
+    "energy_test": "homogeneity",
+    "energy_distance": "distance",
+    "gram_matrix": "distance",
+    "is_negative_type": "distance",
+    "pairwise": "distance",
+    "DataConversionWarning": "_validation",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'energystats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

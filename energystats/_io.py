@@ -6,6 +6,7 @@ line that names the file, the column or the option (:class:`CLIError`).
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -14,18 +15,23 @@ import sys
 import numpy as np
 import pandas as pd
 
-__all__ = ["CLIError", "read_table", "numeric_columns", "write_table", "emit", "split_names"]
+from ._errors import CLIError
+from ._validation import numeric_columns as _numeric_columns
+from ._validation import short_list
+
+__all__ = ["CLIError", "read_table", "read_text_fields", "numeric_columns", "write_table", "emit",
+           "split_names", "write_data", "check_out_path"]
 
 #: file suffix -> reader kind
 _SUFFIXES = {
     ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv",
     ".parquet": "parquet", ".pq": "parquet",
 }
+INPUT_FORMATS = ("csv", "tsv", "parquet")
 FORMATS = ("text", "csv", "json")
 
-
-class CLIError(Exception):
-    """Bad usage or bad data: printed as one line, exit status 2."""
+#: standard input, read once and kept (``-`` may be read again for ``cluster --out``)
+_STDIN_TEXT = []
 
 
 def split_names(values):
@@ -38,7 +44,8 @@ def split_names(values):
     return out
 
 
-def _kind(path, fmt=None):
+def input_kind(path, fmt=None):
+    """'csv', 'tsv' or 'parquet' from ``fmt`` (option --input-format) or the file's suffix."""
     if fmt is not None:
         return fmt
     if path == "-":
@@ -47,19 +54,55 @@ def _kind(path, fmt=None):
     if suffix not in _SUFFIXES:
         raise CLIError(
             f"{path}: cannot tell the file format from the suffix {suffix!r}; use .csv, .tsv or "
-            "(with pyarrow) .parquet, or give --input-format."
+            "(with pyarrow) .parquet, or give --input-format csv|tsv|parquet."
         )
     return _SUFFIXES[suffix]
 
 
-def read_table(path, *, fmt=None):
+def _source(path):
+    """A path, or a text buffer holding standard input (read once)."""
+    if path != "-":
+        return path
+    if not _STDIN_TEXT:
+        _STDIN_TEXT.append(sys.stdin.read() if sys.stdin is not None else "")
+    return io.StringIO(_STDIN_TEXT[0])
+
+
+def _first_line(path):
+    if path == "-":
+        return (_STDIN_TEXT[0] if _STDIN_TEXT else "").split("\n", 1)[0]
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.readline()
+
+
+def _csv_options(kind, sep, decimal):
+    return {"sep": sep if sep is not None else ("\t" if kind == "tsv" else ","),
+            "decimal": decimal if decimal is not None else "."}
+
+
+def _semicolon_hint(path, kind, sep):
+    """A semicolon-separated file read as CSV: say so (the usual decimal-comma export)."""
+    if kind != "csv" or sep is not None:
+        return ""
+    line = _first_line(path)
+    if ";" in line and "," not in line:
+        return (" The header is separated by ';' (a decimal-comma export?): pass --sep ';' "
+                "and, if numbers are written like 1,5, --decimal ','.")
+    return ""
+
+
+def read_table(path, *, fmt=None, sep=None, decimal=None):
     """Read a CSV (``,``), TSV (tab) or Parquet file into a DataFrame.
 
     ``path='-'`` reads CSV from standard input.  The format comes from the
     suffix (``.csv``; ``.tsv``/``.tab``/``.txt``; ``.parquet``/``.pq``) unless
-    ``fmt`` is given.  Every failure is a :class:`CLIError` naming the file.
+    ``fmt`` is given; ``sep`` and ``decimal`` override the field separator
+    and decimal mark of text files.  Numbers are parsed with Python's
+    round-trip conversion (the float nearest to the text, as ``float()``).
+    Duplicate column names are refused (pandas would rename them silently).
+    Every failure is a :class:`CLIError` naming the file.
     """
-    kind = _kind(path, fmt)
+    kind = input_kind(path, fmt)
     if path != "-" and not os.path.exists(path):
         raise CLIError(f"{path}: no such file.")
     if path != "-" and os.path.isdir(path):
@@ -71,61 +114,60 @@ def read_table(path, *, fmt=None):
             except ImportError:
                 raise CLIError(f"{path}: reading Parquet needs pyarrow "
                                "(pip install 'energy-statistics[parquet]').") from None
-            df = pd.read_parquet(path)
+            df = pd.read_parquet(_source(path) if path != "-" else io.BytesIO(sys.stdin.buffer.read()))
+            names = [str(c) for c in df.columns]
         else:
-            src = sys.stdin if path == "-" else path
-            df = pd.read_csv(src, sep="\t" if kind == "tsv" else ",")
+            opts = _csv_options(kind, sep, decimal)
+            header = pd.read_csv(_source(path), header=None, nrows=1, dtype=str,
+                                 keep_default_na=False, sep=opts["sep"])
+            names = [str(v) for v in header.iloc[0].tolist()] if header.shape[0] else []
+            df = pd.read_csv(_source(path), float_precision="round_trip", **opts)
     except CLIError:
         raise
     except pd.errors.EmptyDataError:
         raise CLIError(f"{path}: the file is empty (no header, no rows).") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - parser, decoding, OS and pyarrow errors
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CLIError(f"{path}: could not be read as {kind.upper()}: {first}") from None
-    except Exception as exc:  # noqa: BLE001 - e.g. pyarrow errors on a non-Parquet file
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CLIError(f"{path}: could not be read as {kind.upper()}: {first}") from None
+        raise CLIError(f"{path}: could not be read as {kind.upper()}: {first}."
+                       + _semicolon_hint(path, kind, sep)) from None
+    dup = pd.Index(names)[pd.Index(names).duplicated()]
+    if len(dup):
+        raise CLIError(f"{path}: duplicate column names {short_list(pd.unique(dup))}; rename them "
+                       "so that every column can be named.")
     if df.shape[0] == 0:
         raise CLIError(f"{path}: the file has a header but no data rows.")
     df.columns = [str(c) for c in df.columns]
+    df.attrs["semicolon_hint"] = _semicolon_hint(path, kind, sep) if df.shape[1] == 1 else ""
     return df
 
 
-def _is_numeric(s):
-    return pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype)
+def read_text_fields(path, *, fmt=None, sep=None, decimal=None):
+    """The fields of a CSV/TSV file exactly as written (strings, nothing parsed or converted)."""
+    kind = input_kind(path, fmt)
+    opts = _csv_options(kind, sep, decimal)
+    return pd.read_csv(_source(path), dtype=str, keep_default_na=False, na_filter=False,
+                       sep=opts["sep"])
 
 
-def numeric_columns(df, columns=None, *, exclude=(), path="data"):
-    """The columns to use from ``df``, checked: present, numeric, no missing values.
+def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, path="data"):
+    """The columns to use from ``df`` and those left out, with the library's checks.
 
-    ``columns=None`` means every numeric column not in ``exclude``.  Errors
-    name the file and the column (and, for a non-numeric column, the first
-    value that is not a number).
+    The same rules as the Python API (see :func:`energystats._validation.numeric_columns`):
+    a non-numeric column is an error unless ``--numeric-only``; a column of
+    numbers with a stray text cell is always an error naming the row and the
+    value.  Errors are :class:`CLIError` lines that name the file.
     """
-    exclude = list(exclude)
-    if columns is None:
-        cols = [c for c in df.columns if c not in exclude and _is_numeric(df[c])]
-        if not cols:
-            raise CLIError(f"{path}: no numeric columns to use (columns: {list(df.columns)}); "
-                           "choose them with --columns.")
-    else:
-        cols = list(columns)
-        missing = [c for c in cols if c not in df.columns]
-        if missing:
-            raise CLIError(f"{path}: no column {missing[0]!r} (option --columns); "
-                           f"the file has {list(df.columns)}.")
-        clash = [c for c in cols if c in exclude]
-        if clash:
-            raise CLIError(f"{path}: column {clash[0]!r} is the grouping column; "
-                           "leave it out of --columns.")
-        for c in cols:
-            if not _is_numeric(df[c]):
-                vals = df[c]
-                bad = vals[pd.to_numeric(vals, errors="coerce").isna() & vals.notna()]
-                where = (f"; e.g. {bad.iloc[0]!r} in data row {df.index.get_loc(bad.index[0]) + 1}"
-                         if len(bad) else "")
-                raise CLIError(f"{path}: column {c!r} is not numeric{where}.")
-    return cols
+    try:
+        return _numeric_columns(df, columns, exclude=exclude, numeric_only=numeric_only, name=path,
+                                hint="option --columns", only_hint="--numeric-only")
+    except (KeyError, ValueError, TypeError) as exc:
+        msg = exc.args[0] if exc.args else str(exc)
+        msg = msg.replace(f"`{path}`", path)
+        if not msg.startswith(path):
+            msg = f"{path}: {msg}"
+        raise CLIError(msg + df.attrs.get("semicolon_hint", "")) from None
 
 
 def check_missing(df, cols, *, path="data", dropna=False):
@@ -138,8 +180,27 @@ def check_missing(df, cols, *, path="data", dropna=False):
         return df.loc[~rows]
     bad = [c for c in cols if na[c].any()]
     first = df.index.get_loc(rows[rows].index[0]) + 1
-    raise CLIError(f"{path}: {int(rows.sum())} row(s) have missing values (columns {bad}, first in "
-                   f"data row {first}); drop them or pass --dropna.")
+    raise CLIError(f"{path}: {int(rows.sum())} row(s) have missing values (columns {short_list(bad)}, "
+                   f"first in data row {first}); drop them or pass --dropna.")
+
+
+def check_out_path(path, inputs=()):
+    """Check an output path before any work: known suffix, existing writable folder, not an input."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix != ".json" and suffix not in _SUFFIXES:
+        raise CLIError(f"{path} (option --out): unknown suffix {suffix!r}; use .csv, .tsv, "
+                       ".parquet or .json.")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CLIError(f"{path} (option --out): the folder {folder} does not exist.")
+    if os.path.isdir(path):
+        raise CLIError(f"{path} (option --out): is a directory.")
+    target = path if os.path.exists(path) else folder
+    if not os.access(target, os.W_OK):
+        raise CLIError(f"{path} (option --out): not writable (permission denied).")
+    for inp in inputs:
+        if inp != "-" and os.path.exists(path) and os.path.samefile(inp, path):
+            raise CLIError(f"{path} (option --out): is the input file; write the labels to a new file.")
 
 
 # -- output ------------------------------------------------------------------
@@ -182,7 +243,7 @@ def write_table(df, fmt="text", stream=None, *, title=None):
                                "display.max_columns", 50, "display.max_rows", 200):
             stream.write(df.to_string() + "\n")
     elif fmt == "csv":
-        df.to_csv(stream, index=_has_named_index(df), float_format="%.10g", lineterminator="\n")
+        df.to_csv(stream, index=_has_named_index(df), lineterminator="\n")
     elif fmt == "json":
         json.dump(_records(df), stream, indent=2)
         stream.write("\n")
@@ -214,14 +275,21 @@ def emit(sections, fmt="text", stream=None):
 
 
 def write_data(df, path):
-    """Write a DataFrame to ``path`` in the format its suffix names (csv/tsv/parquet/json)."""
+    """Write a DataFrame to ``path`` in the format its suffix names (csv/tsv/parquet/json).
+
+    Floats are written so that they read back as the same float64 (shortest
+    round-trip text, as ``repr``); nothing is rounded.
+    """
     suffix = os.path.splitext(path)[1].lower()
     if suffix != ".json" and suffix not in _SUFFIXES:
         raise CLIError(f"{path} (option --out): unknown suffix {suffix!r}; use .csv, .tsv, "
                        ".parquet or .json.")
     try:
         if suffix == ".json":
-            df.to_json(path, orient="records", indent=2)
+            with open(path, "w", encoding="utf-8") as fh:
+                json.dump([{str(k): _jsonable(v) for k, v in row.items()}
+                           for row in df.to_dict(orient="records")], fh, indent=2)
+                fh.write("\n")
             return
         kind = _SUFFIXES[suffix]
         if kind == "parquet":
@@ -232,6 +300,6 @@ def write_data(df, path):
                                "(pip install 'energy-statistics[parquet]').") from None
             df.to_parquet(path, index=False)
         else:
-            df.to_csv(path, sep="\t" if kind == "tsv" else ",", index=False, float_format="%.10g")
+            df.to_csv(path, sep="\t" if kind == "tsv" else ",", index=False, lineterminator="\n")
     except OSError as exc:
-        raise CLIError(f"{path} (option --out): cannot write: {exc.strerror or exc}") from None
+        raise OSError(exc.errno, f"{path} (option --out): cannot write: {exc.strerror or exc}") from None

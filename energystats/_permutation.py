@@ -324,6 +324,18 @@ def pvalue_from_null(observed, null, exact):
     return (1.0 + ge) / (R + 1.0)
 
 
+def pvalue_se(pvalue, n_resamples, exact):
+    """Monte Carlo standard error of a permutation p-value: ``sqrt(p (1 - p) / R)``.
+
+    0 for an exact (enumerated) p-value, None when there is no p-value.
+    """
+    if pvalue is None:
+        return None
+    p = np.asarray(pvalue, dtype=np.float64)
+    se = np.zeros_like(p) if exact or n_resamples == 0 else np.sqrt(p * (1.0 - p) / n_resamples)
+    return float(se) if se.ndim == 0 else se
+
+
 def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples, rng,
                      exact=None, exact_limit=10**6, progress=False):
     """Observed statistic and its null distribution.

@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import numbers
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
+    "DataConversionWarning",
+    "numeric_columns",
+    "column_kind",
+    "short_list",
     "as_data",
+    "align_labels",
     "as_labels",
     "as_square_matrix",
     "check_int",
     "check_n_threads",
     "check_rng",
+    "seeded_rng",
     "Labels",
 ]
 
@@ -28,46 +35,269 @@ def _is_frame(x):
     return isinstance(x, pd.DataFrame)
 
 
+class DataConversionWarning(UserWarning):
+    """The data were converted with a possible loss (e.g. integers beyond 2**53 to float64)."""
+
+
+def warn(message, category=UserWarning):
+    """Warn with the stack level of the first caller outside this package."""
+    import sys
+
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def short_list(items, limit=8):
+    """``repr`` of a list, cut after ``limit`` items with a count of the rest."""
+    items = list(items)
+    if len(items) <= limit:
+        return repr(items)
+    head = ", ".join(repr(v) for v in items[:limit])
+    return f"[{head}, ... ({len(items) - limit} more)]"
+
+
+def _short(value, width=40):
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+_EXACT_INT = 2**53
+
+
+def _check_int_precision(values, name, where=""):
+    """Warn when integers beyond 2**53 are about to become float64 (they lose digits)."""
+    if values.size == 0:
+        return
+    if values.dtype.kind in "iu":
+        big = int(np.max(values)) > _EXACT_INT or (values.dtype.kind == "i" and int(np.min(values)) < -_EXACT_INT)
+    else:  # object array of Python/numpy numbers
+        big = any(isinstance(v, numbers.Integral) and abs(int(v)) > _EXACT_INT for v in values.ravel())
+    if big:
+        warn(f"`{name}`{where} holds integers larger than 2**53 in magnitude; as float64 they "
+             "lose their last digits (statistics are computed in floating point). Rescale or "
+             "centre them first if those digits matter.", DataConversionWarning)
+
+
+def _is_real_number(v):
+    return (isinstance(v, (numbers.Real, np.bool_)) or type(v).__name__ == "Decimal") and not isinstance(v, (str, bytes))
+
+
+def _refuse_dtype(arr, name):
+    kind = arr.dtype.kind
+    if kind in "US":
+        what = "text (strings)" if kind == "U" else "bytes"
+        raise TypeError(f"`{name}` holds {what} (dtype {arr.dtype}); numbers stored as text are not "
+                        "parsed silently: convert them explicitly (e.g. `np.asarray(X, dtype=float)`).")
+    if kind in "mM":
+        what = "datetimes" if kind == "M" else "timedeltas"
+        raise TypeError(f"`{name}` holds {what} (dtype {arr.dtype}); they are not converted silently "
+                        "because the numbers would depend on the unit: convert them explicitly, "
+                        "e.g. `(t - t.min()) / np.timedelta64(1, 's')` for seconds.")
+    if kind == "c":
+        raise TypeError(f"`{name}` must be real; got complex dtype {arr.dtype}.")
+    if kind == "V":
+        raise TypeError(f"`{name}` must be numeric; got a structured or void array of dtype {arr.dtype}.")
+    if kind == "O":
+        flat = arr.ravel()
+        for i, v in enumerate(flat):
+            if v is None or (isinstance(v, float) and v != v):
+                continue  # missing: reported as NaN below
+            if not _is_real_number(v):
+                pos = np.unravel_index(i, arr.shape)
+                where = f"row {pos[0]}" + (f", column {pos[1]}" if arr.ndim > 1 else "")
+                raise TypeError(f"`{name}` must be numeric; found {_short(v)} "
+                                f"({type(v).__name__}) at {where}. Numbers stored as text are not "
+                                "parsed silently: convert them explicitly first.")
+
+
+# -- DataFrame columns ---------------------------------------------------------
+
+def _text_hint(values):
+    """A hint for text cells that look like comma decimals (``'1,5'``)."""
+    import re
+
+    pat = re.compile(r"^\s*[-+]?\d+,\d+\s*$")
+    if any(isinstance(v, str) and pat.match(v) for v in values):
+        return (" The cells look like numbers with a decimal comma: read the file with "
+                "`decimal=','` (and usually `sep=';'`), or on the command line "
+                "`--decimal , --sep ';'`.")
+    return ""
+
+
+def column_kind(s):
+    """Classify a column: 'numeric', 'text' (wholly non-numeric), 'temporal' or 'complex'.
+
+    A column whose cells are mostly numbers but with some text is never
+    classified: it raises a ValueError naming the column, the first row and
+    the value (never dropped, never coerced).
+    """
+    dtype = s.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "numeric"
+    if pd.api.types.is_complex_dtype(dtype):
+        return "complex"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numeric"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "text"
+    if dtype.kind in "mM" or isinstance(dtype, (pd.PeriodDtype, pd.DatetimeTZDtype)):
+        return "temporal"
+    # object / string columns: look at the cells
+    present = s[s.notna()]
+    if present.size == 0:
+        return "text"
+    values = present.to_numpy(dtype=object)
+    real = np.fromiter((_is_real_number(v) for v in values), dtype=bool, count=values.size)
+    if real.all():
+        return "numeric"  # an object column of numbers (no text among them)
+    parsed = pd.to_numeric(present, errors="coerce").notna().to_numpy()
+    numberish = real | parsed
+    if numberish.sum() * 2 < values.size:
+        return "text"
+    bad = np.flatnonzero(~numberish)
+    if bad.size:
+        label = present.index[bad[0]]
+        pos = s.index.get_loc(label)
+        pos = pos if isinstance(pos, (int, np.integer)) else label
+        raise ValueError(
+            f"column {s.name!r} is numeric but for {bad.size} cell(s) of text: the first is "
+            f"{_short(values[bad[0]])} in row {pos} (counting from 0; index {label!r}). A column is never dropped "
+            "or coerced for a stray cell: correct or remove that value, or convert the column "
+            "yourself (e.g. `pd.to_numeric(df[col], errors='coerce')` and drop the NaN rows)."
+            + _text_hint(values[bad[:50]]))
+    raise ValueError(
+        f"column {s.name!r} holds numbers stored as text (e.g. {_short(values[~real][0])}); they are "
+        "not parsed silently: convert the column explicitly (`pd.to_numeric(df[col])`)."
+        + _text_hint(values[~real][:50]))
+
+
+def check_unique_columns(df, name="X"):
+    """Refuse a DataFrame with duplicate column names (they make columns ambiguous)."""
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise ValueError(f"`{name}` has duplicate column names {short_list(pd.unique(dup))}; "
+                         "rename them so that every column can be named unambiguously.")
+
+
+def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, name="X",
+                    hint="`columns=[...]`", only_hint="`numeric_only=True`"):
+    """The columns of ``df`` to use, checked, and the non-numeric ones left out.
+
+    ``columns=None`` means every column not in ``exclude``; a wholly
+    non-numeric column (text, categorical, datetime) among them is an error
+    naming it, or, with ``numeric_only=True``, left out and returned in the
+    second list (pandas' ``numeric_only`` convention).  A column of numbers
+    with stray text cells is always an error naming the row and the value.
+    Returns ``(used, left_out)``.
+    """
+    check_unique_columns(df, name)
+    exclude = list(exclude)
+    if columns is None:
+        candidates = [c for c in df.columns if c not in exclude]
+        explicit = False
+    else:
+        candidates = [columns] if isinstance(columns, (str, int)) else list(columns)
+        missing = [c for c in candidates if c not in df.columns]
+        if missing:
+            raise KeyError(f"{hint}: column(s) {short_list(missing)} not found in `{name}`; "
+                           f"it has {short_list(df.columns)}.")
+        overlap = [c for c in candidates if c in exclude]
+        if overlap:
+            raise ValueError(f"{hint} must not contain the grouping column(s) {short_list(overlap)}.")
+        dups = pd.Index(candidates)[pd.Index(candidates).duplicated()]
+        if len(dups):
+            raise ValueError(f"{hint} names column(s) {short_list(pd.unique(dups))} more than once.")
+        explicit = True
+    used, left_out = [], []
+    for c in candidates:
+        kind = column_kind(df[c])
+        if kind == "numeric":
+            used.append(c)
+        elif kind == "complex":
+            raise TypeError(f"column {c!r} of `{name}` is complex; energy statistics need real data.")
+        else:
+            left_out.append((c, kind))
+    if left_out and (explicit or not numeric_only):
+        names = [c for c, _ in left_out]
+        kinds = sorted({k for _, k in left_out})
+        if explicit:
+            raise TypeError(f"{hint}: column(s) {short_list(names)} of `{name}` are not numeric "
+                            f"({', '.join(kinds)}); choose numeric columns.")
+        raise TypeError(f"`{name}` has non-numeric column(s) {short_list(names)} "
+                        f"({', '.join(kinds)}); choose the columns with {hint}, or pass "
+                        f"{only_hint} to leave them out.")
+    if not used:
+        raise ValueError(f"`{name}` has no numeric columns to use"
+                         + (f" besides {short_list(exclude)}" if exclude else "") + ".")
+    return used, [c for c, _ in left_out]
+
+
+def _frame_to_array(X, name):
+    """A DataFrame of numeric columns as a 2-D array (float32 when every column is)."""
+    check_unique_columns(X, name)
+    if X.shape[1] == 0:
+        raise ValueError(f"`{name}` has no columns.")
+    kinds = [column_kind(X[c]) for c in X.columns]
+    bad = [str(c) for c, k in zip(X.columns, kinds) if k != "numeric"]
+    if bad:
+        raise TypeError(
+            f"`{name}` has non-numeric column(s) {short_list(bad)}; select numeric columns "
+            "(e.g. `columns=[...]`, or `numeric_only=True` where offered) or encode them first."
+        )
+    for c in X.columns:
+        s = X[c]
+        if pd.api.types.is_integer_dtype(s.dtype) or s.dtype == object:
+            vals = s.dropna().to_numpy()
+            if vals.dtype == object or vals.dtype.kind in "iu":
+                _check_int_precision(vals, name, f" (column {c!r})")
+    dtypes = {X[c].dtype for c in X.columns}
+    target = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
+    return X.to_numpy(dtype=target, na_value=np.nan)
+
+
 def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     """Convert ``X`` to a finite, C-contiguous 2-D float32/float64 array.
 
     Lists, 1-D arrays (treated as n×1), 2-D arrays, pandas Series and
     DataFrames (numeric columns only) are accepted.  float32 input is kept as
     float32 (no copy when already C-contiguous); everything else becomes
-    float64.  Returns ``(array, index)`` where ``index`` is the pandas index
-    of a Series/DataFrame input and ``None`` otherwise.
+    float64.  Nothing is converted silently: text, bytes, datetimes,
+    timedeltas, masked values and duplicate column names are errors that
+    name ``name``; integers beyond 2**53 warn (:class:`DataConversionWarning`).
+    Returns ``(array, index)`` where ``index`` is the pandas index of a
+    Series/DataFrame input and ``None`` otherwise.
     """
     index = None
     if isinstance(X, pd.Series):
         index = X.index
-        if not (pd.api.types.is_numeric_dtype(X.dtype) or pd.api.types.is_bool_dtype(X.dtype)):
-            raise TypeError(f"`{name}` must be numeric; Series {X.name!r} has dtype {X.dtype}.")
-        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        X = X.to_frame()
+        X = _frame_to_array(X, name).ravel()
     elif _is_frame(X):
         index = X.index
-        bad = [str(c) for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c].dtype)
-                                                  or pd.api.types.is_bool_dtype(X[c].dtype))]
-        if bad:
-            raise TypeError(
-                f"`{name}` has non-numeric column(s) {bad}; select numeric columns "
-                "(e.g. `columns=[...]`) or encode them first."
-            )
-        if X.shape[1] == 0:
-            raise ValueError(f"`{name}` has no columns.")
-        dtypes = {X[c].dtype for c in X.columns}
-        target = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
-        X = X.to_numpy(dtype=target, na_value=np.nan)
+        X = _frame_to_array(X, name)
+    elif isinstance(X, np.ma.MaskedArray):
+        masked = int(np.ma.count_masked(X))
+        if masked:
+            raise ValueError(f"`{name}` is a masked array with {masked} masked value(s); masks are not "
+                             "applied silently: drop those rows (e.g. `X[~X.mask.any(axis=1)]`) or "
+                             "fill them (`X.filled(...)`) first.")
+        X = np.ma.getdata(X)
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"`{name}` could not be converted to a numeric array: {exc}") from None
+    _refuse_dtype(arr, name)
+    if arr.dtype.kind in "iuO":
+        _check_int_precision(arr, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
             raise TypeError(f"`{name}` must be numeric; got an array of dtype {arr.dtype}.") from None
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"`{name}` must be real; got complex dtype {arr.dtype}.")
     if dtype is None:
         dtype = np.float32 if arr.dtype == np.float32 else np.float64
     if arr.ndim == 0:
@@ -106,6 +336,39 @@ class Labels:
     @property
     def k(self):
         return len(self.groups)
+
+
+def align_labels(X, labels, name="labels"):
+    """Align labels that carry a pandas index with indexed data (``X`` a Series/DataFrame).
+
+    Equal indexes are used as they are; the same index labels in another
+    order are aligned (as pandas does); a mismatched or duplicated index is
+    an error.  Plain arrays and lists (on either side) stay positional.
+    """
+    if not (isinstance(labels, (pd.Series, pd.DataFrame)) and isinstance(X, (pd.Series, pd.DataFrame))):
+        return labels
+    xi, li = X.index, labels.index
+    if li.equals(xi):
+        return labels
+    if len(li) == len(xi) and not li.has_duplicates and not xi.has_duplicates:
+        missing = xi.difference(li)
+        if len(missing) == 0:
+            return labels.reindex(xi)
+    else:
+        missing = xi.difference(li) if not li.has_duplicates else pd.Index([])
+    extra = li.difference(xi)
+    parts = []
+    if li.has_duplicates or xi.has_duplicates:
+        parts.append("an index has duplicate entries")
+    if len(missing):
+        parts.append(f"{len(missing)} row(s) of the data have no label (e.g. index {missing[0]!r})")
+    if len(extra):
+        parts.append(f"{len(extra)} label(s) match no row (e.g. index {extra[0]!r})")
+    if len(li) != len(xi):
+        parts.append(f"{len(li)} labels for {len(xi)} rows")
+    raise ValueError(f"`{name}` is indexed but its index does not match the data's: "
+                     f"{'; '.join(parts) or 'the indexes differ'}. Labels with an index are aligned "
+                     "with the data by index; pass `.to_numpy()` to use them by position.")
 
 
 def as_labels(labels, n_samples, name="labels"):
@@ -196,6 +459,26 @@ def check_n_threads(n_threads):
     if not is_int(n_threads) or n_threads < 1:
         raise ValueError(f"`n_threads` must be a positive integer or None; got {n_threads!r}.")
     return int(n_threads)
+
+
+def seeded_rng(rng):
+    """``(Generator, seed)``: with ``rng=None`` a fresh seed is drawn and returned.
+
+    The seed is an int that, passed back as ``rng=``, repeats the run; with
+    an int ``rng`` it is that int; with a Generator (whose seed is unknown)
+    it is None.
+    """
+    if rng is None:
+        import secrets
+
+        seed = secrets.randbelow(2**32)
+        return np.random.default_rng(seed), seed
+    if is_int(rng):
+        if rng < 0:
+            raise ValueError(f"`rng` must be a non-negative integer seed, a numpy.random.Generator "
+                             f"or None; got {rng!r}.")
+        return np.random.default_rng(int(rng)), int(rng)
+    return check_rng(rng), None
 
 
 def check_rng(rng):

@@ -2,33 +2,41 @@
 
 Commands: ``distance``, ``test``, ``disco``, ``cluster`` and ``demo``; run
 ``energystats <command> --help`` for the options and an example.  Tables go
-to standard output (``--format text|csv|json``); notes and progress go to
-standard error (silenced by ``--quiet``).  Exit status 0 on success and 2 on
-bad usage or bad data, with a one-line message that names the file, the
-column or the option (``--debug`` shows the traceback instead).
+to standard output (``--format text|csv|json``; JSON is one object per
+command whose keys are the fields of the Python result); notes, the seed and
+progress go to standard error (silenced by ``--quiet``).
+
+Exit status: 0 success; 2 bad usage or bad data, with a one-line message
+that names the file, the column or the option (``--debug`` shows the
+traceback instead); 3 an operating-system failure (output could not be
+written: a closed pipe or standard output, a full disk, no permission);
+4 out of memory; 130 interrupted.
+
+Only the standard library is imported until a command runs, so ``--help``
+answers at once; scikit-learn is imported only by ``cluster``.
 """
 from __future__ import annotations
 
 import argparse
-import inspect
-import itertools
+import errno
+import os
 import sys
 import textwrap
 import time
 
-import numpy as np
-import pandas as pd
-
-from ._io import FORMATS, CLIError, check_missing, emit, numeric_columns, read_table, split_names, write_data
+from ._errors import EXIT_INTERRUPTED, EXIT_MEMORY, EXIT_OS, EXIT_USAGE, CLIError
 
 __all__ = ["main", "build_parser"]
+
+FORMATS = ("text", "csv", "json")
+INPUT_FORMATS = ("csv", "tsv", "parquet")
 
 
 # -- helpers -------------------------------------------------------------------
 
 def _note(args, msg):
     """A note or progress line on stderr, unless ``--quiet``."""
-    if not getattr(args, "quiet", False):
+    if not getattr(args, "quiet", False) and sys.stderr is not None:
         print(msg, file=sys.stderr, flush=True)
 
 
@@ -43,11 +51,33 @@ def _level(text):
     return value
 
 
+def _seed(text):
+    """argparse type of --seed: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {value}")
+    return value
+
+
+def _one_char(text):
+    """argparse type of --sep/--decimal: one character (``\\t`` or 'tab' for a tab)."""
+    if text in ("\\t", "tab", "TAB"):
+        return "\t"
+    if len(text) != 1:
+        raise argparse.ArgumentTypeError(f"must be one character; got {text!r}")
+    return text
+
+
 def _metric_kwargs(args):
     """Validate --metric/--exponent/--sigma here so errors name the option."""
+    import math
+
     if args.metric == "energy" and not (0.0 < args.exponent <= 2.0):
         raise CLIError(f"option --exponent: must lie in (0, 2]; got {args.exponent:g}.")
-    if args.metric != "energy" and not (np.isfinite(args.sigma) and args.sigma > 0):
+    if args.metric != "energy" and not (math.isfinite(args.sigma) and args.sigma > 0):
         raise CLIError(f"option --sigma: must be a finite number > 0; got {args.sigma:g}.")
     return {"metric": args.metric, "exponent": args.exponent, "sigma": args.sigma}
 
@@ -61,45 +91,76 @@ def _progress(args):
     return importlib.util.find_spec("tqdm") is not None
 
 
-def _accepts(func, name):
-    try:
-        return name in inspect.signature(func).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        return False
+def _read(args, path):
+    from ._io import read_table
+
+    return read_table(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
 
 
-def _need(name):
-    """``energystats.<name>`` or fail with one line (exit 2) if this build lacks it."""
-    import energystats
+def _load(args, path, *, by=(), columns=None):
+    """Read ``path``; return ``(df, cols)`` with checked columns (and ``by``), rows with
+    missing values refused or (``--dropna``) dropped — each step reported on stderr."""
+    from ._io import check_missing, numeric_columns, split_names
+    from ._validation import short_list
 
-    func = getattr(energystats, name, None)
-    if func is None:
-        raise CLIError(f"energystats.{name} is not available in this installation.")
-    return func
-
-
-def _load(args, path, *, by=()):
-    """Read ``path`` and return ``(df, cols)`` with checked numeric columns (and ``by``)."""
-    df = read_table(path)
+    df = _read(args, path)
     for b in by:
         if b not in df.columns:
-            raise CLIError(f"{path}: no column {b!r} (option --by); the file has {list(df.columns)}.")
-    cols = numeric_columns(df, split_names(args.columns), exclude=by, path=path)
+            raise CLIError(f"{path}: no column {b!r} (option --by); the file has "
+                           f"{short_list(df.columns)}.")
+    wanted = split_names(args.columns) if columns is None else columns
+    cols, left_out = numeric_columns(df, wanted, exclude=by, numeric_only=args.numeric_only,
+                                     path=path)
+    n0 = df.shape[0]
     df = check_missing(df, cols + list(by), path=path, dropna=args.dropna)
     if df.shape[0] == 0:
         raise CLIError(f"{path}: no rows left after --dropna.")
-    _note(args, f"{path}: {df.shape[0]} rows; columns used: {', '.join(cols)}"
-                + (f"; grouped by {', '.join(by)}" if by else ""))
+    note = f"{path}: {n0} rows; columns used: {', '.join(cols)}"
+    if by:
+        note += f"; grouped by {', '.join(by)}"
+    if left_out:
+        note += f"; left out (--numeric-only): {', '.join(map(str, left_out))}"
+    if df.shape[0] < n0:
+        note += f"; {n0 - df.shape[0]} row(s) with missing values dropped (--dropna)"
+    _note(args, note)
     return df, cols
 
 
 def _check_groups(df, by, path, minimum=2):
+    """At least ``minimum`` groups, and not (nearly) one group per row."""
+    from ._validation import short_list
+
     key = df[by[0]] if len(by) == 1 else df[by].astype(str).agg("|".join, axis=1)
     counts = key.value_counts()
-    if len(counts) < minimum:
-        raise CLIError(f"{path}: column {by[0]!r} (option --by) has {len(counts)} group(s); "
-                       f"need at least {minimum}.")
+    k, n = len(counts), df.shape[0]
+    if k < minimum:
+        raise CLIError(f"{path}: column {by[0]!r} (option --by) has {k} group(s) "
+                       f"({short_list(counts.index)}); need at least {minimum}.")
+    if k > max(100, n // 2):
+        raise CLIError(f"{path}: column(s) {short_list(by)} (option --by) split the {n} rows into "
+                       f"{k} groups ({short_list(counts.index)}); that is not a grouping (a "
+                       "measurement column?). Choose a column with a few repeated values.")
     return counts
+
+
+def _draw_seed(args):
+    """The --seed, or a fresh one that is reported so the run can be repeated."""
+    if args.seed is not None:
+        return args.seed
+    import secrets
+
+    return secrets.randbelow(2**32)
+
+
+def _pvalue_line(p, se, alpha, seed, resamples_option="--resamples"):
+    """The verdict's p-value part, with its Monte Carlo error when it matters."""
+    text = f"p = {p:.4g}"
+    if se:
+        text += f" ± {se:.2g} (Monte Carlo s.e.)"
+    if se and abs(p - alpha) <= 2 * se:
+        text += (f"; p is within 2 standard errors of alpha = {alpha:g}, so more "
+                 f"{resamples_option} (e.g. 10 times as many) would firm up the verdict")
+    return text
 
 
 def _verdict(args, line):
@@ -108,20 +169,51 @@ def _verdict(args, line):
         print(f"\n{line}")
 
 
-def _fmt_groups(groups, sizes):
-    return ", ".join(f"{g}: {int(s)}" for g, s in zip(groups, sizes))
+def _record(res, drop=("null_distribution",)):
+    """A result's fields as a JSON-ready dict (its attribute names as keys)."""
+    import dataclasses
+
+    from ._io import _jsonable
+
+    out = {}
+    for f in dataclasses.fields(res):
+        if f.name in drop:
+            continue
+        value = getattr(res, f.name)
+        if dataclasses.is_dataclass(value):
+            value = _record(value, drop=drop + ("g",))
+        elif hasattr(value, "tolist"):
+            value = _jsonable(value)
+        elif isinstance(value, list):
+            value = [_jsonable(v.tolist() if hasattr(v, "tolist") else v) for v in value]
+        else:
+            value = _jsonable(value)
+        out[f.name] = value
+    return out
+
+
+def _print_json(obj):
+    import json
+
+    json.dump(obj, sys.stdout, indent=2)
+    sys.stdout.write("\n")
 
 
 # -- commands ------------------------------------------------------------------
 
 def _cmd_distance(args):
+    import itertools
+
+    import pandas as pd
+
     from . import energy_distance
+    from ._io import emit, split_names
 
     met = _metric_kwargs(args)
     rows = []
     if args.by:
         if len(args.files) != 1:
-            raise CLIError("option --by: give one file with a grouping column, not two files.")
+            raise CLIError("option --by: give one file with a grouping column, not several files.")
         path = args.files[0]
         by = split_names(args.by)
         df, cols = _load(args, path, by=by)
@@ -137,15 +229,12 @@ def _cmd_distance(args):
                            f"got {len(args.files)} file(s).")
         pa, pb = args.files
         da, cols = _load(args, pa)
-        db = read_table(pb)
-        missing = [c for c in cols if c not in db.columns]
-        if missing:
-            raise CLIError(f"{pb}: no column {missing[0]!r} (used from {pa}); "
-                           f"the file has {list(db.columns)}.")
-        numeric_columns(db, cols, path=pb)
-        db = check_missing(db, cols, path=pb, dropna=args.dropna)
+        db, _ = _load(args, pb, columns=cols)
         rows.append(_distance_row(pa, pb, da[cols], db[cols], met, energy_distance))
-    table = pd.DataFrame(rows).set_index(["A", "B"])
+    if args.format == "json":
+        _print_json({"command": "distance", "columns": cols, **met, "pairs": rows})
+        return 0
+    table = pd.DataFrame(rows).set_index(["a", "b"])
     emit([("energy distance", table)], args.format)
     return 0
 
@@ -153,45 +242,75 @@ def _cmd_distance(args):
 def _distance_row(a, b, xa, xb, met, energy_distance):
     n, m = len(xa), len(xb)
     e = energy_distance(xa, xb, **met)
-    return {"A": a, "B": b, "n_A": n, "n_B": m, "E": e, "edist_R": n * m / (n + m) * e,
-            "S": n * m / (2 * (n + m)) * e}
+    return {"a": a, "b": b, "n_a": n, "n_b": m, "energy_distance": e,
+            "edist": n * m / (n + m) * e, "between": n * m / (2 * (n + m)) * e}
 
 
 def _cmd_test(args):
-    energy_test = _need("energy_test")
+    import numpy as np
+    import pandas as pd
+
+    from . import energy_test
+    from ._io import emit, split_names
+
     met = _metric_kwargs(args)
     if args.resamples < 0:
         raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
-    path, by = args.file, split_names(args.by)
-    if len(by) != 1:
-        raise CLIError(f"option --by: the energy test takes one grouping column; got {by}.")
-    df, cols = _load(args, path, by=by)
-    _check_groups(df, by, path)
-    kw = dict(by=by[0], columns=cols, n_resamples=args.resamples, rng=args.seed, **met)
-    if _accepts(energy_test, "progress"):
-        kw["progress"] = _progress(args)
+    seed = _draw_seed(args)
+    kw = dict(n_resamples=args.resamples, rng=seed, progress=_progress(args), **met)
+    if len(args.files) == 1:
+        path = args.files[0]
+        if not args.by:
+            raise CLIError(f"{path}: give the grouping column with --by, or several files "
+                           "(one per group): energystats test A.csv B.csv [C.csv ...].")
+        by = split_names(args.by)
+        if len(by) != 1:
+            raise CLIError(f"option --by: the energy test takes one grouping column; got {by}.")
+        df, cols = _load(args, path, by=by)
+        _check_groups(df, by, path)
+        data, kw = df, dict(kw, by=by[0], columns=cols)
+    else:
+        if args.by:
+            raise CLIError("option --by: give one file with a grouping column, or several files "
+                           "(each file one group) without --by.")
+        frames, cols = [], None
+        for path in args.files:
+            df, cols = _load(args, path, columns=cols)
+            frames.append(df[cols])
+        data = pd.DataFrame(np.vstack([f.to_numpy(dtype=float) for f in frames]), columns=cols)
+        files = np.repeat(np.array(args.files, dtype=object), [len(f) for f in frames])
+        if len(set(args.files)) != len(args.files):
+            raise CLIError("the same file is given twice; each file is one group.")
+        kw = dict(kw, labels=pd.Series(files, index=data.index, name="file"))
     t0 = time.perf_counter()
-    res = energy_test(df, **kw)
-    _note(args, f"energy test: {args.resamples} resamples in {time.perf_counter() - t0:.2f} s")
-    row = {"statistic": res.statistic, "pvalue": res.pvalue, "n_resamples": res.n_resamples}
-    for extra in ("method", "exact"):
-        if hasattr(res, extra):
-            row[extra] = getattr(res, extra)
-    row["groups"] = _fmt_groups(res.groups, res.sizes)
+    res = energy_test(data, **kw)
+    _note(args, f"energy test: {res.n_resamples} {'relabellings (exact)' if res.exact else 'resamples'}"
+                f" in {time.perf_counter() - t0:.2f} s"
+                + (f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""))
+    if args.format == "json":
+        _print_json({"command": "test", **_record(res), "alpha": args.alpha})
+        return 0
+    row = {"statistic": res.statistic, "pvalue": res.pvalue, "pvalue_se": res.pvalue_se,
+           "n_resamples": res.n_resamples, "exact": res.exact, "seed": res.seed,
+           "groups": ", ".join(f"{g}: {int(s)}" for g, s in zip(res.groups, res.sizes))}
     table = pd.DataFrame([row], index=pd.Index(["energy test"], name="test"))
     emit([("energy test of equal distributions", table)], args.format)
     if res.pvalue is not None:
+        what = _pvalue_line(res.pvalue, res.pvalue_se, args.alpha, res.seed)
         if res.pvalue <= args.alpha:
-            _verdict(args, f"verdict: the groups' distributions differ (p = {res.pvalue:.4g} <= "
-                           f"alpha = {args.alpha:g}).")
+            _verdict(args, f"verdict: the groups' distributions differ ({what} <= alpha = {args.alpha:g}).")
         else:
             _verdict(args, f"verdict: no evidence that the groups' distributions differ "
-                           f"(p = {res.pvalue:.4g} > alpha = {args.alpha:g}).")
+                           f"({what} > alpha = {args.alpha:g}).")
     return 0
 
 
 def _cmd_disco(args):
-    disco = _need("disco")
+    import numpy as np
+
+    from . import disco
+    from ._io import emit, split_names
+
     met = _metric_kwargs(args)
     if args.resamples < 0:
         raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
@@ -199,28 +318,42 @@ def _cmd_disco(args):
     df, cols = _load(args, path, by=by)
     for b in by:
         _check_groups(df, [b], path)
+    seed = _draw_seed(args)
     kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
-              rng=args.seed, **met)
-    if _accepts(disco, "progress"):
-        kw["progress"] = _progress(args)
+              rng=seed, progress=_progress(args), **met)
     t0 = time.perf_counter()
     res = disco(df, **kw)
-    _note(args, f"disco: {args.resamples} resamples in {time.perf_counter() - t0:.2f} s")
-    table = res.to_frame()
-    emit([("DISCO (distance components)", table)], args.format)
+    _note(args, f"disco: {res.n_resamples} {'relabellings (exact)' if res.exact else 'resamples'}"
+                f" in {time.perf_counter() - t0:.2f} s"
+                + (f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""))
+    if args.format == "json":
+        _print_json({"command": "disco", **_record(res), "alpha": args.alpha})
+        return 0
+    emit([("DISCO (distance components)", res.to_frame())], args.format)
     if res.pvalue is not None:
-        factors = [f for f in table.index if f not in ("Within", "Total")]
-        for f, p in zip(factors, np.atleast_1d(res.pvalue)):
+        names = by if len(by) > 1 else by[:1]
+        for f, p, se in zip(names, np.atleast_1d(res.pvalue), np.atleast_1d(res.pvalue_se)):
             what = "differ" if p <= args.alpha else "show no evidence of differing"
-            _verdict(args, f"verdict: the groups of {f if f != 'Between' else by[0]} {what} "
-                           f"(p = {p:.4g}, alpha = {args.alpha:g}).")
+            _verdict(args, f"verdict: the groups of {f} {what} "
+                           f"({_pvalue_line(float(p), float(se), args.alpha, res.seed)}; "
+                           f"alpha = {args.alpha:g}).")
     return 0
 
 
 def _cmd_cluster(args):
+    import numpy as np
+    import pandas as pd
+
+    from ._io import check_out_path, emit
+
     met = _metric_kwargs(args)
     path = args.file
+    if args.out:
+        check_out_path(args.out, inputs=[path])
     df, cols = _load(args, path)
+    if args.out and args.label_column in _read(args, path).columns:
+        raise CLIError(f"option --label-column: {path} already has a column {args.label_column!r}; "
+                       "choose another name.")
     n = df.shape[0]
     if not (2 <= args.k <= n):
         raise CLIError(f"option -k/--clusters: must be an integer in [2, n_samples={n}] "
@@ -230,67 +363,90 @@ def _cmd_cluster(args):
     if args.test and args.resamples < 1:
         raise CLIError(f"option --resamples: --test needs at least 1; got {args.resamples}.")
     X = df[cols]
+    seed = _draw_seed(args)
     opts = dict(algorithm=args.algorithm, n_init=args.n_init, **met)
     t0 = time.perf_counter()
+    from . import cluster_test, dispersion, energy_clustering
+
     if args.test:
-        # cluster_test fits the data itself (same procedure as on every reference set)
-        cluster_test = _need("cluster_test")
-        kw = dict(null=args.null, n_resamples=args.resamples, random_state=args.seed,
-                  rng=args.seed, **opts)
-        kw = {k: v for k, v in kw.items() if _accepts(cluster_test, k)}
-        if _accepts(cluster_test, "progress"):
-            kw["progress"] = _progress(args)
         _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} "
                     f"restarts), then the same on {args.resamples} reference data sets drawn "
-                    f"from the {args.null!r} null")
-        tres = cluster_test(X, args.k, **kw)
+                    f"from the {args.null!r} null; seed {seed}")
+        tres = cluster_test(X, args.k, null=args.null, n_resamples=args.resamples, rng=seed,
+                            random_state=seed, progress=_progress(args), **opts)
         labels = np.asarray(tres.labels)
     else:
-        EnergyClustering = _need("EnergyClustering")
-        _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} restarts)")
-        est = EnergyClustering(n_clusters=args.k, random_state=args.seed, **opts)
-        labels = np.asarray(est.fit(X).labels_)
-    _note(args, f"  done in {time.perf_counter() - t0:.2f} s")
-    from . import dispersion
-
+        _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} "
+                    f"restarts); seed {seed}")
+        labels = np.asarray(energy_clustering(X, args.k, rng=seed, **opts).labels)
+    _note(args, f"  done in {time.perf_counter() - t0:.2f} s (pass --seed {seed} to repeat)")
     disp = dispersion(X, labels, **met)
-    sizes = pd.Series(labels).value_counts().sort_index()
-    clusters = pd.DataFrame({"size": sizes.to_numpy()},
-                            index=pd.Index(sizes.index.to_numpy(), name="cluster"))
+    sizes = np.bincount(labels, minlength=args.k)
+    stat = disp.S / disp.T if disp.T > 0 else float("nan")
+    if args.out:
+        _write_labels(args, path, df, labels)
+    if args.format == "json":
+        obj = {"command": "cluster", "k": args.k, "n": n, "columns": cols, "seed": seed,
+               "algorithm": args.algorithm, **met,
+               "partition": {"W": disp.W, "S": disp.S, "T": disp.T, "F": disp.F, "statistic": stat},
+               "clusters": [{"cluster": c, "size": int(s)} for c, s in enumerate(sizes)],
+               "check": None}
+        if args.test:
+            obj["check"] = {**_record(tres, drop=("null_distribution", "labels", "dispersion",
+                                                  "columns")), "alpha": args.alpha}
+        _print_json(obj)
+        return 0
     summary = {"k": args.k, "n": n, "W": disp.W, "S": disp.S, "T": disp.T, "F": disp.F,
-               "S/T": disp.S / disp.T if disp.T > 0 else float("nan")}
-    sections = [("fitted partition (W + S = T)",
+               "statistic": stat, "seed": seed}
+    sections = [("fitted partition (W + S = T; statistic = S/T)",
                  pd.DataFrame([summary], index=pd.Index(["fit"], name="partition"))),
-                ("clusters", clusters)]
+                ("clusters", pd.DataFrame({"size": sizes},
+                                          index=pd.Index(np.arange(args.k), name="cluster")))]
     if args.test:
-        check = {"statistic (S/T)": tres.statistic, "null": args.null,
-                 "n_resamples": args.resamples, "pvalue": tres.pvalue}
+        check = {"statistic": tres.statistic, "null": args.null, "n_resamples": args.resamples,
+                 "pvalue": tres.pvalue, "pvalue_se": tres.pvalue_se}
         sections.append(("significance check: S/T against the same clustering of reference data",
                          pd.DataFrame([check], index=pd.Index(["cluster_test"], name="check"))))
     emit(sections, args.format)
     if args.test:
         ref = ("a Gaussian with the data's mean and covariance" if args.null == "gaussian"
                else "a uniform box along the data's principal axes")
+        what = _pvalue_line(tres.pvalue, tres.pvalue_se, args.alpha, seed)
         if tres.pvalue <= args.alpha:
-            _verdict(args, f"verdict: more clustered than {ref} (p = {tres.pvalue:.4g} <= "
-                           f"alpha = {args.alpha:g}).")
+            _verdict(args, f"verdict: more clustered than {ref} ({what} <= alpha = {args.alpha:g}).")
         else:
             _verdict(args, f"verdict: no evidence of more cluster structure than {ref} "
-                           f"(p = {tres.pvalue:.4g} > alpha = {args.alpha:g}).")
-    if args.out:
-        col = args.label_column
-        if col in df.columns:
-            raise CLIError(f"option --label-column: {path} already has a column {col!r}; "
-                           "choose another name.")
-        full = read_table(path) if args.dropna else df
-        out = full.copy()
-        out[col] = pd.Series(labels, index=df.index).reindex(full.index).astype("Int64")
-        write_data(out, args.out)
-        _note(args, f"labels written to {args.out} (column {col!r}, joined to the input rows)")
+                           f"({what} > alpha = {args.alpha:g}).")
     return 0
 
 
+def _write_labels(args, path, df, labels):
+    """The input rows with a label column appended; text files keep every field as written."""
+    import pandas as pd
+
+    from ._io import input_kind, read_text_fields, write_data
+
+    col = args.label_column
+    in_kind = input_kind(path, args.input_format)
+    out_kind = os.path.splitext(args.out)[1].lower()
+    if in_kind in ("csv", "tsv") and out_kind in (".csv", ".tsv", ".tab", ".txt"):
+        # the fields exactly as they stand in the input (no number is re-formatted)
+        full = read_text_fields(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
+        text = pd.Series([str(v) for v in labels], index=df.index)
+        full[col] = text.reindex(full.index).fillna("")
+    else:
+        full = _read(args, path)
+        full[col] = pd.Series(labels, index=df.index).reindex(full.index).astype("Int64")
+    write_data(full, args.out)
+    _note(args, f"labels written to {args.out} (column {col!r} appended to the input rows"
+                + ("; rows dropped by --dropna have an empty label)" if len(full) > len(df) else ")"))
+
+
 def _cmd_demo(args):
+    import itertools
+
+    import pandas as pd
+
     from . import dispersion, energy_distance
     from .datasets import load_iris
 
@@ -324,7 +480,8 @@ def _common_parent():
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("output")
     g.add_argument("--format", choices=FORMATS, default="text",
-                   help="table format on stdout (default: text)")
+                   help="table format on stdout (default: text); json: one object whose keys "
+                        "are the result's fields")
     g.add_argument("--quiet", "-q", action="store_true", help="no notes or progress on stderr")
     g.add_argument("--debug", action="store_true", help="show the full traceback on errors")
     return p
@@ -334,10 +491,19 @@ def _data_parent():
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("data")
     g.add_argument("--columns", "-c", action="append", metavar="COLS",
-                   help="columns to use, comma-separated or repeated (default: all numeric "
-                        "columns except --by)")
+                   help="columns to use, comma-separated or repeated (default: every column "
+                        "except --by; a non-numeric one is an error unless --numeric-only)")
+    g.add_argument("--numeric-only", action="store_true",
+                   help="leave out wholly non-numeric columns (text, dates) instead of failing; "
+                        "they are listed on stderr")
     g.add_argument("--dropna", action="store_true",
                    help="drop rows with missing values in the used columns instead of failing")
+    g.add_argument("--input-format", choices=INPUT_FORMATS, default=None,
+                   help="file format when the suffix does not say (default: from the suffix)")
+    g.add_argument("--sep", type=_one_char, default=None,
+                   help="field separator of text files (default: ',' for .csv, tab for .tsv)")
+    g.add_argument("--decimal", type=_one_char, default=None,
+                   help="decimal mark of text files (default: '.'; ',' for 1,5)")
     return p
 
 
@@ -365,21 +531,28 @@ def _add_inference_args(p, resamples, what):
     """--resamples, --seed and --alpha, shared by test, disco and cluster."""
     p.add_argument("--resamples", "-R", type=int, default=resamples,
                    help=f"{what} (default: {resamples})")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help="random seed, an integer >= 0 (default: a fresh one, printed on stderr "
+                        "and in the output so that the run can be repeated)")
     p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
 
 
+_EXIT_CODES = ("exit status: 0 success; 2 bad usage or bad data; 3 output could not be written "
+               "(closed pipe or stdout, full disk, permission); 4 out of memory; 130 interrupted")
+
+
 def build_parser():
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="energystats",
         description=_wrap("Energy statistics from the command line: energy distance, k-sample "
-                    "tests, DISCO and energy clustering of CSV, TSV or Parquet files."),
+                          "tests, DISCO and energy clustering of CSV, TSV or Parquet files."),
         epilog="Run 'energystats <command> --help' for the options of a command.\n"
-               "example: energystats test data.csv --by group --resamples 999 --seed 1",
+               "example: energystats test data.csv --by group --resamples 999 --seed 1\n"
+               + textwrap.fill(_EXIT_CODES, width=79),
         formatter_class=_FMT,
     )
-    from . import __version__
-
     parser.add_argument("--version", action="version", version=f"energystats {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command")
     common, data, metric = _common_parent(), _data_parent(), _metric_parent()
@@ -388,7 +561,8 @@ def build_parser():
         "distance", parents=[data, metric, common], formatter_class=_FMT,
         help="energy distance between two samples (two files, or groups of one file)",
         description=_wrap("Two-sample energy distance E(A, B) (V-statistic, no square root), with "
-                    "R energy's edist = nm/(n+m) E and the between statistic S = nm/(2(n+m)) E."),
+                          "R energy's edist = nm/(n+m) E and the between statistic "
+                          "S = nm/(2(n+m)) E."),
         epilog="examples:\n  energystats distance A.csv B.csv --columns x,y\n"
                "  energystats distance data.csv --by group --format csv",
     )
@@ -399,13 +573,17 @@ def build_parser():
     p = sub.add_parser(
         "test", parents=[data, metric, common], formatter_class=_FMT,
         help="permutation test of equal distributions (k samples)",
-        description=_wrap("Energy test of equal distributions of the groups in one file: statistic "
-                    "sum_{i<j} n_i n_j/(n_i+n_j) E(C_i, C_j) (R energy's eqdist.etest), "
-                    "permutation p-value (1 + #{null >= observed}) / (R + 1)."),
-        epilog="example:\n  energystats test data.csv --by group --resamples 999 --seed 1",
+        description=_wrap("Energy test of equal distributions of the groups of one file (--by) or "
+                          "of several files (one group each): statistic "
+                          "sum_{i<j} n_i n_j/(n_i+n_j) E(C_i, C_j) (R energy's eqdist.etest), "
+                          "permutation p-value (1 + #{null >= observed}) / (R + 1) with its Monte "
+                          "Carlo standard error."),
+        epilog="examples:\n  energystats test data.csv --by group --resamples 999 --seed 1\n"
+               "  energystats test A.csv B.csv C.csv --columns x,y",
     )
-    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
-    p.add_argument("--by", action="append", required=True, help="grouping column")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="one CSV, TSV or Parquet file with --by, or one file per group")
+    p.add_argument("--by", action="append", help="grouping column (with one file)")
     _add_inference_args(p, 999, "permutations")
     p.set_defaults(func=_cmd_test)
 
@@ -413,8 +591,8 @@ def build_parser():
         "disco", parents=[data, metric, common], formatter_class=_FMT,
         help="distance components (DISCO) analysis: nonparametric ANOVA",
         description=_wrap("DISCO decomposition T = S + W with F = (S/(k-1)) / (W/(n-k)) and its "
-                    "permutation p-value; several --by columns give one row per factor "
-                    "(as R energy's disco)."),
+                          "permutation p-value; several --by columns give one row per factor "
+                          "(as R energy's disco)."),
         epilog="examples:\n  energystats disco data.csv --by group --resamples 999 --seed 1\n"
                "  energystats disco data.csv --by dose,supplement --format json",
     )
@@ -426,11 +604,14 @@ def build_parser():
 
     p = sub.add_parser(
         "cluster", parents=[data, metric, common], formatter_class=_FMT,
-        help="energy clustering (Hartigan's method) with a valid significance check",
+        help="energy clustering (Hartigan's method) with a calibrated significance check",
         description=_wrap("Energy clustering into k groups; prints W, S, T, F of the fitted "
-                    "partition and, with --test, the significance check: S/T "
-                    "calibrated by re-clustering reference data sets drawn from a no-cluster "
-                    "null (not the naive permutation test, which is invalid after clustering)."),
+                          "partition and, with --test, the significance check: S/T of the fit "
+                          "against the same clustering of reference data sets drawn from a "
+                          "no-cluster null (a Gaussian, or a uniform box, with the data's mean "
+                          "and covariance). A small p-value says 'more clustered than that "
+                          "reference', not 'the clusters are real'. The naive permutation test "
+                          "is invalid after clustering and is not offered here."),
         epilog="example:\n  energystats cluster data.csv -k 3 --test --resamples 99 --seed 1 "
                "--out labels.csv",
     )
@@ -445,7 +626,8 @@ def build_parser():
                    help="reference null of the check (default: gaussian)")
     _add_inference_args(p, 99, "reference data sets of the check")
     p.add_argument("--out", "-o", metavar="PATH",
-                   help="write the input rows with a label column (.csv, .tsv, .parquet, .json)")
+                   help="write the input rows with a label column appended (.csv, .tsv, "
+                        ".parquet, .json); text input written as text keeps every field as it is")
     p.add_argument("--label-column", default="cluster", help="name of the label column (default: cluster)")
     p.set_defaults(func=_cmd_cluster)
 
@@ -461,30 +643,81 @@ def build_parser():
     return parser
 
 
+# -- running a command -----------------------------------------------------------
+
+def _error(args, msg):
+    if sys.stderr is not None:
+        try:
+            print(f"energystats {getattr(args, 'command', None) or ''}: error: {msg}".replace("  ", " "),
+                  file=sys.stderr, flush=True)
+        except OSError:  # pragma: no cover - stderr gone too
+            pass
+
+
+def _silence_stdout():
+    """Point the stdout descriptor at /dev/null so that the exit-time flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):  # pragma: no cover
+        pass
+
+
+def _where(args):
+    return getattr(args, "file", None) or ", ".join(getattr(args, "files", None) or [])
+
+
 def main(argv=None):
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
-        return 2
+        return EXIT_USAGE
+    if sys.stdout is None:
+        _error(args, "standard output is closed; nothing could be written (redirect it to a file "
+                     "instead of closing it).")
+        return EXIT_OS
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()
+        return code
     except CLIError as exc:
         if args.debug:
             raise
-        print(f"energystats {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        _error(args, str(exc))
+        return EXIT_USAGE
     except (ValueError, TypeError, KeyError) as exc:
         if args.debug:
             raise
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        where = getattr(args, "file", None) or ", ".join(getattr(args, "files", None) or [])
-        prefix = f"{where}: " if where else ""
-        print(f"energystats {args.command}: error: {prefix}{msg}", file=sys.stderr)
-        return 2
+        where = _where(args)
+        _error(args, f"{where}: {msg}" if where and not str(msg).startswith(where) else msg)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        _silence_stdout()
+        _error(args, "the output pipe was closed before all output was written (broken pipe).")
+        return EXIT_OS
+    except MemoryError:
+        if args.debug:
+            raise
+        _error(args, "out of memory: the data or the number of resamples are too large for this "
+                     "machine; try fewer --resamples, fewer rows or columns, or a machine with "
+                     "more memory.")
+        return EXIT_MEMORY
+    except OSError as exc:
+        if args.debug:
+            raise
+        if exc.errno in (errno.EPIPE, errno.EBADF, errno.ENOSPC, errno.EIO, errno.EDQUOT):
+            _silence_stdout()
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.ENOSPC:
+            reason = f"{reason} (the disk is full)"
+        _error(args, f"could not write the output: {reason}.")
+        return EXIT_OS
     except KeyboardInterrupt:  # pragma: no cover
-        print(f"energystats {args.command}: interrupted", file=sys.stderr)
-        return 130
+        _error(args, "interrupted.")
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,7 +17,8 @@ from . import _cluster_engine as _ce
 from . import _engine
 from ._metrics import resolve_metric
 from .frames import select_frame
-from ._validation import as_data, check_int, is_int, as_labels, as_square_matrix, check_n_threads, check_rng
+from ._validation import (align_labels, as_data, check_int, is_int, as_labels, as_square_matrix,
+                          check_n_threads, check_rng, seeded_rng)
 from .decomposition import DispersionResult, dispersion_from_sums
 
 __all__ = ["EnergyClustering", "EnergyClusteringResult", "energy_clustering", "clustering_accuracy"]
@@ -364,6 +365,11 @@ class EnergyClusteringResult:
     n_iter : int
     algorithm : str
     dispersion : DispersionResult
+    seed : int or None
+        The seed given as ``rng`` or drawn when ``rng=None`` (pass it back to
+        repeat the run); None when ``rng`` was a Generator.
+    columns : list or None
+        The DataFrame columns used as data (None for array input).
     """
 
     labels: object = field(repr=False)
@@ -375,6 +381,8 @@ class EnergyClusteringResult:
     n_iter: int
     algorithm: str
     dispersion: DispersionResult = field(repr=False)
+    seed: int | None = None
+    columns: list | None = None
 
     def to_frame(self, kind="components"):
         """``'components'``: Between/Within/Total table; ``'labels'``: one row per point;
@@ -391,7 +399,7 @@ class EnergyClusteringResult:
                 f"F={self.F:.6g}, sizes={list(map(int, self.sizes))}, algorithm={self.algorithm!r})")
 
 
-def energy_clustering(X, n_clusters=2, *, columns=None, metric="energy", exponent=1.0, sigma=1.0,
+def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metric="energy", exponent=1.0, sigma=1.0,
                       algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
                       rng=None, n_threads=None):
     r"""Energy clustering of ``X`` into ``n_clusters`` groups (functional form).
@@ -405,8 +413,12 @@ def energy_clustering(X, n_clusters=2, *, columns=None, metric="energy", exponen
     columns : list, optional
         With a DataFrame ``X``: the columns to use (default: all, which must
         be numeric).
+    numeric_only : bool, default False
+        With a DataFrame ``X`` and ``columns=None``: leave wholly non-numeric
+        columns out instead of raising an error that names them.
     rng : None, int or numpy.random.Generator
-        Seeds the restarts.
+        Seeds the restarts.  With ``None`` a seed is drawn and recorded in
+        the result's ``seed``.
 
     Returns
     -------
@@ -435,15 +447,16 @@ def energy_clustering(X, n_clusters=2, *, columns=None, metric="energy", exponen
     >>> res
     EnergyClusteringResult(W=1.33333, S=14.3333, T=15.6667, F=43, sizes=[3, 3], algorithm='hartigan')
     """
-    X = select_frame(X, columns)
+    X, cols, _ = select_frame(X, columns, numeric_only=numeric_only)
+    gen, seed = seeded_rng(rng)
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
-                          max_iter, rng, n_threads)
+                          max_iter, gen, n_threads)
     labels, disp, n_iter = _fit(opts)
     out = labels
     if opts["index"] is not None:
         out = pd.Series(labels, index=opts["index"], name="cluster")
     return EnergyClusteringResult(out, disp.W, disp.S, disp.T, disp.F, disp.sizes, n_iter,
-                                  opts["algorithm"], disp)
+                                  opts["algorithm"], disp, seed, cols)
 
 
 # -- accuracy ------------------------------------------------------------------
@@ -477,6 +490,7 @@ def clustering_accuracy(y_true, y_pred):
     """
     from scipy.optimize import linear_sum_assignment
 
+    y_pred = align_labels(y_true, y_pred, "y_pred")
     t = as_labels(y_true, len(y_true), name="y_true") if y_true is not None else None
     p = as_labels(y_pred, t.codes.size, name="y_pred")
     C = np.zeros((t.k, p.k))

@@ -5,7 +5,7 @@ public function :func:`energystats.dispersion`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,8 @@ class DispersionResult:
         Group names, in the order of ``sizes`` and of the rows of ``g``.
     g : ndarray, shape (k, k)
         Mean semimetric values :math:`g(C_i, C_j)`.
+    columns : list or None
+        The DataFrame columns used as data (None for array input).
     """
 
     W: float
@@ -48,6 +50,7 @@ class DispersionResult:
     sizes: np.ndarray
     groups: list
     g: np.ndarray = field(repr=False)
+    columns: list | None = field(default=None, repr=False)
 
     @property
     def n_samples(self):
@@ -112,8 +115,8 @@ def dispersion_from_sums(M, sizes, groups):
     return DispersionResult(W, S, T, float(F), sizes, list(groups), g)
 
 
-def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, metric="energy", exponent=1.0,
-               sigma=1.0, method="auto", n_threads=None):
+def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_only=False,
+               metric="energy", exponent=1.0, sigma=1.0, method="auto", n_threads=None):
     r"""Energy dispersion of a partition: W (within), S (between), T (total), F.
 
     Parameters
@@ -121,15 +124,21 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, metric="e
     X : array_like or DataFrame, shape (n_samples, n_features)
         Data; with ``metric='precomputed'`` an n×n semimetric matrix.
     labels : array_like of shape (n_samples,), optional
-        Group of each row: ints, strings, a Categorical or a Series.
+        Group of each row: ints, strings, a Categorical or a Series.  A
+        Series is aligned with an indexed ``X`` by its index (a mismatch is
+        an error); arrays and lists are taken by position.
     by : str or list of str, optional
         With a DataFrame ``X``: the grouping column(s) instead of ``labels``.
     columns : list, optional
-        With a DataFrame ``X``: the columns used (default: all numeric columns
-        but ``by`` with ``by=``; every column with ``labels=``).
+        With a DataFrame ``X``: the columns used (default: every column but
+        ``by``).
     dropna : bool, default False
         With a DataFrame ``X``: drop rows with missing values in the used
         columns or the grouping instead of raising an error.
+    numeric_only : bool, default False
+        With a DataFrame ``X`` and ``columns=None``: leave wholly non-numeric
+        columns out instead of raising an error that names them (the result's
+        ``columns`` records what was used).
     metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
         The semimetric (SPEC §1).
     exponent, sigma, n_threads
@@ -179,10 +188,10 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, metric="e
     """
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
-    data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna)
+    data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only)
     Xa = data.X
     if met.kind == "precomputed":
         Xa = as_square_matrix(Xa, "X")
     sorted_path = met.kind != "precomputed" and _engine.use_sorted_path(Xa, met, method)
     M = _engine.group_sum_matrix(Xa, data.labels.codes, data.labels.k, met, nt, sorted_path=sorted_path)
-    return dispersion_from_sums(M, data.labels.sizes, data.labels.groups)
+    return replace(dispersion_from_sums(M, data.labels.sizes, data.labels.groups), columns=data.columns)

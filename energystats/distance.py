@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _engine
 from ._metrics import resolve_metric
-from ._validation import as_data, as_square_matrix, check_n_threads
+from ._validation import as_data, as_square_matrix, check_n_threads, short_list
 from .frames import grouped_data, select_frame
 
 __all__ = ["pairwise", "gram_matrix", "energy_distance", "is_negative_type"]
@@ -150,8 +150,8 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, x0=None, n_threa
     return G
 
 
-def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, metric="energy", exponent=1.0,
-                    sigma=1.0, method="auto", n_threads=None):
+def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_only=False,
+                    metric="energy", exponent=1.0, sigma=1.0, method="auto", n_threads=None):
     r"""Two-sample energy distance :math:`\mathcal{E}(A, B)` (V-statistic, no square root).
 
     Parameters
@@ -164,9 +164,12 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, metric="e
         With a DataFrame ``x`` and no ``y``: the grouping column.
     columns : list, optional
         With DataFrames: the columns to use (default: every column of ``x``
-        and ``y``; with ``by``, every numeric column but ``by``).
+        and ``y``; with ``by``, every column but ``by``).
     dropna : bool, default False
         With ``by``: drop rows with missing values instead of raising.
+    numeric_only : bool, default False
+        With DataFrames and ``columns=None``: leave wholly non-numeric
+        columns out instead of raising an error that names them.
     metric, exponent, sigma, n_threads
         As in :func:`pairwise`.
     method : {'auto', 'sorted', 'pairwise'}, default 'auto'
@@ -213,16 +216,18 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, metric="e
     if by is not None:
         if y is not None:
             raise TypeError("give either `y` or `by`, not both.")
-        data = grouped_data(x, by=by, columns=columns, dropna=dropna, name="x")
+        data = grouped_data(x, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only,
+                            name="x")
         if data.labels.k != 2:
             raise ValueError(f"`by` must split `x` into exactly 2 groups; got {data.labels.k} "
-                             f"({data.labels.groups}).")
+                             f"({short_list(data.labels.groups)}).")
         x = data.X[data.labels.codes == 0]
         y = data.X[data.labels.codes == 1]
     elif y is None:
         raise TypeError("`y` (or `by=` with a DataFrame `x`) is required.")
     else:
-        x, y = select_frame(x, columns, "x"), select_frame(y, columns, "y")
+        x = select_frame(x, columns, "x", numeric_only)[0]
+        y = select_frame(y, columns, "y", numeric_only)[0]
     a, b = _pair_iv(x, y)
     pooled = np.concatenate([a, b])
     codes = np.repeat(np.arange(2, dtype=np.intp), [a.shape[0], b.shape[0]])

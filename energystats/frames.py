@@ -4,113 +4,135 @@ Every public function that takes groups accepts the same call forms through
 :func:`grouped_data`:
 
 * ``f(X, labels)`` — data and one label per row (every column of a DataFrame
-  ``X`` is used unless ``columns`` says otherwise);
+  ``X`` is used unless ``columns`` says otherwise).  Labels that carry a
+  pandas index (a Series) are aligned with an indexed ``X`` by index; plain
+  arrays and lists are positional;
 * ``f(df, by="group", columns=None)`` — a DataFrame with a grouping column
-  (``columns`` default to every numeric column except ``by``).
+  (``columns`` default to every column except ``by``).
+
+Nothing is dropped silently: a non-numeric column among the used ones is an
+error naming it unless ``numeric_only=True`` asks to leave such columns out
+(they are then listed in ``left_out``), a column of numbers with stray text is
+always an error naming the row and the value, and rows with missing values
+are an error unless ``dropna=True``.  The command-line tool reads files
+through the same checks.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ._validation import Labels, as_data, as_labels
+from ._validation import (Labels, align_labels, as_data, as_labels, check_unique_columns,
+                          numeric_columns, short_list)
 
-__all__ = ["grouped_data", "GroupedData", "select_frame"]
+__all__ = ["grouped_data", "GroupedData", "select_frame", "select_columns"]
 
 
 @dataclass(frozen=True)
 class GroupedData:
-    """Validated data (C-contiguous float array), group labels and the row index."""
+    """Validated data (C-contiguous float array), group labels and what was used."""
 
     X: np.ndarray
     labels: Labels
     index: object = None
     columns: list | None = None
+    left_out: list = field(default_factory=list)
+    n_dropped: int = 0
 
 
-def select_columns(df, columns=None, exclude=(), name="X"):
-    """The numeric columns used from ``df``: ``columns`` or all numeric ones but ``exclude``."""
-    if columns is None:
-        columns = [c for c in df.columns if c not in exclude
-                   and (pd.api.types.is_numeric_dtype(df[c].dtype) or pd.api.types.is_bool_dtype(df[c].dtype))]
-        if not columns:
-            raise ValueError(f"`{name}` has no numeric columns besides {list(exclude)}.")
-    else:
-        columns = [columns] if isinstance(columns, (str, int)) else list(columns)
-        missing = [c for c in columns if c not in df.columns]
-        if missing:
-            raise KeyError(f"`columns`: {missing} not found in `{name}`; it has {list(df.columns)}.")
-        overlap = [c for c in columns if c in exclude]
-        if overlap:
-            raise ValueError(f"`columns` must not contain the grouping column(s) {overlap}.")
-    return columns
+def select_columns(df, columns=None, exclude=(), name="X", numeric_only=False):
+    """The columns used from ``df`` and the non-numeric ones left out (see :func:`numeric_columns`)."""
+    return numeric_columns(df, columns, exclude=exclude, numeric_only=numeric_only, name=name)
 
 
-def select_frame(X, columns=None, name="X"):
-    """``X[columns]`` for a DataFrame ``X`` (checked), ``X`` itself when ``columns`` is None."""
-    if columns is None:
-        return X
+def select_frame(X, columns=None, name="X", numeric_only=False):
+    """``(X[used], used, left_out)`` for a DataFrame ``X``; ``(X, None, [])`` for other input.
+
+    With ``columns=None`` a DataFrame keeps every column, unless
+    ``numeric_only=True`` leaves the non-numeric ones out.
+    """
     if not isinstance(X, pd.DataFrame):
-        raise TypeError(f"`columns` needs `{name}` to be a pandas DataFrame; got {type(X).__name__}.")
-    return X[select_columns(X, columns, name=name)]
+        if columns is not None:
+            raise TypeError(f"`columns` needs `{name}` to be a pandas DataFrame; got {type(X).__name__}.")
+        if numeric_only:
+            raise TypeError(f"`numeric_only` needs `{name}` to be a pandas DataFrame; got {type(X).__name__}.")
+        return X, None, []
+    if columns is None and not numeric_only:
+        check_unique_columns(X, name)
+        return X, list(X.columns), []
+    used, left_out = select_columns(X, columns, name=name, numeric_only=numeric_only)
+    return X[used], used, left_out
 
 
-def grouped_data(X, labels=None, *, by=None, columns=None, dropna=False, min_groups=1,
-                 name="X"):
+def _missing_rows(frame, name, dropna):
+    """Rows of ``frame`` with a missing value: an error naming them, or (``dropna``) a mask to keep."""
+    na = frame.isna()
+    if not na.to_numpy().any():
+        return None
+    rows = na.any(axis=1).to_numpy()
+    if not dropna:
+        bad = [str(c) for c in frame.columns if na[c].any()]
+        first = int(np.flatnonzero(rows)[0])
+        raise ValueError(
+            f"`{name}` has missing values in {int(rows.sum())} row(s), in column(s) "
+            f"{short_list(bad)} (first: row {first}, index {frame.index[first]!r}); drop or impute "
+            "them, or pass `dropna=True`."
+        )
+    return ~rows
+
+
+def grouped_data(X, labels=None, *, by=None, columns=None, dropna=False, numeric_only=False,
+                 min_groups=1, name="X"):
     """Resolve the call forms above into a :class:`GroupedData`.
 
     Missing values in the grouping or the used columns raise an error that
-    says how many rows and which columns, unless ``dropna=True``.
+    says how many rows and which columns, unless ``dropna=True`` (the number
+    of rows dropped is recorded in ``n_dropped``).
     """
     if by is not None:
         if labels is not None:
             raise TypeError("give either `labels` or `by`, not both.")
         if not isinstance(X, pd.DataFrame):
             raise TypeError(f"`by` needs `{name}` to be a pandas DataFrame; got {type(X).__name__}.")
+        check_unique_columns(X, name)
         by_cols = [by] if not isinstance(by, (list, tuple)) else list(by)
         missing = [c for c in by_cols if c not in X.columns]
         if missing:
-            raise KeyError(f"`by`: column(s) {missing} not found in `{name}`; it has {list(X.columns)}.")
-        cols = select_columns(X, columns, exclude=by_cols, name=name)
+            raise KeyError(f"`by`: column(s) {short_list(missing)} not found in `{name}`; "
+                           f"it has {short_list(X.columns)}.")
+        cols, left_out = select_columns(X, columns, exclude=by_cols, name=name,
+                                        numeric_only=numeric_only)
         frame = X[cols + by_cols]
-        na = frame.isna()
-        if na.to_numpy().any():
-            rows = int(na.any(axis=1).sum())
-            bad = [str(c) for c in frame.columns if na[c].any()]
-            if not dropna:
-                raise ValueError(
-                    f"`{name}` has missing values in {rows} row(s), in column(s) {bad}; "
-                    "drop or impute them, or pass `dropna=True`."
-                )
-            frame = frame.loc[~na.any(axis=1)]
+        keep = _missing_rows(frame, name, dropna)
+        n_dropped = 0
+        if keep is not None:
+            n_dropped = int((~keep).sum())
+            frame = frame.loc[keep]
         if len(by_cols) == 1:
             lab = frame[by_cols[0]]
         else:
             lab = pd.Series(list(frame[by_cols].itertuples(index=False, name=None)), index=frame.index)
         arr, index = as_data(frame[cols], name)
         labs = as_labels(lab, arr.shape[0], "by")
-        out = GroupedData(arr, labs, index, cols)
+        out = GroupedData(arr, labs, index, cols, left_out, n_dropped)
     else:
         if labels is None:
             raise TypeError("`labels` (or `by=` with a DataFrame) is required.")
-        if isinstance(X, pd.DataFrame):
-            # without `by`, every column is data: a non-numeric one is an error
-            # (raised by as_data, naming it) unless `columns` leaves it out
-            cols = list(X.columns) if columns is None else select_columns(X, columns, name=name)
-            X = X[cols]
-        elif columns is not None:
-            raise TypeError("`columns` needs a DataFrame.")
-        else:
-            cols = None
+        X, cols, left_out = select_frame(X, columns, name, numeric_only)
+        labels = align_labels(X, labels)
+        n_dropped = 0
         if dropna and isinstance(X, pd.DataFrame):
-            keep = ~X.isna().any(axis=1).to_numpy() & ~pd.isna(np.asarray(labels, dtype=object))
+            lab_na = pd.isna(np.asarray(labels, dtype=object))
+            keep = ~X.isna().any(axis=1).to_numpy() & ~lab_na
+            n_dropped = int((~keep).sum())
             X = X.loc[keep]
-            labels = np.asarray(labels, dtype=object)[keep]
+            labels = labels[keep] if isinstance(labels, pd.Series) else np.asarray(labels, dtype=object)[keep]
         arr, index = as_data(X, name)
         labs = as_labels(labels, arr.shape[0])
-        out = GroupedData(arr, labs, index, cols)
+        out = GroupedData(arr, labs, index, cols, left_out, n_dropped)
     if out.labels.k < min_groups:
-        raise ValueError(f"need at least {min_groups} groups; got {out.labels.k} ({out.labels.groups}).")
+        raise ValueError(f"need at least {min_groups} groups; got {out.labels.k} "
+                         f"({short_list(out.labels.groups)}).")
     return out

@@ -11,7 +11,7 @@ from .frames import select_frame
 __all__ = ["energy_linkage"]
 
 
-def energy_linkage(X, *, columns=None, metric="energy", exponent=1.0, sigma=1.0, n_threads=None):
+def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", exponent=1.0, sigma=1.0, n_threads=None):
     r"""Agglomerative energy clustering; returns a SciPy-compatible linkage matrix.
 
     At every step the two clusters with the smallest energy cluster distance
@@ -38,6 +38,9 @@ def energy_linkage(X, *, columns=None, metric="energy", exponent=1.0, sigma=1.0,
     columns : list, optional
         With a DataFrame ``X``: the columns to use (default: all, which must
         be numeric).
+    numeric_only : bool, default False
+        With a DataFrame ``X`` and ``columns=None``: leave wholly non-numeric
+        columns out instead of raising an error that names them.
     metric, exponent, sigma, n_threads
         As in :func:`energystats.pairwise`; ``'precomputed'`` is accepted.
 
@@ -81,7 +84,7 @@ def energy_linkage(X, *, columns=None, metric="energy", exponent=1.0, sigma=1.0,
 
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
-    X = select_frame(X, columns)
+    X = select_frame(X, columns, numeric_only=numeric_only)[0]
     if met.kind == "precomputed":
         A = as_square_matrix(X, "X")
     else:

@@ -24,9 +24,10 @@ import pandas as pd
 from . import _permutation
 from ._metrics import resolve_metric
 from ._permutation import DEFAULT_MEMORY_BUDGET
-from ._validation import Labels, as_data, as_labels, as_square_matrix, check_int, check_n_threads, check_rng
+from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix, check_int,
+                          check_n_threads, seeded_rng, short_list)
 from .decomposition import dispersion_from_sums
-from .frames import grouped_data
+from .frames import grouped_data, select_frame
 
 __all__ = ["energy_test", "EnergyTestResult", "disco", "DiscoResult"]
 
@@ -35,6 +36,14 @@ __all__ = ["energy_test", "EnergyTestResult", "disco", "DiscoResult"]
 
 def _fmt_p(p):
     return "None" if p is None else f"{p:.4g}"
+
+
+def _fmt_se(se):
+    return "" if se is None or not np.all(np.asarray(se) > 0) else f" (MC s.e. {np.max(se):.2g})"
+
+
+def _fmt_seed(seed):
+    return "" if seed is None else f", seed={seed}"
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,15 @@ class EnergyTestResult:
         'matrix' (n×n matrix and BLAS batches), 'blocked' (the same with the
         matrix recomputed in row blocks) or 'streamed' (one streamed
         reduction per relabelling).
+    pvalue_se : float or None
+        Monte Carlo standard error of ``pvalue``,
+        :math:`\sqrt{p(1-p)/R}`; 0 for an exact p-value.
+    seed : int or None
+        Seed of the random relabellings: the one given as ``rng``, or the one
+        drawn when ``rng=None`` (pass it back as ``rng=`` to repeat the run).
+        None when ``rng`` was a Generator or no relabelling was drawn.
+    columns : list or None
+        The DataFrame columns used as data (None for array input).
     """
 
     statistic: float
@@ -75,11 +93,15 @@ class EnergyTestResult:
     groups: list
     energy_distances: np.ndarray = field(repr=False)
     engine: str = "matrix"
+    pvalue_se: float | None = None
+    seed: int | None = None
+    columns: list | None = None
 
     def __repr__(self):
-        return (f"EnergyTestResult(statistic={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}, "
-                f"n_resamples={self.n_resamples}, exact={self.exact}, "
-                f"sizes={list(map(int, self.sizes))}, groups={self.groups})")
+        return (f"EnergyTestResult(statistic={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}"
+                f"{_fmt_se(self.pvalue_se)}, n_resamples={self.n_resamples}, exact={self.exact}, "
+                f"sizes={list(map(int, self.sizes))}, groups={short_list(self.groups)}"
+                f"{_fmt_seed(self.seed)})")
 
     def to_frame(self):
         """The k×k energy distances :math:`E(C_i, C_j)` as a labelled DataFrame."""
@@ -124,6 +146,12 @@ class DiscoResult:
     groups : list of list
         Group names of each factor.
     engine : str
+    pvalue_se : float, ndarray or None
+        Monte Carlo standard error of ``pvalue`` (0 when exact).
+    seed : int or None
+        Seed of the random relabellings (see :class:`EnergyTestResult`).
+    columns : list or None
+        The DataFrame columns used as data (None for array input).
     """
 
     statistic: float | np.ndarray
@@ -141,23 +169,28 @@ class DiscoResult:
     sizes: list = field(default_factory=list, repr=False)
     groups: list = field(default_factory=list, repr=False)
     engine: str = "matrix"
+    pvalue_se: float | np.ndarray | None = None
+    seed: int | None = None
+    columns: list | None = None
 
     def to_frame(self):
         """ANOVA-style table: one row per factor, then Within and Total;
-        columns ``df``, ``dispersion``, ``F``, ``p-value``."""
+        columns ``df``, ``dispersion``, ``F``, ``pvalue`` and ``pvalue_se``."""
         S = np.atleast_1d(self.between).astype(float)
         F = np.atleast_1d(self.statistic).astype(float)
         dfb = np.atleast_1d(self.df_between).astype(int)
         if self.pvalue is None:
-            p = np.full(S.size, np.nan)
+            p = se = np.full(S.size, np.nan)
         else:
             p = np.atleast_1d(self.pvalue).astype(float)
+            se = np.atleast_1d(self.pvalue_se).astype(float) * np.ones(S.size)
         nan = [np.nan, np.nan]
         return pd.DataFrame(
             {"df": list(dfb) + [self.df_within, self.df_total],
              "dispersion": list(S) + [self.within, self.total],
              "F": list(F) + nan,
-             "p-value": list(p) + nan},
+             "pvalue": list(p) + nan,
+             "pvalue_se": list(se) + nan},
             index=pd.Index(list(self.factors) + ["Within", "Total"], name="component"),
         )
 
@@ -165,6 +198,8 @@ class DiscoResult:
         how = ("no permutations" if self.n_resamples == 0 else
                f"exact, {self.n_resamples} relabellings" if self.exact else
                f"{self.n_resamples} random relabellings")
+        if self.seed is not None and self.n_resamples and not self.exact:
+            how += f", seed {self.seed}"
         table = self.to_frame().to_string(float_format=lambda v: f"{v:.6g}", na_rep="")
         return f"DISCO (distance components; F test, {how})\n{table}"
 
@@ -212,8 +247,8 @@ def _factor_labels(labels, n):
     return [as_labels(labels[c], n, f"labels[{c!r}]") for c in labels.columns], list(labels.columns)
 
 
-def _grouped_input(samples, labels, by, columns, dropna, fname, allow_factors=False):
-    """Resolve the call forms into (X, [Labels per factor], factor names)."""
+def _grouped_input(samples, labels, by, columns, dropna, numeric_only, fname, allow_factors=False):
+    """Resolve the call forms into (X, [Labels per factor], factor names, columns used)."""
     if not samples:
         raise TypeError(f"`{fname}` needs data: several samples, `X, labels=` or `df, by=`.")
     if labels is not None or by is not None:
@@ -224,21 +259,22 @@ def _grouped_input(samples, labels, by, columns, dropna, fname, allow_factors=Fa
             if labels.shape[1] == 1:
                 labels = labels.iloc[:, 0]
             else:
-                if columns is not None and not isinstance(X, pd.DataFrame):
-                    raise TypeError("`columns` needs a DataFrame.")
-                if isinstance(X, pd.DataFrame):
-                    from .frames import select_columns
-                    X = X[select_columns(X, columns)]
+                X, cols, _ = select_frame(X, columns, "X", numeric_only)
+                labels = align_labels(X, labels)
+                if dropna:
+                    raise TypeError("`dropna=True` is not available with a DataFrame of factors as "
+                                    "`labels`; drop the rows first, or use `df, by=[...]`.")
                 arr, _ = as_data(X, "X")
                 labs, names = _factor_labels(labels, arr.shape[0])
-                return arr, labs, names
+                return arr, labs, names, cols
         multi = isinstance(by, (list, tuple)) and len(by) > 1
         if multi and not allow_factors:
             raise ValueError(f"`{fname}` takes a single grouping column; got `by={list(by)!r}` "
                              "(use `disco` for several factors).")
         if isinstance(by, (list, tuple)) and len(by) == 1:
             by = by[0]
-        data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna)
+        data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna,
+                            numeric_only=numeric_only)
         if multi:
             # grouped_data has encoded each row's tuple of factor levels; split it.
             names = list(by)
@@ -246,44 +282,48 @@ def _grouped_input(samples, labels, by, columns, dropna, fname, allow_factors=Fa
             for f, col in enumerate(names):
                 levels = np.array([g[f] for g in data.labels.groups], dtype=object)
                 labs.append(as_labels(levels[data.labels.codes], data.X.shape[0], f"by[{col!r}]"))
-            return data.X, labs, names
+            return data.X, labs, names, data.columns
         name = by if by is not None else (labels.name if isinstance(labels, pd.Series) else None)
-        return data.X, [data.labels], [name]
+        return data.X, [data.labels], [name], data.columns
     if columns is not None:
         raise TypeError("`columns` needs a DataFrame with `by=`.")
     if len(samples) < 2:
         raise ValueError(f"`{fname}` needs at least two samples (or `X, labels=` / `df, by=`); "
                          "got 1 sample.")
     X, lab = _samples_data(samples, "samples")
-    return X, [lab], [None]
+    return X, [lab], [None], None
 
 
-def _check_groups(labs, names):
+def _check_groups(labs, names, fname):
+    n = int(labs[0].sizes.sum())
     for lab, name in zip(labs, names):
         what = "groups" if name is None else f"groups of {name!r}"
         if lab.k < 2:
-            raise ValueError(f"need at least 2 {what}; got {lab.k} ({lab.groups}).")
-        small = [(g, int(s)) for g, s in zip(lab.groups, lab.sizes) if s < 2]
-        if small:
-            raise ValueError(f"every sample must have at least 2 points; {what} with fewer: "
-                             f"{', '.join(f'{g!r} (n={s})' for g, s in small)}.")
+            raise ValueError(f"need at least 2 {what}; got {lab.k} ({short_list(lab.groups)}).")
+    if fname == "disco":
+        df_within = n - 1 - sum(lab.k - 1 for lab in labs)
+        if df_within < 1:
+            raise ValueError(f"`disco` needs within-group degrees of freedom n - 1 - sum(k_f - 1) "
+                             f">= 1 for its F ratio; got {df_within} (n={n}, groups per factor "
+                             f"{[lab.k for lab in labs]}): too many groups of one point.")
 
 
-def _prepare(samples, labels, by, columns, dropna, metric, exponent, sigma, n_resamples, rng,
-             method, memory_budget, n_threads, exact, fname, allow_factors=False):
+def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+             n_resamples, rng, method, memory_budget, n_threads, exact, fname, allow_factors=False):
     met = resolve_metric(metric, exponent, sigma)
     R = check_int(n_resamples, "n_resamples", 0)
-    gen = check_rng(rng)
+    gen, seed = seeded_rng(rng)
     _check_method(method)
     budget = _check_budget(memory_budget)
     nt = check_n_threads(n_threads)
     _check_exact(exact)
-    X, labs, names = _grouped_input(samples, labels, by, columns, dropna, fname, allow_factors)
+    X, labs, names, cols = _grouped_input(samples, labels, by, columns, dropna, numeric_only,
+                                          fname, allow_factors)
     if met.kind == "precomputed":
         if labels is None:
             raise TypeError("metric='precomputed' needs the n×n matrix as `X` and `labels=`.")
         X = as_square_matrix(X, "X")
-    _check_groups(labs, names)
+    _check_groups(labs, names, fname)
     # Cells: the combination of all factors' levels of each row.
     if len(labs) == 1:
         cell_codes = labs[0].codes
@@ -301,7 +341,7 @@ def _prepare(samples, labels, by, columns, dropna, metric, exponent, sigma, n_re
         else:
             engines.append(_permutation.build_engine(X, lab.k, lab.sizes, met, nt, method=method,
                                                      memory_budget=budget))
-    return X, labs, names, cell_codes, maps, engines, R, gen
+    return X, labs, names, cell_codes, maps, engines, R, gen, seed, cols
 
 
 def _energy_statistic(sizes):
@@ -348,8 +388,8 @@ def _disco_statistic(labs):
 
 # -- public functions --------------------------------------------------------
 
-def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, n_resamples=999,
-                metric="energy", exponent=1.0, sigma=1.0, rng=None, exact=None, method="auto",
+def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, numeric_only=False,
+                n_resamples=999, metric="energy", exponent=1.0, sigma=1.0, rng=None, exact=None, method="auto",
                 memory_budget=DEFAULT_MEMORY_BUDGET, progress=False, n_threads=None):
     r"""Energy test of equal distributions for k ≥ 2 samples (permutation test).
 
@@ -361,15 +401,23 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, n_re
         ``labels`` or ``by``.  With ``metric='precomputed'``, ``X`` is the
         n×n semimetric matrix and ``labels`` is required.
     labels : array_like of shape (n,), optional
-        Group of each row of ``X``.
+        Group of each row of ``X``.  A Series is aligned with an indexed
+        ``X`` (Series/DataFrame) by its index (a mismatch is an error);
+        arrays and lists are taken by position.
     by : str, optional
         With a DataFrame ``X``: the grouping column.
     columns : list, optional
-        With a DataFrame ``X``: the columns used (default: all numeric
-        columns except ``by``).
+        With a DataFrame ``X``: the columns used (default: every column
+        except ``by``).
     dropna : bool, default False
         Drop rows with missing values in ``by`` or the used columns instead of
         raising an error that counts them.
+    numeric_only : bool, default False
+        With a DataFrame ``X`` and ``columns=None``: leave out wholly
+        non-numeric columns (text, categorical, datetime) instead of raising
+        an error that names them; ``columns`` in the result records what was
+        used.  A column of numbers with stray text cells is always an error
+        naming the row and the value.
     n_resamples : int, default 999
         Number of random relabellings R; ``0`` returns the statistic only
         (``pvalue=None``).
@@ -381,7 +429,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, n_re
         Bandwidth of 'laplacian' and 'gaussian'.
     rng : int, numpy.random.Generator or None
         Source of the relabellings.  The same seed gives the same relabellings
-        (hence the same p-value) on every platform and thread count.
+        (hence the same p-value) on every platform and thread count.  With
+        ``None`` a seed is drawn and recorded in the result's ``seed``.
     exact : bool or None, default None
         ``None``: enumerate all distinct relabellings when there are at most
         ``n_resamples`` of them; ``True``: always enumerate (error above
@@ -404,7 +453,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, n_re
     -------
     EnergyTestResult
         ``statistic``, ``pvalue``, ``null_distribution``, ``n_resamples``,
-        ``exact``, ``sizes``, ``groups``, ``energy_distances``, ``engine``.
+        ``exact``, ``sizes``, ``groups``, ``energy_distances``, ``engine``,
+        ``pvalue_se``, ``seed``, ``columns``.
 
     Notes
     -----
@@ -465,9 +515,9 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, n_re
     >>> es.energy_test(df, by="group", n_resamples=0)
     EnergyTestResult(statistic=45.36..., pvalue=None, n_resamples=0, exact=False, sizes=[30, 30], groups=['x', 'y'])
     """
-    X, labs, names, cells, maps, engines, R, gen = _prepare(
-        samples, labels, by, columns, dropna, metric, exponent, sigma, n_resamples, rng, method,
-        memory_budget, n_threads, exact, "energy_test")
+    X, labs, names, cells, maps, engines, R, gen, seed, cols = _prepare(
+        samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma, n_resamples,
+        rng, method, memory_budget, n_threads, exact, "energy_test")
     lab = labs[0]
     observed, null, is_exact, obs_M = _permutation.permutation_null(
         engines, cells, maps, _energy_statistic(lab.sizes), n_resamples=R, rng=gen, exact=exact,
@@ -480,18 +530,21 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, n_re
     pvalue = None
     if null.shape[0] > 0:
         pvalue = float(_permutation.pvalue_from_null(observed, null, is_exact))
-    return EnergyTestResult(float(observed), pvalue, null, int(null.shape[0]), bool(is_exact),
-                            lab.sizes.copy(), list(lab.groups), E, engines[0].name)
+    R_used = int(null.shape[0])
+    return EnergyTestResult(float(observed), pvalue, null, R_used, bool(is_exact),
+                            lab.sizes.copy(), list(lab.groups), E, engines[0].name,
+                            pvalue_se=_permutation.pvalue_se(pvalue, R_used, is_exact),
+                            seed=seed if R_used and not is_exact else None, columns=cols)
 
 
-def disco(*samples, labels=None, by=None, columns=None, dropna=False, n_resamples=999,
-          metric="energy", exponent=1.0, sigma=1.0, rng=None, exact=None, method="auto",
+def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_only=False,
+          n_resamples=999, metric="energy", exponent=1.0, sigma=1.0, rng=None, exact=None, method="auto",
           memory_budget=DEFAULT_MEMORY_BUDGET, progress=False, n_threads=None):
     r"""DISCO: distance-components analysis of k ≥ 2 groups (permutation F test).
 
     Parameters
     ----------
-    *samples, labels, columns, dropna, n_resamples, metric, exponent, sigma, rng, exact, method, memory_budget, progress, n_threads
+    *samples, labels, columns, dropna, numeric_only, n_resamples, metric, exponent, sigma, rng, exact, method, memory_budget, progress, n_threads
         As in :func:`energy_test`.  ``labels`` may also be a DataFrame with
         one column per factor.
     by : str or list of str, optional
@@ -543,17 +596,17 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, n_resample
     >>> iris = load_iris()
     >>> res = es.disco(iris, by="species", n_resamples=199, rng=0)
     >>> res.to_frame().round(3)
-                df  dispersion        F  p-value
+                df  dispersion        F  pvalue  pvalue_se
     component
-    Between      2     119.237  124.597    0.005
-    Within     147      70.338      NaN      NaN
-    Total      149     189.576      NaN      NaN
+    Between      2     119.237  124.597   0.005      0.005
+    Within     147      70.338      NaN     NaN        NaN
+    Total      149     189.576      NaN     NaN        NaN
     >>> round(res.between + res.within - res.total, 9)
     0.0
     """
-    X, labs, names, cells, maps, engines, R, gen = _prepare(
-        samples, labels, by, columns, dropna, metric, exponent, sigma, n_resamples, rng, method,
-        memory_budget, n_threads, exact, "disco", allow_factors=True)
+    X, labs, names, cells, maps, engines, R, gen, seed, cols = _prepare(
+        samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma, n_resamples,
+        rng, method, memory_budget, n_threads, exact, "disco", allow_factors=True)
     observed, null, is_exact, obs_M = _permutation.permutation_null(
         engines, cells, maps, _disco_statistic(labs), n_resamples=R, rng=gen, exact=exact,
         progress=progress)
@@ -567,6 +620,8 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, n_resample
     if null.shape[0] > 0:
         pvalue = np.atleast_1d(_permutation.pvalue_from_null(observed, null, is_exact))
     single = len(labs) == 1
+    R_used = int(null.shape[0])
+    se = _permutation.pvalue_se(pvalue, R_used, is_exact)
     if single:
         within = parts[0].W
         factors = ["Between"]
@@ -582,4 +637,6 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, n_resample
         df_within=int(n - 1 - dfb.sum()), df_total=n - 1,
         factors=factors, null_distribution=null, n_resamples=int(null.shape[0]),
         exact=bool(is_exact), sizes=[lab.sizes.copy() for lab in labs],
-        groups=[list(lab.groups) for lab in labs], engine=engines[0].name)
+        groups=[list(lab.groups) for lab in labs], engine=engines[0].name,
+        pvalue_se=(None if se is None else float(np.atleast_1d(se)[0]) if single else se),
+        seed=seed if R_used and not is_exact else None, columns=cols)

@@ -10,9 +10,9 @@ import pandas as pd
 from . import _cluster_engine as _ce
 from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
-from ._permutation import _progress_bar, pvalue_from_null
+from ._permutation import _progress_bar, pvalue_from_null, pvalue_se
 from .frames import select_frame
-from ._validation import check_int
+from ._validation import check_int, seeded_rng
 
 __all__ = ["cluster_test", "ClusterTestResult", "AntiConservativeWarning"]
 
@@ -43,6 +43,13 @@ class ClusterTestResult:
         The fitted partition of the data.
     dispersion : DispersionResult
         W, S, T, F, sizes of the fitted partition.
+    pvalue_se : float
+        Monte Carlo standard error of ``pvalue``, :math:`\sqrt{p(1-p)/B}`.
+    seed : int or None
+        The seed given as ``rng`` or drawn when ``rng=None`` (pass it back as
+        ``rng=`` to repeat the run); None when ``rng`` was a Generator.
+    columns : list or None
+        The DataFrame columns used as data (None for array input).
     """
 
     statistic: float
@@ -52,6 +59,9 @@ class ClusterTestResult:
     n_resamples: int
     labels: object = field(repr=False)
     dispersion: DispersionResult = field(repr=False)
+    pvalue_se: float | None = None
+    seed: int | None = None
+    columns: list | None = None
 
     def to_frame(self):
         """One row per cluster (size, within mean g) and one summary row with W, S, T, F, S/T, p."""
@@ -59,7 +69,8 @@ class ClusterTestResult:
         rows = pd.DataFrame({"size": d.sizes, "g_within": np.diag(d.g)},
                             index=pd.Index([f"cluster {g}" for g in d.groups], name="row"))
         total = pd.DataFrame({"size": [d.n_samples], "W": [d.W], "S": [d.S], "T": [d.T], "F": [d.F],
-                              "S/T": [self.statistic], "pvalue": [self.pvalue]},
+                              "S/T": [self.statistic], "pvalue": [self.pvalue],
+                              "pvalue_se": [self.pvalue_se]},
                              index=pd.Index(["all"], name="row"))
         return pd.concat([rows, total])
 
@@ -125,7 +136,7 @@ def _pvalue(obs, null):
     return float(pvalue_from_null(obs, np.asarray(null, dtype=np.float64), exact=False))
 
 
-def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=99, metric="energy",
+def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gaussian", n_resamples=99, metric="energy",
                  exponent=1.0, sigma=1.0, algorithm="hartigan", init="k-means++", n_init=10,
                  max_iter=300, random_state=None, rng=None, naive=False, progress=False,
                  n_threads=None):
@@ -140,6 +151,9 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
     columns : list, optional
         With a DataFrame ``X``: the columns to use (default: all, which must
         be numeric).
+    numeric_only : bool, default False
+        With a DataFrame ``X`` and ``columns=None``: leave wholly non-numeric
+        columns out instead of raising an error that names them.
     null : {'gaussian', 'uniform'}, default 'gaussian'
         Reference distribution of "no clusters": a normal with the data's mean
         and covariance, or the uniform distribution on a box along the data's
@@ -153,7 +167,9 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
     random_state : None, int or Generator
         Seeds the clustering of the data; defaults to a draw from ``rng``.
     rng : None, int or numpy.random.Generator
-        Seeds the reference sets and their clusterings.
+        Seeds the reference sets and their clusterings (and, without
+        ``random_state``, the clustering of the data).  With ``None`` a seed is
+        drawn and recorded in the result's ``seed``.
     naive : bool, default False
         Instead, permute the fitted labels on the same data (SPEC §4) — NOT a
         valid test after clustering: it rejects almost always even for a
@@ -167,8 +183,8 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
     -------
     ClusterTestResult
         ``statistic`` (S/T), ``pvalue``, ``null_distribution``, ``null``,
-        ``n_resamples``, ``labels``, ``dispersion``; ``.to_frame()`` gives the
-        sizes, W, S, T, F and p.
+        ``n_resamples``, ``labels``, ``dispersion``, ``pvalue_se``, ``seed``,
+        ``columns``; ``.to_frame()`` gives the sizes, W, S, T, F and p.
 
     Notes
     -----
@@ -220,7 +236,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
     >>> es.cluster_test(Y, 2, n_resamples=19, n_init=2, rng=0).pvalue > 0.1
     True
     """
-    X = select_frame(X, columns)
+    X, cols, _ = select_frame(X, columns, numeric_only=numeric_only)
     if null not in NULLS:
         raise ValueError(f"`null` must be one of {list(NULLS)}; got {null!r}.")
     if metric == "precomputed":
@@ -230,7 +246,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
         raise ValueError("`init` must be 'k-means++' or 'random' in cluster_test: a fixed initial "
                          "labelling cannot be re-run on the reference data sets.")
     B = check_int(n_resamples, "n_resamples", 1)
-    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    gen, seed = seeded_rng(rng)
     seed_obs = gen.integers(0, 2**63 - 1) if random_state is None else random_state
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
                           max_iter, seed_obs, n_threads)
@@ -253,8 +269,9 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
             perm = gen.permutation(labels)
             M = _ce.group_sums_from_gram(G, perm, k)
             null_dist[b] = _stat(dispersion_from_sums(M, disp.sizes, disp.groups))
-        return ClusterTestResult(obs, _pvalue(obs, null_dist), null_dist, "permutation (naive)", B,
-                                 labels_out, disp)
+        p = _pvalue(obs, null_dist)
+        return ClusterTestResult(obs, p, null_dist, "permutation (naive)", B, labels_out, disp,
+                                 pvalue_se(p, B, False), seed, cols)
 
     draw = reference_sampler(opts["X"], null)
     seeds = gen.integers(0, 2**63 - 1, size=(B, 2))
@@ -278,4 +295,6 @@ def cluster_test(X, n_clusters=2, *, columns=None, null="gaussian", n_resamples=
     finally:
         if bar is not None:
             bar.close()
-    return ClusterTestResult(obs, _pvalue(obs, null_dist), null_dist, null, B, labels_out, disp)
+    p = _pvalue(obs, null_dist)
+    return ClusterTestResult(obs, p, null_dist, null, B, labels_out, disp, pvalue_se(p, B, False),
+                             seed, cols)

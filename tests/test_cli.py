@@ -89,8 +89,9 @@ def files(tmp_path_factory):
     df.to_csv(d / "data.csv", index=False)
     df.to_csv(d / "data.tsv", sep="\t", index=False)
     df.to_parquet(d / "data.parquet")
-    df[df["group"] == "a"].to_csv(d / "A.csv", index=False)
-    df[df["group"] == "c"].to_parquet(d / "C.parquet")
+    # one group per file: numeric columns only (text columns need --numeric-only or --columns)
+    df.loc[df["group"] == "a", ["x", "y"]].to_csv(d / "A.csv", index=False)
+    df.loc[df["group"] == "c", ["x", "y"]].reset_index(drop=True).to_parquet(d / "C.parquet")
     (d / "empty.csv").write_text("")
     (d / "header_only.csv").write_text("x,y,group\n")
     na = df.copy()
@@ -148,18 +149,20 @@ class TestDistance:
         rc, out, err = run_cli("distance", d / "A.csv", d / "C.parquet", "--format", "csv", "-q")
         assert rc == 0 and err == ""
         t = pd.read_csv(io.StringIO(out))
-        assert list(t.columns) == ["A", "B", "n_A", "n_B", "E", "edist_R", "S"]
+        assert list(t.columns) == ["a", "b", "n_a", "n_b", "energy_distance", "edist", "between"]
         row = t.iloc[0]
-        assert (row.n_A, row.n_B) == (n, m)
-        np.testing.assert_allclose(row.E, E, rtol=1e-9)
-        np.testing.assert_allclose(row.edist_R, n * m / (n + m) * E, rtol=1e-9)   # R edist
-        np.testing.assert_allclose(row.S, n * m / (2 * (n + m)) * E, rtol=1e-9)  # SPEC §3
+        assert (row.n_a, row.n_b) == (n, m)
+        np.testing.assert_allclose(row.energy_distance, E, rtol=1e-9)
+        np.testing.assert_allclose(row.edist, n * m / (n + m) * E, rtol=1e-9)   # R edist
+        np.testing.assert_allclose(row["between"], n * m / (2 * (n + m)) * E, rtol=1e-9)  # S = nm/(2N) E
         # JSON output
         rc, out, err = run_cli("distance", d / "A.csv", d / "C.parquet", "--format", "json",
                                "--columns", "x")
         assert rc == 0
-        rec = json.loads(out)["energy distance"][0]
-        np.testing.assert_allclose(rec["E"], ref_E(A[:, :1], C[:, :1]), rtol=1e-9)
+        obj = json.loads(out)
+        assert obj["command"] == "distance" and obj["columns"] == ["x"]
+        rec = obj["pairs"][0]
+        np.testing.assert_allclose(rec["energy_distance"], ref_E(A[:, :1], C[:, :1]), rtol=1e-9)
 
     def test_stdin(self, files):
         d, df = files
@@ -168,27 +171,28 @@ class TestDistance:
         assert rc == 0, err
         A = df.loc[df.group == "a", ["x", "y"]].to_numpy()
         C = df.loc[df.group == "c", ["x", "y"]].to_numpy()
-        np.testing.assert_allclose(pd.read_csv(io.StringIO(out)).E[0], ref_E(A, C), rtol=1e-9)
+        np.testing.assert_allclose(pd.read_csv(io.StringIO(out)).energy_distance[0], ref_E(A, C),
+                                   rtol=1e-9)
 
     def test_groups_of_one_file_tsv_and_metric_options(self, files):
         d, df = files
-        rc, out, err = run_cli("distance", d / "data.tsv", "--by", "group", "--format", "json",
+        rc, out, err = run_cli("distance", d / "data.tsv", "--numeric-only", "--by", "group", "--format", "json",
                                "--exponent", "0.5", "-q")
         assert rc == 0, err
-        recs = json.loads(out)["energy distance"]
-        assert [(r["A"], r["B"]) for r in recs] == [("a", "b"), ("a", "c"), ("b", "c")]
+        recs = json.loads(out)["pairs"]
+        assert [(r["a"], r["b"]) for r in recs] == [("a", "b"), ("a", "c"), ("b", "c")]
         X = df[["x", "y"]].to_numpy()
         for r in recs:
-            A, B = X[df.group == r["A"]], X[df.group == r["B"]]
+            A, B = X[df.group == r["a"]], X[df.group == r["b"]]
 
             def g(P, Q):
                 return np.mean(np.sqrt(((P[:, None, :] - Q[None, :, :]) ** 2).sum(-1)) ** 0.5)
 
-            np.testing.assert_allclose(r["E"], 2 * g(A, B) - g(A, A) - g(B, B), rtol=1e-9)
+            np.testing.assert_allclose(r["energy_distance"], 2 * g(A, B) - g(A, A) - g(B, B), rtol=1e-9)
 
     def test_laplacian(self, files):
         d, df = files
-        rc, out, err = run_cli("distance", d / "data.parquet", "--by", "group", "--metric",
+        rc, out, err = run_cli("distance", d / "data.parquet", "--numeric-only", "--by", "group", "--metric",
                                "laplacian", "--sigma", "2", "--format", "csv", "-q")
         assert rc == 0, err
         t = pd.read_csv(io.StringIO(out))
@@ -199,7 +203,7 @@ class TestDistance:
             r = np.sqrt(((P[:, None, :] - Q[None, :, :]) ** 2).sum(-1))
             return np.mean(2 - 2 * np.exp(-r / (2 * 2.0)))
 
-        np.testing.assert_allclose(t.E[0], 2 * g(A, B) - g(A, A) - g(B, B), rtol=1e-9)
+        np.testing.assert_allclose(t.energy_distance[0], 2 * g(A, B) - g(A, A) - g(B, B), rtol=1e-9)
 
 
 # -- test / disco -----------------------------------------------------------------
@@ -215,10 +219,11 @@ class TestEnergyTest:
             for b in groups[i + 1:]:
                 A, B = X[df.group == a], X[df.group == b]
                 stat += len(A) * len(B) / (len(A) + len(B)) * ref_E(A, B)
-        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--resamples", "199",
+        rc, out, err = run_cli("test", d / "data.csv", "--numeric-only", "--by", "group", "--resamples", "199",
                                "--seed", "1", "--format", "json")
         assert rc == 0, err
-        rec = json.loads(out)["energy test of equal distributions"][0]
+        rec = json.loads(out)
+        assert rec["command"] == "test" and rec["seed"] == 1 and rec["columns"] == ["x", "y"]
         np.testing.assert_allclose(rec["statistic"], stat, rtol=1e-9)
         assert "data.csv: 36 rows" in err                      # notes on stderr, table on stdout
         if importlib.util.find_spec("tqdm") is not None:
@@ -226,22 +231,22 @@ class TestEnergyTest:
         assert rec["n_resamples"] == 199
         assert 1 / 200 <= rec["pvalue"] <= 1 and rec["pvalue"] < 0.05  # group c is shifted by 3 sd
         # same seed, same p-value; text and csv formats
-        rc2, out2, err2 = run_cli("test", d / "data.parquet", "--by", "group", "-R", "199",
+        rc2, out2, err2 = run_cli("test", d / "data.parquet", "--numeric-only", "--by", "group", "-R", "199",
                                   "--seed", "1", "--format", "csv", "-q")
         t = pd.read_csv(io.StringIO(out2))
         assert rc2 == 0 and t.pvalue[0] == rec["pvalue"]
         assert err2 == ""                                       # --quiet: nothing on stderr
         assert "verdict" not in out and "verdict" not in out2     # only in text output
-        rc3, out3, _ = run_cli("test", d / "data.tsv", "--by", "group", "-R", "99", "-q")
+        rc3, out3, _ = run_cli("test", d / "data.tsv", "--numeric-only", "--by", "group", "-R", "99", "-q")
         assert rc3 == 0 and "statistic" in out3 and "verdict: the groups' distributions differ" in out3
 
     def test_bad_options(self, files):
         d, _ = files
-        rc, out, err = run_cli("test", d / "data.csv", "--by", "nope")
+        rc, out, err = run_cli("test", d / "data.csv", "--numeric-only", "--by", "nope")
         assert rc == 2 and "'nope'" in err and "--by" in err and len(err.strip().splitlines()) <= 2
-        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--resamples", "-1", "-q")
+        rc, out, err = run_cli("test", d / "data.csv", "--numeric-only", "--by", "group", "--resamples", "-1", "-q")
         assert rc == 2 and "--resamples" in err
-        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--alpha", "5", "-q")
+        rc, out, err = run_cli("test", d / "data.csv", "--numeric-only", "--by", "group", "--alpha", "5", "-q")
         assert rc == 2 and "--alpha" in err and "(0, 1)" in err
 
 
@@ -250,31 +255,31 @@ class TestDisco:
     def test_table_every_format(self, files):
         d, df = files
         W, S, T = ref_WST(df[["x", "y"]].to_numpy(), df.group.to_numpy())
-        rc, out, err = run_cli("disco", d / "data.csv", "--by", "group", "-R", "99", "--seed", "3",
+        rc, out, err = run_cli("disco", d / "data.csv", "--numeric-only", "--by", "group", "-R", "99", "--seed", "3",
                                "--format", "json", "-q")
         assert rc == 0, err
-        recs = json.loads(out)["DISCO (distance components)"]
-        text = json.dumps(recs)
-        for name in ("Between", "Within", "Total"):
-            assert name in text
-        disp = {r[next(iter(r))]: r for r in recs}  # first column: the component name
-        np.testing.assert_allclose(disp["Between"]["dispersion"], S, rtol=1e-9)
-        np.testing.assert_allclose(disp["Within"]["dispersion"], W, rtol=1e-9)
-        np.testing.assert_allclose(disp["Total"]["dispersion"], T, rtol=1e-9)
-        rc, out, err = run_cli("disco", d / "data.tsv", "--by", "group", "-R", "99", "-q")
+        rec = json.loads(out)
+        assert rec["command"] == "disco" and rec["seed"] == 3 and rec["factors"] == ["Between"]
+        np.testing.assert_allclose(rec["between"], S, rtol=1e-9)
+        np.testing.assert_allclose(rec["within"], W, rtol=1e-9)
+        np.testing.assert_allclose(rec["total"], T, rtol=1e-9)
+        assert (rec["df_between"], rec["df_within"], rec["df_total"]) == (2, 33, 35)
+        assert 0 < rec["pvalue_se"] < 0.05 and rec["pvalue"] <= 0.05
+        rc, out, err = run_cli("disco", d / "data.tsv", "--numeric-only", "--by", "group", "-R", "99", "-q")
         assert rc == 0 and "Between" in out and "Within" in out
         assert "verdict: the groups of group differ" in out
-        rc, out, err = run_cli("disco", d / "data.parquet", "--by", "group", "-R", "99", "-q",
+        rc, out, err = run_cli("disco", d / "data.parquet", "--numeric-only", "--by", "group", "-R", "99", "-q",
                                "--format", "csv")
         assert rc == 0 and len(pd.read_csv(io.StringIO(out))) == 3
 
     def test_two_factors(self, files):
         d, df = files
-        rc, out, err = run_cli("disco", d / "data.csv", "--by", "group,dose", "-R", "0", "-q",
+        rc, out, err = run_cli("disco", d / "data.csv", "--numeric-only", "--by", "group,dose", "-R", "0", "-q",
                                "--format", "json")
         assert rc == 0, err
-        text = out
-        assert "group" in text and "dose" in text and "Within" in text
+        rec = json.loads(out)
+        assert rec["factors"] == ["group", "dose"] and len(rec["between"]) == 2
+        assert rec["pvalue"] is None and rec["seed"] is None       # no resamples were drawn
 
 
 # -- cluster --------------------------------------------------------------------
@@ -284,11 +289,12 @@ class TestCluster:
     def test_summary_and_labels_file(self, files, tmp_path):
         d, df = files
         out_path = tmp_path / "labels.csv"
-        rc, out, err = run_cli("cluster", d / "data.csv", "-k", "2", "--seed", "0", "--out", out_path,
+        rc, out, err = run_cli("cluster", d / "data.csv", "--numeric-only", "-k", "2", "--seed", "0", "--out", out_path,
                                "--format", "json")
         assert rc == 0, err
         res = json.loads(out)
-        fit = res["fitted partition (W + S = T)"][0]
+        fit = res["partition"]
+        assert res["command"] == "cluster" and res["seed"] == 0 and res["check"] is None
         lab = pd.read_csv(out_path)
         # the input rows, unchanged and in order, plus the label column
         pd.testing.assert_frame_equal(lab.drop(columns="cluster"), df, check_dtype=False)
@@ -301,14 +307,14 @@ class TestCluster:
 
     def test_significance_check_text_and_csv(self, files, tmp_path):
         d, _ = files
-        rc, out, err = run_cli("cluster", d / "data.parquet", "-k", "2", "--test", "-R", "9",
+        rc, out, err = run_cli("cluster", d / "data.parquet", "--numeric-only", "-k", "2", "--test", "-R", "9",
                                "--seed", "1", "--n-init", "2")
         assert rc == 0, err
-        assert "pvalue" in out and "W" in out and "S/T" in out
+        assert "pvalue" in out and "W" in out and "statistic" in out
         assert "significance check" in out and "gaussian" in out
         assert "verdict:" in out and "Gaussian with the data's mean and covariance" in out
         # rows dropped by --dropna come back with an empty label, in their place
-        rc, out, err = run_cli("cluster", d / "missing.csv", "-k", "3", "--format", "csv", "-q",
+        rc, out, err = run_cli("cluster", d / "missing.csv", "--numeric-only", "-k", "3", "--format", "csv", "-q",
                                "--dropna", "--out", tmp_path / "l.parquet", "--seed", "2")
         assert rc == 0 and out.startswith("# fitted partition") and "verdict" not in out
         lab = pd.read_parquet(tmp_path / "l.parquet")
@@ -338,7 +344,7 @@ class TestErrors:
         d, _ = files
         self.check(*run_cli("distance", d / "A.csv", d / "C.parquet", "--columns", "x,zz", "-q"),
                    "A.csv", "'zz'", "--columns")
-        self.check(*run_cli("distance", d / "data.csv", "--by", "grp", "-q"), "'grp'", "--by")
+        self.check(*run_cli("distance", d / "data.csv", "--numeric-only", "--by", "grp", "-q"), "'grp'", "--by")
 
     def test_column_missing_in_second_file(self, files, tmp_path):
         d, df = files
@@ -347,8 +353,11 @@ class TestErrors:
 
     def test_non_numeric_column(self, files):
         d, _ = files
-        self.check(*run_cli("distance", d / "A.csv", d / "A.csv", "--columns", "name", "-q"),
-                   "A.csv", "'name'", "not numeric", "'id0'")
+        self.check(*run_cli("distance", d / "data.csv", "--by", "group", "--columns", "name", "-q"),
+                   "data.csv", "'name'", "not numeric")
+        # without --columns, a text column is an error that names it (never dropped silently)
+        self.check(*run_cli("distance", d / "data.csv", "--by", "group", "-q"),
+                   "data.csv", "'name'", "--numeric-only")
 
     def test_empty_file(self, files):
         d, _ = files
@@ -364,10 +373,10 @@ class TestErrors:
 
     def test_missing_values_and_dropna(self, files):
         d, _ = files
-        self.check(*run_cli("distance", d / "missing.csv", "--by", "group", "-q"),
+        self.check(*run_cli("distance", d / "missing.csv", "--numeric-only", "--by", "group", "-q"),
                    "missing.csv", "2 row(s)", "'y'", "--dropna")
-        rc, out, err = run_cli("distance", d / "missing.csv", "--by", "group", "--dropna")
-        assert rc == 0 and "34 rows" in err
+        rc, out, err = run_cli("distance", d / "missing.csv", "--numeric-only", "--by", "group", "--dropna")
+        assert rc == 0 and "36 rows" in err and "2 row(s) with missing values dropped" in err
 
     def test_bad_option_values(self, files):
         d, _ = files
@@ -424,12 +433,17 @@ class TestIOHelpers:
     def test_numeric_columns_and_missing(self):
         from energystats._io import CLIError, check_missing, numeric_columns
 
-        df = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "3"], "g": ["u", "v"], "c": [1, None]})
-        assert numeric_columns(df, exclude=["g"]) == ["a", "c"]
-        with pytest.raises(CLIError, match=r"f.csv: column 'b' is not numeric; e.g. 'x' in data row 1"):
+        df = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "g": ["u", "v"], "c": [1, None]})
+        assert numeric_columns(df, exclude=["g"], numeric_only=True) == (["a", "c"], ["b"])
+        with pytest.raises(CLIError, match=r"f.csv has non-numeric column\(s\) \['b'\].*--numeric-only"):
+            numeric_columns(df, exclude=["g"], path="f.csv")
+        with pytest.raises(CLIError, match=r"f.csv: option --columns: column\(s\) \['b'\] of f.csv are not numeric"):
             numeric_columns(df, ["a", "b"], path="f.csv")
         with pytest.raises(CLIError, match="grouping column"):
             numeric_columns(df, ["g"], exclude=["g"], path="f.csv")
+        stray = df.assign(b=["x", "3"], d=["1.5", "2.5"])[["b", "d"]].assign(b=["1", "x"])
+        with pytest.raises(CLIError, match=r"column 'b' is numeric but for 1 cell\(s\) of text: the first is 'x' in row 1"):
+            numeric_columns(stray, ["b"], path="f.csv")
         with pytest.raises(CLIError, match=r"1 row\(s\) have missing values \(columns \['c'\], first in data row 2\)"):
             check_missing(df, ["a", "c"], path="f.csv")
         assert len(check_missing(df, ["a", "c"], dropna=True)) == 1

@@ -282,7 +282,9 @@ class TestDataFrameForms:
         g = np.array(["u"] * 12 + ["v"] * 18)
         df = pd.DataFrame(X, columns=["p", "q"]).assign(grp=g, note="n/a")
         want = ref_energy(X[:12], X[12:])
-        assert es.energy_distance(df, by="grp") == pytest.approx(want, rel=1e-10)
+        with pytest.raises(TypeError, match=r"non-numeric column\(s\) \['note'\].*numeric_only=True"):
+            es.energy_distance(df, by="grp")          # a text column is never dropped silently
+        assert es.energy_distance(df, by="grp", numeric_only=True) == pytest.approx(want, rel=1e-10)
         assert es.energy_distance(df, by="grp", columns=["q"]) == pytest.approx(
             ref_energy(X[:12, 1], X[12:, 1]), rel=1e-10)
         a, b = df.iloc[:12], df.iloc[12:]
@@ -290,7 +292,7 @@ class TestDataFrameForms:
         with pytest.raises(TypeError, match="non-numeric column"):
             es.energy_distance(a, b)
         with pytest.raises(ValueError, match="exactly 2 groups"):
-            es.energy_distance(df.assign(grp=np.arange(30) % 3), by="grp")
+            es.energy_distance(df.assign(grp=np.arange(30) % 3), by="grp", numeric_only=True)
         with pytest.raises(TypeError, match="either `y` or `by`"):
             es.energy_distance(df, b, by="grp")
         with pytest.raises(TypeError, match="`y`"):

@@ -423,11 +423,13 @@ class TestEnergyTest:
         with pytest.raises(ValueError, match="at least 2 groups"):
             es.energy_test(np.arange(10.0), labels=np.zeros(10))
 
-    def test_sample_with_fewer_than_two_points(self):
-        with pytest.raises(ValueError, match=r"at least 2 points.*\(n=1\)"):
-            es.energy_test(np.arange(5.0), np.array([1.0]))
-        with pytest.raises(ValueError, match="at least 2 points"):
-            es.energy_test(np.arange(6.0), labels=[0, 0, 0, 0, 0, 1])
+    def test_sample_of_one_point_is_a_group(self):
+        # as R's eqdist.etest: a one-point group is allowed (its g(C, C) = 0); the
+        # numbers against R are in tests/test_trust.py
+        res = es.energy_test(np.arange(5.0), np.array([1.0]), n_resamples=0)
+        assert list(res.sizes) == [5, 1]
+        res = es.energy_test(np.arange(6.0), labels=[0, 0, 0, 0, 0, 1])
+        assert res.exact and res.n_resamples == 6
 
     def test_mismatched_dimensions(self):
         with pytest.raises(ValueError, match=r"same number of features; got \[2, 3\]"):
@@ -440,8 +442,10 @@ class TestEnergyTest:
 
     def test_no_numeric_columns(self):
         df = pd.DataFrame({"s": list("abcdef"), "g": [0, 1] * 3})
-        with pytest.raises(ValueError, match="no numeric columns"):
+        with pytest.raises(TypeError, match=r"non-numeric column\(s\) \['s'\]"):
             es.energy_test(df, by="g")
+        with pytest.raises(ValueError, match="no numeric columns"):
+            es.energy_test(df, by="g", numeric_only=True)
 
     @pytest.mark.parametrize("bad", [-1, 1.5, "10", True])
     def test_bad_n_resamples(self, bad):
@@ -561,7 +565,7 @@ class TestDisco:
         assert res.df_within == 145 and list(res.df_between) == [2, 2]
         table = res.to_frame()
         assert list(table.index) == ["species", "f2", "Within", "Total"]
-        assert list(table.columns) == ["df", "dispersion", "F", "p-value"]
+        assert list(table.columns) == ["df", "dispersion", "F", "pvalue", "pvalue_se"]
         assert table.loc["Within", "dispersion"] == pytest.approx(res.total - res.between.sum())
         # the same through a DataFrame of factors as `labels`
         res2 = es.disco(iris.iloc[:, :4], labels=iris[["species", "f2"]], n_resamples=0)
@@ -606,7 +610,7 @@ class TestDisco:
         table = res.to_frame()
         assert list(table.index) == ["Between", "Within", "Total"]
         assert list(table["df"]) == [1, 20, 21]
-        assert table.loc["Between", "p-value"] == res.pvalue
+        assert table.loc["Between", "pvalue"] == res.pvalue
         assert np.isnan(table.loc["Within", "F"])
         text = repr(res)
         assert "DISCO" in text and "Between" in text and "Within" in text and "20 random" in text
@@ -614,8 +618,8 @@ class TestDisco:
     def test_disco_bad_input(self):
         with pytest.raises(ValueError, match="at least two samples"):
             es.disco(np.zeros((4, 2)))
-        with pytest.raises(ValueError, match="at least 2 points"):
-            es.disco(np.zeros((4, 2)), np.zeros((1, 2)))
+        with pytest.raises(ValueError, match="within-group degrees of freedom"):
+            es.disco(np.zeros((1, 2)), np.ones((1, 2)))   # n = k: no F ratio
         df = pd.DataFrame({"u": np.arange(8.0), "a": [0, 1] * 4, "b": [0, 0, 1, 1] * 2})
         with pytest.raises(KeyError, match="'c'"):
             es.disco(df, by=["a", "c"])

@@ -1,9 +1,11 @@
 """Accuracy curves: Hartigan vs kernel k-means (Lloyd) vs spectral on the same kernel.
 
-Left: paper 001 eq. 26 (two Gaussians in R^D, signal in 10 coordinates, 200
-points; Bayes accuracy about 0.86), accuracy against D.  Right: paper 001 eqs.
-24-25 (univariate lognormal mixture; Bayes accuracy about 0.88), accuracy
-against n for the exact 1-D split, Hartigan and scikit-learn's k-means.
+Settings of França, Rizzo & Vogelstein (2021), "Kernel k-Groups via Hartigan's
+Method", IEEE TPAMI 43(12), 4411-4425.  Left: their eq. 26 (two Gaussians in
+R^D, signal in 10 coordinates, 200 points; Bayes accuracy about 0.86),
+accuracy against D.  Right: their eqs. 24-25 (univariate lognormal mixture;
+Bayes accuracy about 0.88), accuracy against n for the exact 1-D split,
+Hartigan and scikit-learn's k-means.
 Mean and standard error over the trials.  Writes ``accuracy.png`` and
 ``accuracy.inc``.
 """
@@ -78,7 +80,7 @@ def main():
         ax.axhline(bayes, color="k", ls="--", lw=1, label=f"Bayes ≈ {bayes}")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("accuracy")
-        ax.set_title(f"paper 001 {exp}, {trials} trials per point")
+        ax.set_title(f"França et al. (2021) {exp}, {trials} trials per point")
         if exp == "eq. 24":
             ax.set_xscale("log")
         ax.legend(fontsize=8)

@@ -1,7 +1,9 @@
 """Gallery: energy clustering of parallel cigars and concentric circles.
 
-Parallel cigars (papers 000/002 eq. 40; 200 points per class as in paper 001
-Table 1): N((0,0), diag(1, 20)) and N((6.5,0), diag(1, 20)).  Two concentric
+Parallel cigars (França & Vogelstein 2017, "Energy Clustering", arXiv:1710.09859v1,
+eq. 40; 200 points per class as in França, Rizzo & Vogelstein 2021, "Kernel
+k-Groups via Hartigan's Method", IEEE TPAMI 43(12), Table 1):
+N((0,0), diag(1, 20)) and N((6.5,0), diag(1, 20)).  Two concentric
 circles of radii 1 and 2 with Gaussian noise 0.1, 400 points per class.  Each
 clustered by Hartigan's method with the standard semimetric |x - y| and with a
 localised one (laplacian sigma = 2 for the cigars, as in Table 1; gaussian
@@ -64,7 +66,7 @@ def main():
     save(fig, a.out, "gallery_clusters")
     table = pd.DataFrame(rows).set_index("data")
     write_inc(a.out, "gallery_clusters",
-              f"Mean accuracy (paper 001 eq. 22) over {trials} independent draws:\n\n"
+              f"Mean accuracy (França, Rizzo and Vogelstein 2021, eq. 22) over {trials} independent draws:\n\n"
               + rst_table(table, "{:.3f}") + f"\nMachine: {machine()}.\n")
 
 

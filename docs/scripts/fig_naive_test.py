@@ -2,7 +2,10 @@
 
 Data with no cluster structure (one Gaussian with a random covariance, n = 100,
 d = 1, 2, 5) are clustered into k = 2 groups by energy clustering (Hartigan),
-and then "tested" in three ways at level 0.05 (SPEC §7):
+and then "tested" in three ways at level 0.05 (docs/guide/clustering.rst; the
+calibrated check is a parametric bootstrap as in SigClust, Liu, Hayes, Nobel &
+Marron 2008, JASA 103(483), and the gap statistic, Tibshirani, Walther &
+Hastie 2001, JRSS B 63(2)):
 
 * naive: permutation test (``energy_test``) of the fitted labels on the same data;
 * sample splitting: fit on a random half, assign the other half with

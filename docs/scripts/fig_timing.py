@@ -54,7 +54,7 @@ def main():
                     continue
                 rows.append(dict(d=d, n=n, tool=name, seconds=best_time(lambda: f(x, y), repeat), E=float(f(x, y))))
             if d == 1:
-                val = scipy.stats.energy_distance(x, y) ** 2 / 2   # SPEC §3: scipy = sqrt(2 ∫(F-G)^2); E = 2 ∫(F-G)^2
+                val = scipy.stats.energy_distance(x, y) ** 2 / 2   # docs/conventions.rst: scipy = sqrt(2 ∫(F-G)^2); E = 2 ∫(F-G)^2
                 rows.append(dict(d=d, n=n, tool="scipy", seconds=best_time(lambda: scipy.stats.energy_distance(x, y), repeat),
                                  E=2 * val))
     df = pd.DataFrame(rows)
