@@ -139,7 +139,10 @@ def read_table(path, *, fmt=None, sep=None, decimal=None):
     if df.shape[0] == 0:
         raise CLIError(f"{path}: the file has a header but no data rows.")
     df.columns = [str(c) for c in df.columns]
-    df.attrs["semicolon_hint"] = _semicolon_hint(path, kind, sep) if df.shape[1] == 1 else ""
+    if df.shape[1] == 1:
+        hint = _semicolon_hint(path, kind, sep)
+        if hint:
+            raise CLIError(f"{path}: read as one column {df.columns[0]!r}." + hint)
     return df
 
 
@@ -167,7 +170,7 @@ def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, path="d
         msg = msg.replace(f"`{path}`", path)
         if not msg.startswith(path):
             msg = f"{path}: {msg}"
-        raise CLIError(msg + df.attrs.get("semicolon_hint", "")) from None
+        raise CLIError(msg) from None
 
 
 def check_missing(df, cols, *, path="data", dropna=False):

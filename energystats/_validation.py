@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -44,7 +45,7 @@ def warn(message, category=UserWarning):
     import sys
 
     pkg = os.path.dirname(os.path.abspath(__file__))
-    level, frame = 1, sys._getframe(1)
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 = the caller of this function
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
         frame = frame.f_back
         level += 1
@@ -116,12 +117,12 @@ def _refuse_dtype(arr, name):
 
 # -- DataFrame columns ---------------------------------------------------------
 
+_COMMA_DECIMAL = re.compile(r"^\s*[-+]?\d+,\d+\s*$")
+
+
 def _text_hint(values):
     """A hint for text cells that look like comma decimals (``'1,5'``)."""
-    import re
-
-    pat = re.compile(r"^\s*[-+]?\d+,\d+\s*$")
-    if any(isinstance(v, str) and pat.match(v) for v in values):
+    if any(isinstance(v, str) and _COMMA_DECIMAL.match(v) for v in values):
         return (" The cells look like numbers with a decimal comma: read the file with "
                 "`decimal=','` (and usually `sep=';'`), or on the command line "
                 "`--decimal , --sep ';'`.")
@@ -155,7 +156,9 @@ def column_kind(s):
     if real.all():
         return "numeric"  # an object column of numbers (no text among them)
     parsed = pd.to_numeric(present, errors="coerce").notna().to_numpy()
-    numberish = real | parsed
+    comma = np.fromiter((isinstance(v, str) and _COMMA_DECIMAL.match(v) is not None for v in values),
+                        dtype=bool, count=values.size)
+    numberish = real | parsed | comma  # decimal commas are numbers in disguise: never dropped
     if numberish.sum() * 2 < values.size:
         return "text"
     bad = np.flatnonzero(~numberish)

@@ -466,3 +466,243 @@ class TestIOHelpers:
                                                                   {"x": 1.5, "cluster": 1}]
         with pytest.raises(CLIError, match="--out"):
             write_data(df, str(tmp_path / "o.xlsx"))
+
+
+# -- trust in the data path (each of these failed on the landed code) ------------------
+
+def _cli_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PKG_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _run_raw(args, **kw):
+    """Run the CLI with custom stdout handling; returns the CompletedProcess (stderr as text)."""
+    return subprocess.run([sys.executable, "-m", "energystats", *map(str, args)], env=_cli_env(),
+                          stderr=subprocess.PIPE, text=True, timeout=300, **kw)
+
+
+def _one_line(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+class TestDataPath:
+    def test_stray_text_cell_is_an_error_naming_column_row_value(self, files, tmp_path):
+        d, df = files
+        text = (d / "data.csv").read_text().splitlines()
+        fields = text[6].split(",")
+        fields[0] = "oops"                                  # x of data row 6 (index 5)
+        text[6] = ",".join(fields)
+        (tmp_path / "stray.csv").write_text("\n".join(text) + "\n")
+        for extra in ([], ["--numeric-only"], ["--columns", "x,y"]):
+            rc, out, err = run_cli("test", tmp_path / "stray.csv", "--by", "group", "-R", "9", *extra)
+            line = _one_line(err)
+            assert rc == 2 and "column 'x'" in line and "'oops'" in line and "row 5" in line, line
+
+    def test_comma_decimal_file_is_explained_and_readable(self, files, tmp_path):
+        d, df = files
+        eu = df[["x", "y", "group"]]
+        eu.to_csv(tmp_path / "eu.csv", sep=";", decimal=",", index=False)
+        rc, out, err = run_cli("test", tmp_path / "eu.csv", "--by", "group", "-R", "9", "-q")
+        line = _one_line(err)
+        assert rc == 2 and "--sep ';'" in line and "--decimal ','" in line, line
+        rc, out, err = run_cli("test", tmp_path / "eu.csv", "--by", "group", "-R", "99", "--seed", "4",
+                               "--sep", ";", "--decimal", ",", "--format", "json", "-q")
+        assert rc == 0, err
+        rc2, out2, _ = run_cli("test", d / "data.csv", "--by", "group", "--columns", "x,y", "-R", "99",
+                               "--seed", "4", "--format", "json", "-q")
+        a, b = json.loads(out), json.loads(out2)
+        assert a["statistic"] == pytest.approx(b["statistic"], rel=1e-15) and a["pvalue"] == b["pvalue"]
+
+    def test_input_format_option_exists(self, files, tmp_path):
+        d, _ = files
+        (tmp_path / "data.dat").write_text((d / "A.csv").read_text())
+        rc, out, err = run_cli("distance", tmp_path / "data.dat", d / "C.parquet", "-q")
+        assert rc == 2 and "--input-format" in _one_line(err)
+        rc, out, err = run_cli("distance", tmp_path / "data.dat", d / "A.csv", "--input-format",
+                               "csv", "-q")
+        assert rc == 0, err
+
+    def test_duplicate_header_is_refused(self, tmp_path):
+        (tmp_path / "dup.csv").write_text("x,x,g\n1,2,a\n3,4,a\n5,6,b\n7,8,b\n")
+        rc, out, err = run_cli("test", tmp_path / "dup.csv", "--by", "g", "-q")
+        assert rc == 2 and "duplicate column names ['x']" in _one_line(err)
+
+    def test_cluster_out_keeps_every_field_byte_for_byte(self, tmp_path):
+        rows = ["id,x,y,note",
+                "a,1700000002.789,0.12345678901234567,plain",
+                "b,1700000003.5e0,1.0000000000000002,\"with, comma\"",
+                "c,-0.000000000000000000000012345678901234567,123456789012345678901234567890,x",
+                "d,1e300,2.2250738585072014e-308,",
+                "e,12.50,7.000,trailing zeros",
+                "f,1700000009.1,3.3,z"]
+        src = tmp_path / "in.csv"
+        src.write_text("\n".join(rows) + "\n")
+        out_path = tmp_path / "out.csv"
+        rc, out, err = run_cli("cluster", src, "-k", "2", "--columns", "x,y", "--seed", "1",
+                               "--out", out_path, "-q")
+        assert rc == 0, err
+        import csv
+
+        with open(src, newline="") as fh:
+            original = list(csv.reader(fh))
+        with open(out_path, newline="") as fh:
+            written = list(csv.reader(fh))
+        assert [r[:-1] for r in written] == original             # every field, exactly as written
+        assert written[0][-1] == "cluster" and {r[-1] for r in written[1:]} <= {"0", "1"}
+
+    def test_cluster_out_json_and_parquet_are_exact(self, files, tmp_path):
+        d, df = files
+        rc, out, err = run_cli("cluster", d / "data.parquet", "-k", "2", "--numeric-only", "--seed", "1",
+                               "--out", tmp_path / "o.json", "-q")
+        assert rc == 0, err
+        back = pd.DataFrame(json.loads((tmp_path / "o.json").read_text()))
+        np.testing.assert_array_equal(back["x"].to_numpy(), df["x"].to_numpy())   # bit for bit
+        rc, out, err = run_cli("cluster", d / "data.csv", "-k", "2", "--numeric-only", "--seed", "1",
+                               "--out", tmp_path / "o.parquet", "-q")
+        np.testing.assert_array_equal(pd.read_parquet(tmp_path / "o.parquet")["y"].to_numpy(),
+                                      df["y"].to_numpy())
+
+    def test_out_path_is_checked_before_the_work(self, files, tmp_path):
+        d, _ = files
+        for bad, needle in ((tmp_path / "no" / "such" / "dir.csv", "does not exist"),
+                            (tmp_path / "labels.xlsx", "unknown suffix"),
+                            (d / "data.csv", "is the input file")):
+            rc, out, err = run_cli("cluster", d / "data.csv", "-k", "2", "--numeric-only", "--test",
+                                   "-R", "9999", "--out", bad)
+            line = _one_line(err)
+            assert rc == 2 and "--out" in line and needle in line, line
+            assert "clustering" not in err                    # nothing was computed
+
+    def test_two_and_three_files_as_groups(self, files, tmp_path):
+        d, df = files
+        df.loc[df.group == "b", ["x", "y"]].to_csv(tmp_path / "B.csv", index=False)
+        rc, out, err = run_cli("test", d / "A.csv", d / "C.parquet", "-R", "0", "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)
+        X = df[["x", "y"]].to_numpy()
+        A, C = X[df.group == "a"], X[df.group == "c"]
+        want = len(A) * len(C) / (len(A) + len(C)) * ref_E(A, C)
+        assert rec["statistic"] == pytest.approx(want, rel=1e-12)
+        assert rec["sizes"] == [12, 12] and rec["groups"][0].endswith("A.csv")
+        rc, out, err = run_cli("test", d / "A.csv", tmp_path / "B.csv", d / "C.parquet", "-R", "0",
+                               "--format", "json")
+        assert rc == 0 and json.loads(out)["sizes"] == [12, 12, 12]
+        rc, out, err = run_cli("test", d / "A.csv", d / "C.parquet", "--by", "group", "-q")
+        assert rc == 2 and "--by" in _one_line(err)
+        rc, out, err = run_cli("test", d / "data.csv", "-q")
+        assert rc == 2 and "--by" in _one_line(err) and "several files" in err
+
+    def test_reported_seed_reproduces_the_pvalue(self, files):
+        d, _ = files
+        args = ("test", d / "data.csv", "--by", "group", "--numeric-only", "-R", "99")
+        rc, out, err = run_cli(*args, "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)
+        assert isinstance(rec["seed"], int) and f"--seed {rec['seed']}" in err
+        rc2, out2, _ = run_cli(*args, "--format", "json", "--seed", rec["seed"])
+        assert json.loads(out2)["pvalue"] == rec["pvalue"]
+        assert rec["pvalue_se"] == pytest.approx(np.sqrt(rec["pvalue"] * (1 - rec["pvalue"]) / 99))
+        rc, out, err = run_cli(*args, "--seed", "-1")
+        assert rc == 2 and "--seed" in err and "integer >= 0" in err and "rng" not in err
+
+    def test_verdict_near_alpha_says_so(self, files):
+        d, _ = files
+        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--numeric-only", "-R", "99",
+                               "--seed", "1", "--alpha", "0.011", "-q")
+        assert rc == 0
+        assert "Monte Carlo" in out and "within 2 standard errors of alpha" in out
+
+    def test_json_keys_are_the_result_fields(self, files):
+        d, _ = files
+        rc, out, _ = run_cli("test", d / "data.csv", "--by", "group", "--numeric-only", "-R", "9",
+                             "--seed", "1", "--format", "json")
+        test_keys = set(json.loads(out))
+        import dataclasses
+
+        fields = {f.name for f in dataclasses.fields(energystats.EnergyTestResult)}
+        assert test_keys == (fields - {"null_distribution"}) | {"command", "alpha"}
+        rc, out, _ = run_cli("disco", d / "data.csv", "--by", "group", "--numeric-only", "-R", "9",
+                             "--seed", "1", "--format", "json")
+        fields = {f.name for f in dataclasses.fields(energystats.DiscoResult)}
+        assert set(json.loads(out)) == (fields - {"null_distribution"}) | {"command", "alpha"}
+        assert "p-value" not in out
+
+    def test_long_lists_are_cut(self, tmp_path):
+        rng = np.random.default_rng(0)
+        n = 5000
+        pd.DataFrame({"v": rng.normal(size=n), "g": rng.normal(size=n)}).to_csv(tmp_path / "f.csv",
+                                                                               index=False)
+        rc, out, err = run_cli("test", tmp_path / "f.csv", "--by", "g", "-R", "9", "-q")
+        line = _one_line(err)
+        assert rc == 2 and "not a grouping" in line and "more)" in line and len(line) < 600
+
+
+class TestOSFailures:
+    """Closed pipes, closed stdout, a full disk and memory: one line and a documented status."""
+
+    def test_broken_pipe(self, files):
+        d, _ = files
+        r, w = os.pipe()
+        os.close(r)                                             # nobody will read: EPIPE on write
+        try:
+            proc = _run_raw(["test", d / "data.csv", "--by", "group", "--numeric-only", "-R", "9",
+                             "--format", "json", "-q"], stdout=w)
+        finally:
+            os.close(w)
+        assert proc.returncode == 3 and "broken pipe" in _one_line(proc.stderr)
+
+    def test_head_closing_early(self, files):
+        d, _ = files
+        cmd = (f"{sys.executable} -m energystats distance {d / 'data.csv'} --by group --numeric-only "
+               f"--format json -q | head -c 10 >/dev/null; echo \"rc=${{PIPESTATUS[0]}}\" >&2")
+        proc = subprocess.run(["bash", "-c", cmd], env=_cli_env(), capture_output=True, text=True,
+                              timeout=120)
+        # the whole output may fit the pipe before head exits (then the exit is 0); either way
+        # there is no traceback and at most one line of message
+        assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+        status = proc.stderr.strip().splitlines()[-1]
+        assert status in ("rc=0", "rc=3"), proc.stderr
+
+    def test_closed_stdout(self, files):
+        d, _ = files
+        proc = _run_raw(["test", d / "data.csv", "--by", "group", "--numeric-only", "-R", "9"],
+                        stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+        assert proc.returncode == 3 and "standard output is closed" in _one_line(proc.stderr)
+
+    @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+    def test_full_disk(self, files, tmp_path):
+        d, _ = files
+        with open("/dev/full", "w") as full:
+            proc = _run_raw(["disco", d / "data.csv", "--by", "group", "--numeric-only", "-R", "9",
+                             "-q"], stdout=full)
+        line = _one_line(proc.stderr)
+        assert proc.returncode == 3 and "disk is full" in line
+        proc = _run_raw(["cluster", d / "data.csv", "-k", "2", "--numeric-only", "-q", "--out",
+                         "/dev/full"], stdout=subprocess.DEVNULL)
+        assert proc.returncode in (2, 3) and "/dev/full" in _one_line(proc.stderr)
+
+    def test_memory_error(self, files, monkeypatch, capsys):
+        d, _ = files
+        from energystats import cli
+
+        def exhausted(*args, **kwargs):
+            raise MemoryError()
+
+        monkeypatch.setattr(energystats, "energy_test", exhausted, raising=False)
+        code = cli.main(["test", str(d / "data.csv"), "--by", "group", "--numeric-only", "-q"])
+        err = capsys.readouterr().err
+        assert code == 4 and "out of memory" in _one_line(err)
+
+
+def test_help_imports_neither_pandas_nor_scikit_learn():
+    code = ("import sys, contextlib, io\n"
+            "from energystats.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
+            "print('pandas' in sys.modules, 'sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=_cli_env(), capture_output=True,
+                         text=True, timeout=120, check=True).stdout.split()
+    assert out == ["False", "False"]
