@@ -1,4 +1,8 @@
-"""Private drivers of energy clustering (SPEC §5–§6).
+"""Private drivers of energy clustering.
+
+After França, Rizzo and Vogelstein (2021), "Kernel k-Groups via Hartigan's
+Method", IEEE TPAMI 43(12); the exact 1-D solver uses the sorted formulas of
+the docs' guide page "One-dimensional data".
 
 Inputs are validated by :mod:`energystats.clustering`.  Here we build the
 centred Gram matrix, seed, run the compiled Hartigan / Lloyd kernels over
@@ -32,7 +36,8 @@ def semimetric_matrix(X, metric, n_threads):
 def centred_gram(D):
     r"""Overwrite ``D`` by the doubly centred Gram matrix :math:`-\tfrac12 J D J`.
 
-    Its kernel generates the same semimetric as SPEC §2's (base point at the
+    Its kernel generates the same semimetric as that of
+    :func:`energystats.gram_matrix` (base point at the
     centroid in feature space), so W, S and every clustering are unchanged,
     while the entries stay of the order of rho: no cancellation from a far
     base point.
@@ -192,7 +197,7 @@ def group_sums_from_gram(G, labels, k):
     return np.outer(dsum, sizes) + np.outer(sizes, dsum) - 2.0 * (Z.T @ (G @ Z))
 
 
-# -- exact 1-D (SPEC §5) -----------------------------------------------------
+# -- exact 1-D (sorted formulas; docs: guide, "One-dimensional data") --------
 
 def _prefix(xs):
     n = xs.size

@@ -113,7 +113,7 @@ def read_table(path, *, fmt=None, sep=None, decimal=None):
                 import pyarrow  # noqa: F401
             except ImportError:
                 raise CLIError(f"{path}: reading Parquet needs pyarrow "
-                               "(pip install 'energy-statistics[parquet]').") from None
+                               "(from a source checkout: python -m pip install '.[parquet]').") from None
             df = pd.read_parquet(_source(path) if path != "-" else io.BytesIO(sys.stdin.buffer.read()))
             names = [str(c) for c in df.columns]
         else:
@@ -300,7 +300,7 @@ def write_data(df, path):
                 import pyarrow  # noqa: F401
             except ImportError:
                 raise CLIError(f"{path}: writing Parquet needs pyarrow "
-                               "(pip install 'energy-statistics[parquet]').") from None
+                               "(from a source checkout: python -m pip install '.[parquet]').") from None
             df.to_parquet(path, index=False)
         else:
             df.to_csv(path, sep="\t" if kind == "tsv" else ",", index=False, lineterminator="\n")

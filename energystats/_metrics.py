@@ -1,4 +1,9 @@
-"""The one registry of semimetrics (SPEC §1).
+"""The one registry of semimetrics.
+
+The energy semimetric ``|x - y|^exponent`` as in Székely and Rizzo (2013), "Energy
+statistics: A class of statistics based on distances"; the Laplacian and Gaussian
+ones as in França, Rizzo and Vogelstein (2021), "Kernel k-Groups via Hartigan's
+Method", IEEE TPAMI 43(12).
 
 Each built-in metric has a name, the parameter it reads, a validator, the
 code of its compiled tile kernel and a plain numpy reference (used by the

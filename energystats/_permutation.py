@@ -6,7 +6,8 @@ then returns the k×k group-sum matrices ``M_b[g, h] = Σ_{x∈C_g^b, y∈C_h^b}
 for a batch of relabellings ``codes`` (shape (B, n)).  Three engines:
 
 ``sorted``
-    1-D data, ``rho = |x − y|``: sort once, O(n·k) per relabelling (SPEC §5).
+    1-D data, ``rho = |x − y|``: sort once, O(n·k) per relabelling (the
+    sorted formulas of the docs' guide page "One-dimensional data").
 ``matrix``
     The n×n matrix ``D`` is computed once (compiled, all threads); a batch of
     relabellings costs one BLAS product ``Lᵀ D`` (``L`` one-hot, the largest

@@ -152,21 +152,27 @@ def _draw_seed(args):
     return secrets.randbelow(2**32)
 
 
-def _pvalue_line(p, se, alpha, seed, resamples_option="--resamples"):
-    """The verdict's p-value part, with its Monte Carlo error when it matters."""
-    text = f"p = {p:.4g}"
-    if se:
-        text += f" ± {se:.2g} (Monte Carlo s.e.)"
+def _pvalue_text(p, se):
+    """``p = 0.04 ± 0.014 (Monte Carlo s.e.)``; the ± part only for a Monte Carlo p-value."""
+    return f"p = {p:.4g}" + (f" ± {se:.2g} (Monte Carlo s.e.)" if se else "")
+
+
+def _close_call(p, se, alpha):
+    """A second verdict line when p is within 2 Monte Carlo standard errors of alpha."""
     if se and abs(p - alpha) <= 2 * se:
-        text += (f"; p is within 2 standard errors of alpha = {alpha:g}, so more "
-                 f"{resamples_option} (e.g. 10 times as many) would firm up the verdict")
-    return text
+        return (f"note: p is within 2 Monte Carlo standard errors of alpha = {alpha:g}; rerun with "
+                "more --resamples (e.g. 10 times as many) for a firmer verdict.")
+    return None
 
 
-def _verdict(args, line):
-    """With ``--format text``, a one-line plain-language reading after the tables."""
+def _verdict(args, line, p=None, se=None):
+    """With ``--format text``, a plain-language reading after the tables (and a note when p
+    is too close to alpha to call)."""
     if args.format == "text":
         print(f"\n{line}")
+        close = None if p is None else _close_call(p, se, args.alpha)
+        if close:
+            print(close)
 
 
 def _record(res, drop=("null_distribution",)):
@@ -296,12 +302,13 @@ def _cmd_test(args):
     table = pd.DataFrame([row], index=pd.Index(["energy test"], name="test"))
     emit([("energy test of equal distributions", table)], args.format)
     if res.pvalue is not None:
-        what = _pvalue_line(res.pvalue, res.pvalue_se, args.alpha, res.seed)
+        what = _pvalue_text(res.pvalue, res.pvalue_se)
         if res.pvalue <= args.alpha:
-            _verdict(args, f"verdict: the groups' distributions differ ({what} <= alpha = {args.alpha:g}).")
+            _verdict(args, f"verdict: the groups' distributions differ ({what} <= alpha = "
+                           f"{args.alpha:g}).", res.pvalue, res.pvalue_se)
         else:
             _verdict(args, f"verdict: no evidence that the groups' distributions differ "
-                           f"({what} > alpha = {args.alpha:g}).")
+                           f"({what} > alpha = {args.alpha:g}).", res.pvalue, res.pvalue_se)
     return 0
 
 
@@ -335,8 +342,8 @@ def _cmd_disco(args):
         for f, p, se in zip(names, np.atleast_1d(res.pvalue), np.atleast_1d(res.pvalue_se)):
             what = "differ" if p <= args.alpha else "show no evidence of differing"
             _verdict(args, f"verdict: the groups of {f} {what} "
-                           f"({_pvalue_line(float(p), float(se), args.alpha, res.seed)}; "
-                           f"alpha = {args.alpha:g}).")
+                           f"({_pvalue_text(float(p), float(se))}; alpha = {args.alpha:g}).",
+                     float(p), float(se))
     return 0
 
 
@@ -411,12 +418,13 @@ def _cmd_cluster(args):
     if args.test:
         ref = ("a Gaussian with the data's mean and covariance" if args.null == "gaussian"
                else "a uniform box along the data's principal axes")
-        what = _pvalue_line(tres.pvalue, tres.pvalue_se, args.alpha, seed)
+        what = _pvalue_text(tres.pvalue, tres.pvalue_se)
         if tres.pvalue <= args.alpha:
-            _verdict(args, f"verdict: more clustered than {ref} ({what} <= alpha = {args.alpha:g}).")
+            _verdict(args, f"verdict: more clustered than {ref} ({what} <= alpha = {args.alpha:g}).",
+                     tres.pvalue, tres.pvalue_se)
         else:
             _verdict(args, f"verdict: no evidence of more cluster structure than {ref} "
-                           f"({what} > alpha = {args.alpha:g}).")
+                           f"({what} > alpha = {args.alpha:g}).", tres.pvalue, tres.pvalue_se)
     return 0
 
 

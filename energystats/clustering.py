@@ -1,9 +1,13 @@
-r"""Energy clustering (SPEC §5–§6): Hartigan's method on the energy kernel and its baselines.
+r"""Energy clustering: Hartigan's method on the energy kernel and its baselines.
+
+After França, Rizzo and Vogelstein (2021), "Kernel k-Groups via Hartigan's Method",
+IEEE TPAMI 43(12) (Algorithm 1, eq. 19); the exact 1-D solver uses the sorted formulas
+of the docs' guide page "One-dimensional data".
 
 :class:`EnergyClustering` is a scikit-learn style estimator (scikit-learn is
 not required); :func:`energy_clustering` is its functional twin that returns
 a :class:`EnergyClusteringResult`; :func:`clustering_accuracy` scores a
-partition against true labels (paper 001 eq. 22).
+partition against true labels (eq. 22 of França, Rizzo and Vogelstein 2021).
 """
 from __future__ import annotations
 
@@ -152,19 +156,20 @@ class EnergyClustering(*_Bases):
     n_clusters : int, default 2
         Number of clusters k, in [2, n_samples].
     metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable, default 'energy'
-        The semimetric rho (SPEC §1).  With 'precomputed', ``X`` in :meth:`fit`
-        is the n×n matrix of rho and ``X`` in :meth:`predict` the
+        The semimetric rho (as in :func:`energystats.pairwise`).  With
+        'precomputed', ``X`` in :meth:`fit` is the n×n matrix of rho and ``X`` in :meth:`predict` the
         (n_new, n_train) matrix of rho from new to training points.
     exponent : float in (0, 2], default 1.0
         Exponent of ``metric='energy'``.
     sigma : float > 0, default 1.0
         Scale of 'laplacian' / 'gaussian'.
     algorithm : {'hartigan', 'lloyd', 'spectral', 'exact-1d'}, default 'hartigan'
-        'hartigan': paper 001 Algorithm 1 (a point moves when the move lowers
-        W); 'lloyd': kernel k-means (batch reassignment to the nearest
+        'hartigan': Algorithm 1 of França, Rizzo and Vogelstein (2021) (a
+        point moves when the move lowers W); 'lloyd': kernel k-means (batch reassignment to the nearest
         feature-space centroid); 'spectral': k-means on the rows of the top-k
         eigenvectors of the Gram matrix; 'exact-1d': the exact optimum for 1-D
-        data with ``metric='energy', exponent=1`` (sort + prefix sums, SPEC §5).
+        data with ``metric='energy', exponent=1`` (sort + prefix sums; docs:
+        guide, "One-dimensional data").
     init : {'k-means++', 'random'} or array_like of shape (n_samples,), default 'k-means++'
         Seeding (k-means++ in the kernel's feature space) or an initial
         labelling with exactly ``n_clusters`` distinct labels (then one run).
@@ -183,7 +188,8 @@ class EnergyClustering(*_Bases):
     labels_ : ndarray of int, shape (n_samples,)
         Cluster of each training point, numbered 0..k-1 by first appearance.
     W_, S_, T_ : float
-        Within, between and total dispersion of the fitted partition (SPEC §3).
+        Within, between and total dispersion of the fitted partition (Rizzo
+        and Székely 2010).
     n_iter_ : int
         Sweeps / iterations of the best run.
     dispersion_ : DispersionResult
@@ -193,7 +199,8 @@ class EnergyClustering(*_Bases):
 
     Notes
     -----
-    With the Gram matrix :math:`G_{ij} = K(x_i, x_j)` of SPEC §2 and
+    With the Gram matrix :math:`G_{ij} = K(x_i, x_j)` of
+    :func:`energystats.gram_matrix` and
     :math:`Q_j = \sum_{x, y \in C_j} K(x, y)`,
     :math:`W = \operatorname{tr} G - \sum_j Q_j / n_j`.  Hartigan's method
     moves point :math:`x_i \in C_j` to the cluster :math:`\ell` maximising
@@ -214,8 +221,8 @@ class EnergyClustering(*_Bases):
 
     References
     ----------
-    .. [1] França, G., Rizzo, M. L. and Vogelstein, J. T. (2020). Kernel
-       k-Groups via Hartigan's Method. IEEE TPAMI 43(12). (paper 001)
+    .. [1] França, G., Rizzo, M. L. and Vogelstein, J. T. (2021). Kernel
+       k-Groups via Hartigan's Method. IEEE TPAMI 43(12), 4411–4425.
     .. [2] Hartigan, J. A. and Wong, M. A. (1979). Algorithm AS 136: A k-means
        clustering algorithm. JRSS C 28(1).
     .. [3] Dhillon, I. S., Guan, Y. and Kulis, B. (2004). Kernel k-means,
@@ -326,7 +333,7 @@ class EnergyClustering(*_Bases):
         return np.argmin(rise, axis=1).astype(np.intp)
 
     def test(self, X, *, null="gaussian", n_resamples=99, rng=None, naive=False, n_threads=None):
-        """Significance of the clustering of ``X`` against a no-cluster reference (SPEC §7).
+        """Significance of the clustering of ``X`` against a no-cluster reference.
 
         Runs :func:`energystats.cluster_test` with this estimator's settings
         (``random_state`` seeds the clustering of ``X``); see there.
@@ -360,7 +367,7 @@ class EnergyClusteringResult:
     labels : ndarray or pandas.Series
         Cluster codes 0..k-1 (a Series on the input's index for DataFrame input).
     W, S, T, F : float
-        Within, between, total dispersion and the DISCO ratio (SPEC §3).
+        Within, between, total dispersion and the DISCO ratio (Rizzo and Székely 2010).
     sizes : ndarray of int
     n_iter : int
     algorithm : str
@@ -429,12 +436,12 @@ def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metr
     Notes
     -----
     Minimises :math:`W = \sum_j \frac{n_j}{2} g(C_j, C_j)`, equivalently
-    maximises :math:`S = T - W` (paper 001 Lemma 1).  See
+    maximises :math:`S = T - W` (França, Rizzo and Vogelstein 2021, Lemma 1).  See
     :class:`EnergyClustering` for the algorithms.
 
     References
     ----------
-    .. [1] França, G., Rizzo, M. L. and Vogelstein, J. T. (2020). Kernel
+    .. [1] França, G., Rizzo, M. L. and Vogelstein, J. T. (2021). Kernel
        k-Groups via Hartigan's Method. IEEE TPAMI 43(12).
 
     Examples

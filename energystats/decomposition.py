@@ -1,4 +1,8 @@
-r"""The energy decomposition W + S = T of a partition and the DISCO ratio F (SPEC §3).
+r"""The energy decomposition W + S = T of a partition and the DISCO ratio F.
+
+Rizzo and Székely (2010), "DISCO analysis: A nonparametric extension of analysis of
+variance", Ann. Appl. Stat. 4(2); Székely and Rizzo (2013), "Energy statistics: A
+class of statistics based on distances", J. Stat. Plan. Inference 143(8).
 
 The module is named for the decomposition so that it does not shadow the
 public function :func:`energystats.dispersion`.
@@ -140,12 +144,12 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
         columns out instead of raising an error that names them (the result's
         ``columns`` records what was used).
     metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
-        The semimetric (SPEC §1).
+        The semimetric rho (as in :func:`energystats.pairwise`).
     exponent, sigma, n_threads
         As in :func:`energystats.pairwise`.
     method : {'auto', 'sorted', 'pairwise'}, default 'auto'
         'auto' uses the O(n log n) sorted formulas for 1-D data with
-        ``metric='energy', exponent=1`` (SPEC §5).
+        ``metric='energy', exponent=1`` (docs: guide, "One-dimensional data").
 
     Returns
     -------
@@ -174,7 +178,7 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     ----------
     .. [1] Rizzo, M. L. and Székely, G. J. (2010). DISCO analysis: A
        nonparametric extension of analysis of variance. Ann. Appl. Stat. 4(2).
-    .. [2] França, G., Rizzo, M. L. and Vogelstein, J. T. (2020). Kernel
+    .. [2] França, G., Rizzo, M. L. and Vogelstein, J. T. (2021). Kernel
        k-Groups via Hartigan's Method. eqs. 4–5.
 
     Examples

@@ -5,11 +5,13 @@ Both tests take the same three call forms:
 * several samples: ``energy_test(a, b, c)``;
 * data and labels: ``energy_test(X, labels=y)``;
 * a DataFrame and its grouping column(s): ``energy_test(df, by="group")``
-  (``columns`` default to all numeric columns except ``by``).
+  (``columns`` default to every column except ``by``; a non-numeric one is
+  an error unless ``numeric_only=True`` leaves it out).
 
 The null distribution comes from random relabellings that keep the group
-sizes (SPEC §4), or from all distinct relabellings when there are no more of
-them than ``n_resamples`` (an exact test).  The relabellings are evaluated by
+sizes (the p-value rule of the docs' conventions page; Phipson and Smyth 2010),
+or from all distinct relabellings when there are no more of them than
+``n_resamples`` (an exact test).  The relabellings are evaluated by
 a batched engine (:mod:`energystats._permutation`), never by calling the
 statistic once per relabelling from Python.
 """
@@ -422,7 +424,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, nume
         Number of random relabellings R; ``0`` returns the statistic only
         (``pvalue=None``).
     metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
-        The semimetric rho (SPEC §1).
+        The semimetric rho (as in :func:`energystats.pairwise`).
     exponent : float, default 1.0
         ``metric='energy'``: rho = ‖x − y‖^exponent, 0 < exponent ≤ 2.
     sigma : float, default 1.0
@@ -560,7 +562,7 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_on
 
     Notes
     -----
-    With the V-statistics of SPEC §3 (no square root),
+    With the V-statistics of Rizzo and Székely (2010) (no square root),
 
     .. math::
 

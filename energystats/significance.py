@@ -1,4 +1,10 @@
-r"""Significance after clustering (SPEC §7): calibrate the fitted S/T against a no-cluster reference."""
+r"""Significance after clustering: calibrate the fitted S/T against a no-cluster reference.
+
+A parametric-bootstrap calibration, as SigClust (Liu, Hayes, Nobel and Marron 2008,
+"Statistical significance of clustering for high-dimension, low-sample size data",
+JASA 103(483)) and the gap statistic (Tibshirani, Walther and Hastie 2001, "Estimating
+the number of clusters in a data set via the gap statistic", JRSS B 63(2)).
+"""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -131,7 +137,8 @@ def _stat(disp):
 
 
 def _pvalue(obs, null):
-    # the package's one p-value rule (SPEC §4): (1 + #{null >= obs}) / (B + 1),
+    # the package's one p-value rule (docs: conventions; Phipson and Smyth 2010):
+    # (1 + #{null >= obs}) / (B + 1),
     # ties within a relative 100·eps
     return float(pvalue_from_null(obs, np.asarray(null, dtype=np.float64), exact=False))
 
@@ -140,7 +147,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
                  exponent=1.0, sigma=1.0, algorithm="hartigan", init="k-means++", n_init=10,
                  max_iter=300, random_state=None, rng=None, naive=False, progress=False,
                  n_threads=None):
-    r"""Is the data more clustered than a no-cluster reference? (SPEC §7)
+    r"""Is the data more clustered than a no-cluster reference? (parametric bootstrap)
 
     Parameters
     ----------
@@ -171,7 +178,8 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         ``random_state``, the clustering of the data).  With ``None`` a seed is
         drawn and recorded in the result's ``seed``.
     naive : bool, default False
-        Instead, permute the fitted labels on the same data (SPEC §4) — NOT a
+        Instead, permute the fitted labels on the same data (as in
+        :func:`energystats.energy_test`) — NOT a
         valid test after clustering: it rejects almost always even for a
         single Gaussian.  Emits :class:`AntiConservativeWarning`.
     progress : bool, default False
@@ -221,7 +229,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
        low-sample size data (SigClust). JASA 103(483).
     .. [2] Tibshirani, R., Walther, G. and Hastie, T. (2001). Estimating the
        number of clusters in a data set via the gap statistic. JRSS B 63(2).
-    .. [3] França, G., Rizzo, M. L. and Vogelstein, J. T. (2020). Kernel
+    .. [3] França, G., Rizzo, M. L. and Vogelstein, J. T. (2021). Kernel
        k-Groups via Hartigan's Method.
 
     Examples

@@ -613,7 +613,7 @@ class TestDataPath:
         rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--numeric-only", "-R", "99",
                                "--seed", "1", "--alpha", "0.011", "-q")
         assert rc == 0
-        assert "Monte Carlo" in out and "within 2 standard errors of alpha" in out
+        assert "Monte Carlo" in out and "within 2 Monte Carlo standard errors of alpha" in out
 
     def test_json_keys_are_the_result_fields(self, files):
         d, _ = files

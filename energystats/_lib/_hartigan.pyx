@@ -1,8 +1,9 @@
 # cython: language_level=3
-"""Energy clustering kernels on a Gram matrix (SPEC §6).
+"""Energy clustering kernels on a Gram matrix.
 
-Hartigan's method (paper 001, Algorithm 1) and kernel k-means (Lloyd) share
-one piece of bookkeeping:
+Hartigan's method (França, Rizzo and Vogelstein 2021, "Kernel k-Groups via
+Hartigan's Method", IEEE TPAMI 43(12): Algorithm 1, eq. 19) and kernel
+k-means (Lloyd) share one piece of bookkeeping:
 
 * ``QX[i, l] = Q_l(x_i) = sum_{y in C_l} K(x_i, y)`` — the n×k matrix;
 * ``Q[l] = Q_l = sum_{x, y in C_l} K(x, y)`` and ``sizes[l] = n_l``.
@@ -104,7 +105,7 @@ def hartigan(const double[:, ::1] G,    # IN  n×n Gram matrix
              bint initialise=True,
              bint refresh=True,
              int n_threads=1):
-    """Hartigan sweeps (paper 001 Algorithm 1) until a sweep moves no point.
+    """Hartigan sweeps until a sweep moves no point (Algorithm 1 of França et al. 2021).
 
     A point moves to the cluster of largest ``dQ`` when ``dQ > tol``; a
     singleton never gives up its point.  ``max_moves >= 0`` stops after that

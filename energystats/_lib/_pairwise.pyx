@@ -1,7 +1,9 @@
 # cython: language_level=3
 """Tile kernels for pairwise semimetrics and streamed block reductions.
 
-Metrics (SPEC §1), computed from the squared Euclidean distance ``q``:
+Metrics (the semimetrics of Székely and Rizzo 2013, "Energy statistics: A class
+of statistics based on distances", and their Laplacian and Gaussian
+counterparts), computed from the squared Euclidean distance ``q``:
 
 * ``ENERGY``     rho = q ** (exponent / 2)
 * ``LAPLACIAN``  rho = 2 - 2 exp(-sqrt(q) / (2 sigma))   (as -2 expm1(.), exact for small q)

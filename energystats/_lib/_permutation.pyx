@@ -1,5 +1,9 @@
 # cython: language_level=3
-"""Batched group sums for permutation tests (SPEC §4).
+"""Batched group sums for permutation tests.
+
+The relabellings keep the group sizes; the p-value rule they feed is on the
+docs' conventions page (after Phipson and Smyth 2010, "Permutation P-values
+should never be zero", Stat. Appl. Genet. Mol. Biol. 9(1)).
 
 A permutation test needs, for every relabelling ``b`` of the pooled sample,
 the k×k matrix ``M_b[g, h] = Σ_{x∈C_g^b} Σ_{y∈C_h^b} rho(x, y)``.  Two

@@ -1,5 +1,7 @@
 # cython: language_level=3
-"""O(n log n) energy sums for one-dimensional data with rho = |x - y| (SPEC §5).
+"""O(n log n) energy sums for one-dimensional data with rho = |x - y|.
+
+The sorted formulas of the docs' guide page "One-dimensional data".
 
 The caller sorts the pooled sample once (O(n log n)); the kernels here are
 single O(n·k) passes over the sorted values.  For an element x of group g at
