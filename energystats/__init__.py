@@ -36,6 +36,7 @@ _EXPORTS = {
     "is_negative_type": "distance",
     "pairwise": "distance",
     "DataConversionWarning": "_validation",
+    "DegenerateStatisticWarning": "_permutation",
 }
 
 __all__ = sorted(_EXPORTS)

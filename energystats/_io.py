@@ -30,6 +30,10 @@ _SUFFIXES = {
 INPUT_FORMATS = ("csv", "tsv", "parquet")
 FORMATS = ("text", "csv", "json")
 
+#: pandas < 3 parses floats exactly only with float_precision="round_trip"; pandas 3 does by
+#: default (and deprecates the argument)
+_EXACT_FLOATS = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+
 #: standard input, read once and kept (``-`` may be read again for ``cluster --out``)
 _STDIN_TEXT = []
 
@@ -97,8 +101,8 @@ def read_table(path, *, fmt=None, sep=None, decimal=None):
     ``path='-'`` reads CSV from standard input.  The format comes from the
     suffix (``.csv``; ``.tsv``/``.tab``/``.txt``; ``.parquet``/``.pq``) unless
     ``fmt`` is given; ``sep`` and ``decimal`` override the field separator
-    and decimal mark of text files.  Numbers are parsed with Python's
-    round-trip conversion (the float nearest to the text, as ``float()``).
+    and decimal mark of text files.  Numbers are parsed to the float nearest
+    to the text, as ``float()`` does (pandas' round-trip parser).
     Duplicate column names are refused (pandas would rename them silently).
     Every failure is a :class:`CLIError` naming the file.
     """
@@ -121,7 +125,7 @@ def read_table(path, *, fmt=None, sep=None, decimal=None):
             header = pd.read_csv(_source(path), header=None, nrows=1, dtype=str,
                                  keep_default_na=False, sep=opts["sep"])
             names = [str(v) for v in header.iloc[0].tolist()] if header.shape[0] else []
-            df = pd.read_csv(_source(path), float_precision="round_trip", **opts)
+            df = pd.read_csv(_source(path), **opts, **_EXACT_FLOATS)
     except CLIError:
         raise
     except pd.errors.EmptyDataError:

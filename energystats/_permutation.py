@@ -39,7 +39,7 @@ from . import _engine
 from ._lib import _permutation
 
 __all__ = ["build_engine", "permutation_null", "count_relabellings", "enumerate_relabellings",
-           "draw_permutations", "pvalue_from_null"]
+           "draw_permutations", "pvalue_from_null", "DegenerateStatisticWarning"]
 
 #: Default memory budget (bytes) for the n×n matrix and a batch of one-hot matrices.
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
@@ -309,20 +309,44 @@ def draw_permutations(rng, values, count):
     return rng.permuted(np.broadcast_to(values, (count, values.size)).copy(), axis=1)
 
 
-def pvalue_from_null(observed, null, exact):
+class DegenerateStatisticWarning(RuntimeWarning):
+    """A test statistic is not finite (e.g. 0/0), so the test has no p-value (NaN)."""
+
+
+def pvalue_from_null(observed, null, exact, what="statistic"):
     """One-sided p-value with SciPy's tolerance for ties (relative 100·eps).
 
     Random relabellings: ``(1 + #{null ≥ observed}) / (R + 1)``; exact
     enumeration (the observed arrangement included in ``null``):
     ``#{null ≥ observed} / N``.  Works column-wise for 2-D ``null``.
+
+    A statistic that is not finite has no p-value: NaN, with a
+    :class:`DegenerateStatisticWarning` (never the smallest p-value, which is
+    what ``null >= nan`` being false would give).  Relabellings whose
+    statistic is NaN count as exceedances (conservative), with a warning.
     """
+    from ._validation import warn
+
     observed = np.asarray(observed, dtype=np.float64)
+    null = np.asarray(null, dtype=np.float64)
     gamma = np.abs(100 * np.finfo(np.float64).eps * observed)
-    ge = np.sum(null >= observed - gamma, axis=0)
+    bad_null = np.isnan(null)
+    ge = np.sum((null >= observed - gamma) | bad_null, axis=0)
     R = null.shape[0]
-    if exact:
-        return ge / R
-    return (1.0 + ge) / (R + 1.0)
+    p = ge / R if exact else (1.0 + ge) / (R + 1.0)
+    finite = np.isfinite(observed)
+    if not np.all(finite):
+        warn(f"the observed {what} is {np.ravel(observed)[~np.ravel(finite)][0]} (not finite), so the "
+             "test has no p-value (NaN). This happens when a dispersion is 0, e.g. all points "
+             "identical (0/0) or every group's points coincide (W = 0), or when the data "
+             "overflow float64 arithmetic (|x| above about 1e154).",
+             DegenerateStatisticWarning)
+        p = np.where(finite, p, np.nan)
+    elif bad_null.any():
+        warn(f"{int(bad_null.sum())} of the {R} relabelled {what} values are NaN (a degenerate "
+             "relabelling, e.g. 0/0); they were counted as at least as large as the observed "
+             "value (conservative).", DegenerateStatisticWarning)
+    return p
 
 
 def pvalue_se(pvalue, n_resamples, exact):
@@ -334,6 +358,7 @@ def pvalue_se(pvalue, n_resamples, exact):
         return None
     p = np.asarray(pvalue, dtype=np.float64)
     se = np.zeros_like(p) if exact or n_resamples == 0 else np.sqrt(p * (1.0 - p) / n_resamples)
+    se = np.where(np.isnan(p), np.nan, se)
     return float(se) if se.ndim == 0 else se
 
 

@@ -169,6 +169,9 @@ def _verdict(args, line, p=None, se=None):
     """With ``--format text``, a plain-language reading after the tables (and a note when p
     is too close to alpha to call)."""
     if args.format == "text":
+        if p is not None and p != p:  # NaN: the statistic was not finite
+            line = ("verdict: none: the statistic is not finite (degenerate data, e.g. all points "
+                    "identical), so there is no p-value.")
         print(f"\n{line}")
         close = None if p is None else _close_call(p, se, args.alpha)
         if close:
@@ -653,10 +656,10 @@ def build_parser():
 
 # -- running a command -----------------------------------------------------------
 
-def _error(args, msg):
+def _error(args, msg, kind="error"):
     if sys.stderr is not None:
         try:
-            print(f"energystats {getattr(args, 'command', None) or ''}: error: {msg}".replace("  ", " "),
+            print(f"energystats {getattr(args, 'command', None) or ''}: {kind}: {msg}".replace("  ", " "),
                   file=sys.stderr, flush=True)
         except OSError:  # pragma: no cover - stderr gone too
             pass
@@ -682,6 +685,12 @@ def main(argv=None):
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    import warnings
+
+    def one_line_warning(message, category, filename, lineno, file=None, line=None):
+        _error(args, str(message), kind=f"warning ({category.__name__})")
+
+    warnings.showwarning = one_line_warning
     if sys.stdout is None:
         _error(args, "standard output is closed; nothing could be written (redirect it to a file "
                      "instead of closing it).")

@@ -11,7 +11,7 @@ import numpy as np
 from . import _engine
 from ._metrics import resolve_metric
 from ._validation import as_data, as_square_matrix, check_n_threads, short_list
-from .frames import grouped_data, select_frame
+from .frames import grouped_data, match_columns, select_frame
 
 __all__ = ["pairwise", "gram_matrix", "energy_distance", "is_negative_type"]
 
@@ -234,6 +234,7 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     else:
         x = select_frame(x, columns, "x", numeric_only)[0]
         y = select_frame(y, columns, "y", numeric_only)[0]
+        (x, y), _ = match_columns([x, y], ["x", "y"])  # DataFrames: columns matched by name
     a, b = _pair_iv(x, y)
     pooled = np.concatenate([a, b])
     codes = np.repeat(np.arange(2, dtype=np.intp), [a.shape[0], b.shape[0]])

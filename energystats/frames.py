@@ -27,7 +27,7 @@ import pandas as pd
 from ._validation import (Labels, align_labels, as_data, as_labels, check_unique_columns,
                           numeric_columns, short_list)
 
-__all__ = ["grouped_data", "GroupedData", "select_frame", "select_columns"]
+__all__ = ["grouped_data", "GroupedData", "select_frame", "select_columns", "match_columns"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,30 @@ def select_frame(X, columns=None, name="X", numeric_only=False):
         return X, list(X.columns), []
     used, left_out = select_columns(X, columns, name=name, numeric_only=numeric_only)
     return X[used], used, left_out
+
+
+def match_columns(samples, names):
+    """Line up the columns of several DataFrame samples by name (the first one's order).
+
+    Samples that are all DataFrames must have the same column names; the
+    same names in another order are reordered to the first sample's order
+    (as pandas aligns by label), different names are an error.  Other
+    input is returned unchanged (positional).  Returns ``(samples, columns)``.
+    """
+    if len(samples) < 2 or not all(isinstance(s, pd.DataFrame) for s in samples):
+        return list(samples), None
+    first = list(samples[0].columns)
+    out = [samples[0]]
+    for s, name in zip(samples[1:], names[1:]):
+        cols = list(s.columns)
+        if cols != first:
+            if sorted(map(str, cols)) != sorted(map(str, first)) or len(set(cols)) != len(cols):
+                raise ValueError(f"`{names[0]}` and `{name}` must have the same columns; got "
+                                 f"{short_list(first)} and {short_list(cols)}. Select the same "
+                                 "columns (e.g. `columns=[...]`).")
+            s = s[first]
+        out.append(s)
+    return out, first
 
 
 def _missing_rows(frame, name, dropna):

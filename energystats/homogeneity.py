@@ -29,7 +29,7 @@ from ._permutation import DEFAULT_MEMORY_BUDGET
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix, check_int,
                           check_n_threads, seeded_rng, short_list)
 from .decomposition import dispersion_from_sums
-from .frames import grouped_data, select_frame
+from .frames import grouped_data, match_columns, select_frame
 
 __all__ = ["energy_test", "EnergyTestResult", "disco", "DiscoResult"]
 
@@ -228,7 +228,8 @@ def _check_exact(exact):
 
 
 def _samples_data(samples, name):
-    """Stack several samples into one array with group codes 0..k-1."""
+    """Stack several samples into one array with group codes 0..k-1 (and the columns used)."""
+    samples, cols = match_columns(samples, [f"samples[{i}]" for i in range(len(samples))])
     arrays = []
     for i, s in enumerate(samples):
         arr, _ = as_data(s, f"samples[{i}]")
@@ -241,7 +242,7 @@ def _samples_data(samples, name):
     X = np.ascontiguousarray(np.concatenate([a.astype(dtype, copy=False) for a in arrays]))
     sizes = np.array([a.shape[0] for a in arrays], dtype=np.intp)
     codes = np.repeat(np.arange(len(arrays), dtype=np.intp), sizes)
-    return X, Labels(codes, list(range(len(arrays))), sizes)
+    return X, Labels(codes, list(range(len(arrays))), sizes), cols
 
 
 def _factor_labels(labels, n):
@@ -292,8 +293,8 @@ def _grouped_input(samples, labels, by, columns, dropna, numeric_only, fname, al
     if len(samples) < 2:
         raise ValueError(f"`{fname}` needs at least two samples (or `X, labels=` / `df, by=`); "
                          "got 1 sample.")
-    X, lab = _samples_data(samples, "samples")
-    return X, [lab], [None], None
+    X, lab, cols = _samples_data(samples, "samples")
+    return X, [lab], [None], cols
 
 
 def _check_groups(labs, names, fname):
@@ -620,7 +621,7 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_on
     F = np.atleast_1d(np.asarray(observed, dtype=float))
     pvalue = None
     if null.shape[0] > 0:
-        pvalue = np.atleast_1d(_permutation.pvalue_from_null(observed, null, is_exact))
+        pvalue = np.atleast_1d(_permutation.pvalue_from_null(observed, null, is_exact, what="F"))
     single = len(labs) == 1
     R_used = int(null.shape[0])
     se = _permutation.pvalue_se(pvalue, R_used, is_exact)

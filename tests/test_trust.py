@@ -302,3 +302,25 @@ def test_import_does_not_import_scikit_learn_or_pandas():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=120, check=True).stdout.split()
     assert out == ["False", "False", "False"]
+
+
+class TestSampleColumns:
+    """DataFrame samples are matched by column name, never silently by position."""
+
+    def test_reordered_columns_are_aligned(self, frame):
+        a = frame.loc[frame.group == "a", ["x", "y"]]
+        c = frame.loc[frame.group == "c", ["x", "y"]]
+        want = es.energy_distance(a.to_numpy(), c.to_numpy())
+        assert es.energy_distance(a, c[["y", "x"]]) == pytest.approx(want, rel=1e-15)
+        res = es.energy_test(a, c[["y", "x"]], n_resamples=0)
+        assert res.columns == ["x", "y"]
+        assert res.statistic == pytest.approx(
+            ref_energy_stat(np.vstack([a, c]), [0] * len(a) + [1] * len(c)), rel=1e-12)
+
+    def test_different_columns_are_an_error(self, frame):
+        a = frame.loc[frame.group == "a", ["x", "y"]]
+        c = frame.loc[frame.group == "c", ["x", "y"]].rename(columns={"y": "z"})
+        with pytest.raises(ValueError, match="same columns"):
+            es.energy_distance(a, c)
+        with pytest.raises(ValueError, match="same columns"):
+            es.disco(a, c, n_resamples=0)
