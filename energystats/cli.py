@@ -178,6 +178,13 @@ def _verdict(args, line, p=None, se=None):
             print(close)
 
 
+def _note_run(args, what, res, t0):
+    """How many relabellings a test used, how long it took and the seed that repeats it."""
+    kind = "relabellings (exact)" if res.exact else "resamples"
+    seed = f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""
+    _note(args, f"{what}: {res.n_resamples} {kind} in {time.perf_counter() - t0:.2f} s{seed}")
+
+
 def _record(res, drop=("null_distribution",)):
     """A result's fields as a JSON-ready dict (its attribute names as keys)."""
     import dataclasses
@@ -293,9 +300,7 @@ def _cmd_test(args):
         kw = dict(kw, labels=pd.Series(files, index=data.index, name="file"))
     t0 = time.perf_counter()
     res = energy_test(data, **kw)
-    _note(args, f"energy test: {res.n_resamples} {'relabellings (exact)' if res.exact else 'resamples'}"
-                f" in {time.perf_counter() - t0:.2f} s"
-                + (f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""))
+    _note_run(args, "energy test", res, t0)
     if args.format == "json":
         _print_json({"command": "test", **_record(res), "alpha": args.alpha})
         return 0
@@ -333,9 +338,7 @@ def _cmd_disco(args):
               rng=seed, progress=_progress(args), **met)
     t0 = time.perf_counter()
     res = disco(df, **kw)
-    _note(args, f"disco: {res.n_resamples} {'relabellings (exact)' if res.exact else 'resamples'}"
-                f" in {time.perf_counter() - t0:.2f} s"
-                + (f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""))
+    _note_run(args, "disco", res, t0)
     if args.format == "json":
         _print_json({"command": "disco", **_record(res), "alpha": args.alpha})
         return 0
