@@ -406,7 +406,8 @@ class EnergyClusteringResult:
                 f"F={self.F:.6g}, sizes={list(map(int, self.sizes))}, algorithm={self.algorithm!r})")
 
 
-def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metric="energy", exponent=1.0, sigma=1.0,
+def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metric="energy",
+                      exponent=1.0, sigma=1.0,
                       algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
                       rng=None, n_threads=None):
     r"""Energy clustering of ``X`` into ``n_clusters`` groups (functional form).

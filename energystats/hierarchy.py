@@ -11,7 +11,8 @@ from .frames import select_frame
 __all__ = ["energy_linkage"]
 
 
-def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", exponent=1.0, sigma=1.0, n_threads=None):
+def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", exponent=1.0, sigma=1.0,
+                   n_threads=None):
     r"""Agglomerative energy clustering; returns a SciPy-compatible linkage matrix.
 
     At every step the two clusters with the smallest energy cluster distance
