@@ -7,11 +7,82 @@ outputs, reorder data as the kernels expect and pick the kernel.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
 from ._lib import _pairwise, _sorted1d
 
-__all__ = ["pairwise_values", "group_sum_matrix", "sort_centred", "sorted_group_sums", "use_sorted_path"]
+__all__ = ["pairwise_values", "group_sum_matrix", "sort_centred", "sorted_group_sums", "use_sorted_path",
+           "normalise", "Scale"]
+
+
+# -- exact at any magnitude ------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Scale:
+    """rho in original units = rho in working units × 2**(shift · degree).
+
+    ``degree`` is the exponent of ``metric='energy'`` (rho is homogeneous of that
+    degree) and 0 for the bounded metrics, whose sigma is scaled with the data.
+    """
+
+    shift: int = 0
+    degree: float = 0.0
+
+    @property
+    def identity(self):
+        return self.shift == 0 or self.degree == 0.0
+
+    def apply(self, values):
+        """``values`` (working units) in original units, as float64; overflow gives inf."""
+        if self.identity:
+            return values
+        p = self.shift * self.degree
+        whole = math.floor(p)
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.ldexp(np.asarray(values, dtype=np.float64) * 2.0 ** (p - whole), whole)
+        return float(out) if np.ndim(out) == 0 else out
+
+
+def _max_abs(*arrays):
+    m = 0.0
+    for A in arrays:
+        if A.size:
+            m = max(m, float(A.max()), -float(A.min()))
+    return m
+
+
+def normalise(metric, *arrays):
+    """Data in working units where no squared distance can overflow or underflow.
+
+    Every array is multiplied by the same power of two, 2**-e, chosen so that
+    the largest magnitude lies in [0.5, 1): exact (no digit changes) for every
+    value that stays a normal float.  The energy metric is homogeneous,
+    ``rho(cx, cy) = c**exponent rho(x, y)``, and the Laplacian and Gaussian
+    metrics are unchanged when sigma is scaled with the data, so results in
+    working units convert back exactly (``Scale.apply``).  float32 data are
+    left alone: their squares cannot leave the double range.  Returns
+    ``(arrays..., metric, Scale)``.
+    """
+    if metric.kind != "builtin" or any(A.dtype != np.float64 for A in arrays):
+        return (*arrays, metric, Scale())
+    m = _max_abs(*arrays)
+    if m == 0.0:
+        return (*arrays, metric, Scale())
+    e = math.frexp(m)[1]  # m = f * 2**e with f in [0.5, 1)
+    if e == 0:
+        return (*arrays, metric, Scale())
+    if metric.name == "energy":
+        scale = Scale(e, metric.param)
+    else:
+        sigma = math.ldexp(metric.param, -e)
+        if not (sigma >= 2.2250738585072014e-308 and math.isfinite(sigma)):
+            return (*arrays, metric, Scale())  # sigma leaves the range: keep the data as they are
+        metric = dataclasses.replace(metric, param=sigma)
+        scale = Scale(e, 0.0)
+    return (*(np.ldexp(A, -e) for A in arrays), metric, scale)
 
 
 def pairwise_values(X, Y, metric, n_threads):
@@ -21,9 +92,15 @@ def pairwise_values(X, Y, metric, n_threads):
     if Y.dtype != X.dtype:
         X = X.astype(np.float64)
         Y = Y.astype(np.float64)
-    out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
-    _pairwise.pairwise_matrix(X, np.ascontiguousarray(Y.T), out, metric.code, metric.param, n_threads)
-    return out
+    X, Y, metric, scale = normalise(metric, X, Y)
+    n, m, d = X.shape[0], Y.shape[0], X.shape[1]
+    out = np.empty((n, m), dtype=np.float64)
+    YT = np.ascontiguousarray(Y.T)
+    nt = effective_threads(n_threads, float(n) * m * d)
+    rows = int(max(1, CALL_WORK // max(m * d, 1)))  # calls short enough to honour Ctrl-C
+    for i0 in range(0, n, rows):
+        _pairwise.pairwise_matrix(X[i0:i0 + rows], YT, out[i0:i0 + rows], metric.code, metric.param, nt)
+    return scale.apply(out)
 
 
 def _callable_matrix(X, Y, func):
@@ -77,12 +154,23 @@ def sorted_group_sums(x, codes, k):
     return _sorted1d.sorted_group_sums(xs, np.ascontiguousarray(codes[order], dtype=np.intp), k)
 
 
-def group_sum_matrix(X, codes, k, metric, n_threads, *, sorted_path=False):
+def group_sum_matrix(X, codes, k, metric, n_threads, *, sorted_path=False, working_units=False):
     """k×k matrix ``M[g, h] = Σ_{x∈C_g, y∈C_h} rho(x, y)`` without an n×n matrix.
 
     ``metric.kind == 'precomputed'`` takes ``X`` as the n×n matrix itself.
+    With ``working_units=True`` returns ``(M, scale)``: the sums in the working
+    units of :func:`normalise` (finite for any finite data) and the
+    :class:`Scale` that converts a statistic homogeneous of degree one in
+    rho back (``scale.apply``); statistics should be formed first and
+    converted last, so that large sums cannot overflow on the way.
     """
     codes = np.asarray(codes, dtype=np.intp)
+    X, metric, scale = normalise(metric, X)
+    M = _group_sums(X, codes, k, metric, n_threads, sorted_path)
+    return (M, scale) if working_units else scale.apply(M)
+
+
+def _group_sums(X, codes, k, metric, n_threads, sorted_path):
     if sorted_path:
         return sorted_group_sums(X[:, 0], codes, k)
     if metric.kind in ("precomputed", "callable"):
@@ -95,5 +183,52 @@ def group_sum_matrix(X, codes, k, metric, n_threads, *, sorted_path=False):
     cs = np.ascontiguousarray(codes[order])
     bounds = np.zeros(k + 1, dtype=np.intp)
     np.cumsum(np.bincount(cs, minlength=k), out=bounds[1:])
-    return _pairwise.group_sums(Xs, np.ascontiguousarray(Xs.T), cs, bounds,
-                                metric.code, metric.param, n_threads)
+    return streamed_group_sums(Xs, cs, bounds, metric, n_threads)
+
+
+#: work (pairs × features) of one call of the streamed kernel: about a quarter of a second
+#: on one core, so that Ctrl-C is honoured between calls within about a second
+CALL_WORK = 1e9
+#: below this much work (pairs × features) the kernels run on one thread: starting a team
+#: costs more than it saves (measured with benchmarks/bench_threads.py)
+PARALLEL_MIN_WORK = 1e6
+#: cap on the bytes of the per-stripe k×k accumulators of one call
+STRIPE_BYTES = 32 * 2**20
+
+
+def effective_threads(n_threads, work):
+    """``n_threads``, or 1 when ``work`` (pairs × features) is too small to share."""
+    return 1 if work < PARALLEL_MIN_WORK else n_threads
+
+
+def stripe_plan(n, d, k):
+    """``(n_stripes, per_call)`` for :func:`streamed_group_sums`, from the data's shape alone.
+
+    Neither depends on the number of threads, so the order in which the
+    partial sums are added, hence every bit of the result, is the same for
+    any ``n_threads``.
+    """
+    nblocks = -(-n // _pairwise.ROW_BLOCK_SIZE)
+    work = 0.5 * n * n * max(d, 1)
+    n_stripes = int(min(nblocks, max(16, math.ceil(work / (CALL_WORK / 8)))))
+    per_call = int(max(1, min(n_stripes, CALL_WORK / max(work / n_stripes, 1.0),
+                              STRIPE_BYTES // (16 * k * k))))
+    return n_stripes, per_call
+
+
+def streamed_group_sums(Xs, cs, bounds, metric, n_threads):
+    """The streamed kernel, stripe by stripe, in calls short enough to be interrupted."""
+    n, d = Xs.shape
+    k = bounds.size - 1
+    XT = np.ascontiguousarray(Xs.T)
+    n_stripes, per_call = stripe_plan(n, d, k)
+    nt = min(effective_threads(n_threads, 0.5 * n * n * d), per_call)  # a thread per stripe at most
+    upper = np.zeros((k, k))
+    for s0 in range(0, n_stripes, per_call):
+        c = min(per_call, n_stripes - s0)
+        acc = np.zeros((c, k, k))
+        comp = np.zeros((c, k, k))
+        _pairwise.group_sums(Xs, XT, cs, bounds, metric.code, metric.param, s0, n_stripes,
+                             acc, comp, nt)
+        upper += (acc + comp).sum(axis=0)  # a KeyboardInterrupt surfaces here, between calls
+    return upper + upper.T

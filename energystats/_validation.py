@@ -26,6 +26,7 @@ __all__ = [
     "as_square_matrix",
     "check_int",
     "check_n_threads",
+    "available_cores",
     "check_rng",
     "seeded_rng",
     "Labels",
@@ -452,16 +453,62 @@ def check_int(value, name, low):
     return int(value)
 
 
+def available_cores():
+    """Cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: ``n_threads`` above this many times the available cores is refused: threads the OS
+#: cannot create would end the process (GNU OpenMP aborts) instead of raising
+MAX_THREADS_PER_CORE = 4
+
+#: set once a kernel may have started OpenMP threads in this process, and in a child
+#: forked after that (GNU OpenMP's thread pool does not survive fork: a parallel region
+#: in the child would wait forever for threads that do not exist)
+_THREADS = {"started": False, "forked_after_threads": False}
+
+
+def _after_fork_in_child():
+    if _THREADS["started"]:
+        _THREADS["forked_after_threads"] = True
+
+
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def check_n_threads(n_threads):
-    """Resolve ``n_threads`` (None → all cores available to the process)."""
+    """Resolve ``n_threads`` (None → all cores available to the process).
+
+    At most ``MAX_THREADS_PER_CORE`` × the available cores (else a ValueError).
+    In a process forked (``multiprocessing``'s 'fork' start method) after this
+    package ran multi-threaded kernels, kernels run single-threaded: the
+    OpenMP runtime cannot start threads there; a request for more warns.
+    """
+    cores = available_cores()
     if n_threads is None:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # pragma: no cover - not Linux
-            return max(1, os.cpu_count() or 1)
-    if not is_int(n_threads) or n_threads < 1:
-        raise ValueError(f"`n_threads` must be a positive integer or None; got {n_threads!r}.")
-    return int(n_threads)
+        n = cores
+    else:
+        if not is_int(n_threads) or n_threads < 1:
+            raise ValueError(f"`n_threads` must be a positive integer or None; got {n_threads!r}.")
+        limit = MAX_THREADS_PER_CORE * cores
+        if n_threads > limit:
+            raise ValueError(f"`n_threads` must be at most {limit} ({MAX_THREADS_PER_CORE} × the "
+                             f"{cores} available core(s)); got {n_threads}.")
+        n = int(n_threads)
+    if _THREADS["forked_after_threads"]:
+        if n_threads is not None and n_threads > 1:
+            warn(f"`n_threads={n_threads}` in a process forked after multi-threaded kernels ran: "
+                 "the OpenMP runtime cannot start threads after fork, so the kernels run on one "
+                 "thread. Use the 'spawn' or 'forkserver' start method of multiprocessing for "
+                 "parallel kernels in worker processes.", RuntimeWarning)
+        return 1
+    if n > 1:
+        _THREADS["started"] = True
+    return n
 
 
 def seeded_rng(rng):

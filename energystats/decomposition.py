@@ -197,5 +197,15 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     if met.kind == "precomputed":
         Xa = as_square_matrix(Xa, "X")
     sorted_path = met.kind != "precomputed" and _engine.use_sorted_path(Xa, met, method)
-    M = _engine.group_sum_matrix(Xa, data.labels.codes, data.labels.k, met, nt, sorted_path=sorted_path)
-    return replace(dispersion_from_sums(M, data.labels.sizes, data.labels.groups), columns=data.columns)
+    M, scale = _engine.group_sum_matrix(Xa, data.labels.codes, data.labels.k, met, nt,
+                                        sorted_path=sorted_path, working_units=True)
+    res = dispersion_from_sums(M, data.labels.sizes, data.labels.groups)
+    return replace(rescale(res, scale), columns=data.columns)
+
+
+def rescale(res, scale):
+    """A :class:`DispersionResult` from working units to the data's units (F is scale-free)."""
+    if scale.identity:
+        return res
+    return replace(res, W=scale.apply(res.W), S=scale.apply(res.S), T=scale.apply(res.T),
+                   g=scale.apply(res.g))

@@ -239,9 +239,22 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     pooled = np.concatenate([a, b])
     codes = np.repeat(np.arange(2, dtype=np.intp), [a.shape[0], b.shape[0]])
     sorted_path = _engine.use_sorted_path(pooled, met, method)
-    M = _engine.group_sum_matrix(pooled, codes, 2, met, nt, sorted_path=sorted_path)
+    M, scale = _engine.group_sum_matrix(pooled, codes, 2, met, nt, sorted_path=sorted_path,
+                                        working_units=True)
     n, m = a.shape[0], b.shape[0]
-    return float(2.0 * M[0, 1] / (n * m) - M[0, 0] / n**2 - M[1, 1] / m**2)
+    gab, gaa, gbb = M[0, 1] / (n * m), M[0, 0] / n**2, M[1, 1] / m**2
+    return float(scale.apply(nonnegative(2.0 * gab - gaa - gbb, 2.0 * gab + gaa + gbb)))
+
+
+def nonnegative(E, size):
+    """E of a semimetric of negative type is >= 0: a value within rounding of 0 is reported as 0.
+
+    ``size`` is the sum of the magnitudes of the terms that were combined; a
+    negative value larger than rounding (impossible for negative type) is
+    returned as it is, so a bug would show.
+    """
+    tol = 64 * np.finfo(np.float64).eps * np.abs(size)
+    return np.where((E < 0) & (E >= -tol), 0.0, E)
 
 
 def is_negative_type(D, *, rtol=1e-10):

@@ -28,7 +28,9 @@ from ._metrics import resolve_metric
 from ._permutation import DEFAULT_MEMORY_BUDGET
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix, check_int,
                           check_n_threads, seeded_rng, short_list)
+from . import _engine
 from .decomposition import dispersion_from_sums
+from .distance import nonnegative
 from .frames import grouped_data, match_columns, select_frame
 
 __all__ = ["energy_test", "EnergyTestResult", "disco", "DiscoResult"]
@@ -326,6 +328,8 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
         if labels is None:
             raise TypeError("metric='precomputed' needs the n×n matrix as `X` and `labels=`.")
         X = as_square_matrix(X, "X")
+    # working units: no squared distance can overflow or underflow; converted back at the end
+    X, met, scale = _engine.normalise(met, X)
     _check_groups(labs, names, fname)
     # Cells: the combination of all factors' levels of each row.
     if len(labs) == 1:
@@ -344,7 +348,7 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
         else:
             engines.append(_permutation.build_engine(X, lab.k, lab.sizes, met, nt, method=method,
                                                      memory_budget=budget))
-    return X, labs, names, cell_codes, maps, engines, R, gen, seed, cols
+    return X, labs, names, cell_codes, maps, engines, R, gen, seed, cols, scale
 
 
 def _energy_statistic(sizes):
@@ -518,7 +522,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, nume
     >>> es.energy_test(df, by="group", n_resamples=0)
     EnergyTestResult(statistic=45.36..., pvalue=None, n_resamples=0, exact=False, sizes=[30, 30], groups=['x', 'y'])
     """
-    X, labs, names, cells, maps, engines, R, gen, seed, cols = _prepare(
+    X, labs, names, cells, maps, engines, R, gen, seed, cols, scale = _prepare(
         samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma, n_resamples,
         rng, method, memory_budget, n_threads, exact, "energy_test")
     lab = labs[0]
@@ -528,14 +532,18 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, nume
     M = obs_M[0]
     nn = lab.sizes.astype(np.float64)
     g = M / np.outer(nn, nn)
-    E = 2.0 * g - np.diag(g)[:, None] - np.diag(g)[None, :]
+    gd = np.diag(g)
+    E = 2.0 * g - gd[:, None] - gd[None, :]
+    if resolve_metric(metric, exponent, sigma).kind == "builtin":  # negative type: E >= 0 (rounding)
+        E = nonnegative(E, 2.0 * np.abs(g) + np.abs(gd[:, None]) + np.abs(gd[None, :]))
     np.fill_diagonal(E, 0.0)
     pvalue = None
     if null.shape[0] > 0:
         pvalue = float(_permutation.pvalue_from_null(observed, null, is_exact))
     R_used = int(null.shape[0])
-    return EnergyTestResult(float(observed), pvalue, null, R_used, bool(is_exact),
-                            lab.sizes.copy(), list(lab.groups), E, engines[0].name,
+    return EnergyTestResult(float(scale.apply(observed)), pvalue, scale.apply(null), R_used,
+                            bool(is_exact), lab.sizes.copy(), list(lab.groups), scale.apply(E),
+                            engines[0].name,
                             pvalue_se=_permutation.pvalue_se(pvalue, R_used, is_exact),
                             seed=seed if R_used and not is_exact else None, columns=cols)
 
@@ -607,7 +615,7 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_on
     >>> round(res.between + res.within - res.total, 9)
     0.0
     """
-    X, labs, names, cells, maps, engines, R, gen, seed, cols = _prepare(
+    X, labs, names, cells, maps, engines, R, gen, seed, cols, scale = _prepare(
         samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma, n_resamples,
         rng, method, memory_budget, n_threads, exact, "disco", allow_factors=True)
     observed, null, is_exact, obs_M = _permutation.permutation_null(
@@ -617,6 +625,8 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_on
     n = int(labs[0].sizes.sum())
     T = parts[0].T
     S = np.array([p.S for p in parts])
+    within = parts[0].W if len(labs) == 1 else T - float(S.sum())
+    T, S, within = scale.apply(T), scale.apply(S), scale.apply(within)  # F is scale-free
     dfb = np.array([lab.k - 1 for lab in labs])
     F = np.atleast_1d(np.asarray(observed, dtype=float))
     pvalue = None
@@ -625,12 +635,7 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_on
     single = len(labs) == 1
     R_used = int(null.shape[0])
     se = _permutation.pvalue_se(pvalue, R_used, is_exact)
-    if single:
-        within = parts[0].W
-        factors = ["Between"]
-    else:
-        within = T - float(S.sum())
-        factors = [str(nm) for nm in names]
+    factors = ["Between"] if single else [str(nm) for nm in names]
     return DiscoResult(
         statistic=float(F[0]) if single else F,
         pvalue=(None if pvalue is None else float(pvalue[0]) if single else pvalue.astype(float)),

@@ -64,3 +64,142 @@ def test_cli_says_there_is_no_pvalue(tmp_path):
     assert "verdict: none: the statistic is not finite" in proc.stdout
     warn = [l for l in proc.stderr.splitlines() if "DegenerateStatisticWarning" in l]
     assert len(warn) == 1 and warn[0].startswith("energystats disco: warning")
+
+
+# -- exact at any magnitude ----------------------------------------------------------
+
+MAGNITUDES = [1e-300, 1e-160, 1e150, 1e300]
+
+
+class TestMagnitude:
+    """Homogeneity: E, W, S, T scale by c**exponent; F, S/T, labels and p-values do not change.
+
+    Before, squared distances overflowed above |x| ~ 1e154 (NaN statistics) and
+    underflowed below ~1e-154 (zero or subnormal distances, p = 1)."""
+
+    def setup_method(self):
+        rng = np.random.default_rng(11)
+        self.x = rng.normal(size=(25, 3))
+        self.y = rng.normal(size=(20, 3)) + 0.7
+        self.X = np.vstack([self.x, self.y])
+        self.labels = np.repeat([0, 1], [25, 20])
+
+    @pytest.mark.parametrize("c", MAGNITUDES)
+    def test_energy_metric(self, c):
+        E = es.energy_distance(self.x, self.y)
+        assert es.energy_distance(self.x * c, self.y * c) == pytest.approx(c * E, rel=1e-12)
+        d, dc = es.dispersion(self.X, self.labels), es.dispersion(self.X * c, self.labels)
+        np.testing.assert_allclose([dc.W, dc.S, dc.T], [c * d.W, c * d.S, c * d.T], rtol=1e-12)
+        assert dc.F == pytest.approx(d.F, rel=1e-12) and dc.S / dc.T == pytest.approx(d.S / d.T, rel=1e-12)
+        t = es.energy_test(self.x, self.y, n_resamples=199, rng=3)
+        tc = es.energy_test(self.x * c, self.y * c, n_resamples=199, rng=3)
+        assert tc.statistic == pytest.approx(c * t.statistic, rel=1e-12) and tc.pvalue == t.pvalue
+        D, Dc = es.pairwise(self.x), es.pairwise(self.x * c)
+        np.testing.assert_allclose(Dc, c * D, rtol=1e-12)
+        f, fc = es.disco(self.X, labels=self.labels, n_resamples=99, rng=5), \
+            es.disco(self.X * c, labels=self.labels, n_resamples=99, rng=5)
+        assert fc.statistic == pytest.approx(f.statistic, rel=1e-12) and fc.pvalue == f.pvalue
+
+    @pytest.mark.parametrize("c", MAGNITUDES)
+    @pytest.mark.parametrize("metric", ["laplacian", "gaussian"])
+    def test_bounded_metrics_with_sigma_scaled(self, c, metric):
+        E = es.energy_distance(self.x, self.y, metric=metric, sigma=1.5)
+        Ec = es.energy_distance(self.x * c, self.y * c, metric=metric, sigma=1.5 * c)
+        assert Ec == pytest.approx(E, rel=1e-12)                 # was 0.1333 for 0.1255 at 1e200
+
+    @pytest.mark.parametrize("c", [1e-300, 1e300])
+    def test_clustering_labels(self, c):
+        a = es.energy_clustering(self.X, 2, rng=0, n_init=2)
+        b = es.energy_clustering(self.X * c, 2, rng=0, n_init=2)
+        np.testing.assert_array_equal(a.labels, b.labels)
+        assert b.W == pytest.approx(c * a.W, rel=1e-12)
+
+    def test_float32_is_unchanged(self):
+        x32, y32 = self.x.astype(np.float32), self.y.astype(np.float32)
+        E = es.energy_distance(x32, y32)
+        assert es.energy_distance(x32 * np.float32(1e30), y32 * np.float32(1e30)) == pytest.approx(
+            1e30 * E, rel=1e-6)
+
+
+# -- threads: deterministic, bounded, fork-safe ------------------------------------------
+
+class TestThreads:
+    def test_bit_identical_for_any_thread_count_and_call(self):
+        rng = np.random.default_rng(2)
+        x, y = rng.normal(size=(1500, 6)), rng.normal(size=(1300, 6)) + 0.05
+        first = es.energy_distance(x, y, n_threads=1)
+        for nt in (1, 2, 3):
+            for _ in range(5):
+                assert es.energy_distance(x, y, n_threads=nt) == first     # ==, not approx
+        X, lab = np.vstack([x, y]), rng.integers(0, 4, 2800)
+        base = es.dispersion(X, lab, n_threads=1)
+        for nt in (2, 3):
+            d = es.dispersion(X, lab, n_threads=nt)
+            assert (d.W, d.S, d.T) == (base.W, base.S, base.T)
+
+    def test_energy_distance_never_negative(self):
+        rng = np.random.default_rng(4)
+        z = rng.normal(size=(300, 4))
+        for _ in range(30):                                    # was -8.9e-16 (sqrt -> NaN)
+            E = es.energy_distance(z, z[rng.permutation(300)])
+            assert E >= 0.0 and not np.isnan(np.sqrt(E))
+        res = es.energy_test(z, z[::-1], n_resamples=0)
+        assert (res.energy_distances >= 0).all()
+
+    def test_n_threads_is_bounded(self):
+        with pytest.raises(ValueError, match=r"`n_threads` must be at most"):
+            es.energy_distance([0.0, 1.0], [2.0], n_threads=10**6)
+
+    @pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+    def test_worker_processes(self, method, tmp_path):
+        import multiprocessing as mp
+
+        if method not in mp.get_all_start_methods():
+            pytest.skip(f"start method {method!r} not available")
+        script = tmp_path / "pool.py"
+        script.write_text(
+            "import multiprocessing as mp, numpy as np, energystats as es\n"
+            "rng = np.random.default_rng(0)\n"
+            "x, y = rng.normal(size=(2000, 5)), rng.normal(size=(2000, 5)) + 0.1\n"
+            "def f(i):\n"
+            "    return es.energy_distance(x[:400] + i, y[:400] + i)\n"
+            "if __name__ == '__main__':\n"
+            "    want = es.energy_distance(x, y, n_threads=2)   # the parent ran OpenMP threads\n"
+            f"    with mp.get_context({method!r}).Pool(2) as pool:\n"
+            "        got = pool.map(f, range(4))\n"
+            "    ref = es.energy_distance(x[:400], y[:400], n_threads=1)\n"
+            "    assert all(abs(g - ref) <= 1e-12 * ref for g in got), (got, ref)\n"
+            "    print('ok', want > 0)\n")
+        env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                              timeout=120)                     # fork used to hang forever here
+        assert proc.returncode == 0 and "ok True" in proc.stdout, proc.stderr
+
+
+def test_ctrl_c_interrupts_a_long_kernel_call(tmp_path):
+    import signal
+    import time
+
+    script = tmp_path / "long.py"
+    script.write_text(
+        "import sys, numpy as np, energystats as es\n"
+        "rng = np.random.default_rng(0)\n"
+        "x, y = rng.normal(size=(60000, 10)), rng.normal(size=(60000, 10))\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        "    es.energy_distance(x, y)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(7)\n")
+    env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(1.0)
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=20)
+        waited = time.perf_counter() - sent
+    finally:
+        proc.kill()
+    assert rc == 7 and waited < 2.0, (rc, waited)               # was ~25 s: the whole call

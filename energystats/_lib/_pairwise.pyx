@@ -27,6 +27,7 @@ from libc.stdlib cimport free, malloc
 
 cdef Py_ssize_t ROW_BLOCK = 128
 cdef Py_ssize_t COL_BLOCK = 256
+ROW_BLOCK_SIZE = ROW_BLOCK  # rows per block of group_sums (its stripes deal out blocks)
 
 
 cdef void transform_sq(double* buf, Py_ssize_t m, int metric, double param) noexcept nogil:
@@ -109,31 +110,42 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
                const floating[:, ::1] XT,       # IN (d, n), X transposed
                const Py_ssize_t[::1] labels,    # IN (n,), non-decreasing group codes
                const Py_ssize_t[::1] bounds,    # IN (k + 1,), group h is rows [bounds[h], bounds[h+1])
-               int metric, double param, int n_threads):
-    """Streamed k×k matrix ``M[g, h] = Σ_{x∈C_g} Σ_{y∈C_h} rho(x, y)``.
+               int metric, double param,
+               Py_ssize_t stripe0,              # IN first stripe of this call
+               Py_ssize_t n_stripes,            # IN stripes in all (row block b is in stripe b % n_stripes)
+               double[:, :, ::1] acc,           # OUT (c, k, k) zeroed: sums of stripes stripe0 .. stripe0 + c - 1
+               double[:, :, ::1] comp,          # OUT (c, k, k) zeroed: their compensation terms
+               int n_threads):
+    """Streamed k×k sums ``Σ_{x∈C_g, y∈C_h, x before y} rho(x, y)`` of some stripes.
 
-    Memory: O(n·d) for the data plus one ``COL_BLOCK`` buffer and one k×k
-    accumulator per thread; the n×n matrix is never formed.  Only pairs
+    The row blocks (``ROW_BLOCK`` rows each) are dealt to ``n_stripes``
+    stripes round robin; each stripe is summed by one thread, block after
+    block in a fixed order, into its own accumulator, and the caller adds
+    the stripes up in stripe order.  The result therefore does not depend
+    on the number of threads or on scheduling (bit for bit), and the caller
+    can work through the stripes in calls short enough to honour Ctrl-C.
+
+    Memory: O(n·d) for the data plus one ``COL_BLOCK`` buffer per thread and
+    the (c, k, k) outputs; the n×n matrix is never formed.  Only pairs
     ``i < j`` are evaluated (``rho(x, x) = 0`` for every built-in metric).
     Sums are formed in double: at most ``COL_BLOCK`` terms plainly, everything
     above that with compensated (Neumaier) summation.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = bounds.shape[0] - 1
     cdef Py_ssize_t nblocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    if n_threads < 1:
-        n_threads = 1
-    acc_arr = np.zeros((n_threads, k, k), dtype=np.float64)
-    comp_arr = np.zeros((n_threads, k, k), dtype=np.float64)
-    cdef double[:, :, ::1] acc = acc_arr
-    cdef double[:, :, ::1] comp = comp_arr
-    cdef Py_ssize_t b, i, i0, i1, j, j0, j1, js, e, g, h, tid
+    cdef Py_ssize_t c = acc.shape[0]
+    cdef Py_ssize_t q, b, i, i0, i1, j, j0, j1, js, e, g, h
     cdef double s
     cdef double* buf
-    if n > 1 and k > 0:
-        with nogil, parallel(num_threads=n_threads):
-            buf = <double*> malloc(COL_BLOCK * sizeof(double))
-            tid = threadid()
-            for b in prange(nblocks, schedule="dynamic"):
+    if n_threads < 1:
+        n_threads = 1
+    if n <= 1 or k == 0 or c == 0:
+        return
+    with nogil, parallel(num_threads=n_threads):
+        buf = <double*> malloc(COL_BLOCK * sizeof(double))
+        for q in prange(c, schedule="dynamic", chunksize=1):
+            b = stripe0 + q
+            while b < nblocks:
                 i0 = b * ROW_BLOCK
                 i1 = i0 + ROW_BLOCK
                 if i1 > n:
@@ -160,8 +172,7 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
                             while j < e:
                                 s = s + buf[j - js]
                                 j = j + 1
-                            kahan_add(&acc[tid, g, h], &comp[tid, g, h], s)
+                            kahan_add(&acc[q, g, h], &comp[q, g, h], s)
                     j0 = j1
-            free(buf)
-    upper = (acc_arr + comp_arr).sum(axis=0)
-    return upper + upper.T
+                b = b + n_stripes
+        free(buf)
