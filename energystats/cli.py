@@ -145,11 +145,9 @@ def _check_groups(df, by, path, minimum=2):
 
 def _draw_seed(args):
     """The --seed, or a fresh one that is reported so the run can be repeated."""
-    if args.seed is not None:
-        return args.seed
-    import secrets
+    from ._validation import seeded_rng
 
-    return secrets.randbelow(2**32)
+    return seeded_rng(args.seed)[1]
 
 
 def _pvalue_text(p, se):

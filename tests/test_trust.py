@@ -138,9 +138,9 @@ class TestLabelAlignment:
 
     def test_clustering_accuracy_aligns_series(self):
         t = pd.Series(["a", "a", "b", "b"], index=[1, 2, 3, 4])
-        p = pd.Series([0, 1, 1, 0], index=[4, 1, 3, 2])       # = [1, 0, 1, 0] on t's index
-        assert es.clustering_accuracy(t, p) == 0.5
-        assert es.clustering_accuracy(t, p.reindex(t.index)) == 0.5
+        p = pd.Series([0, 1, 0, 1], index=[1, 3, 2, 4])       # = [0, 0, 1, 1] on t's index
+        assert es.clustering_accuracy(t, p) == 1.0            # by position it would be 0.5
+        assert es.clustering_accuracy(t.to_numpy(), p.to_numpy()) == 0.5
 
 
 # -- refused and flagged conversions ----------------------------------------------
