@@ -1,0 +1,181 @@
+"""Tests of the dependency-free progress bar (energystats._progress)."""
+import io
+import sys
+import threading
+
+import pytest
+
+from energystats import _progress
+from energystats._progress import Progress, _format_time, progress_bar
+
+
+class TTY(io.StringIO):
+    """A StringIO that says it is a terminal."""
+
+    def isatty(self):
+        return True
+
+
+class Clock:
+    """A settable replacement for time.monotonic."""
+
+    def __init__(self, t=0.0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock(100.0)
+    monkeypatch.setattr(_progress.time, "monotonic", c)
+    return c
+
+
+def last_frame(text):
+    return text.rstrip("\n").split("\r")[-1].rstrip()
+
+
+def test_format_time():
+    assert _format_time(0) == "00:00"
+    assert _format_time(65) == "01:05"
+    assert _format_time(3599.4) == "59:59"
+    assert _format_time(3725) == "1:02:05"
+
+
+def test_terminal_rendering(clock):
+    out = TTY()
+    bar = Progress(999, "permutations", "perm", file=out)
+    assert last_frame(out.getvalue()) == "permutations:   0% 0/999 [00:00<?, ? perm/s]"
+    clock.t += 4.0                    # 370 in 4 s: 92.5 perm/s, 629 left: 6.8 s
+    bar.update(370)
+    assert bar.n == 370 and bar.total == 999
+    assert last_frame(out.getvalue()) == "permutations:  37% 370/999 [00:04<00:07, 92.5 perm/s]"
+    clock.t += 4.0
+    bar.update(629)
+    clock.t += 1.0
+    bar.close()
+    text = out.getvalue()
+    assert text.endswith("\n") and text.count("\n") == 1
+    assert last_frame(text) == "permutations: 100% 999/999 [00:09, 111.0 perm/s]"
+
+
+def test_terminal_redraw_throttled(clock):
+    out = TTY()
+    bar = Progress(100, "d", "it", file=out, min_interval=1.0)
+    draws = [out.getvalue().count("\r")]
+    for dt in (0.5, 0.5, 0.5, 0.7, 0.1):   # t = 0.5, 1.0, 1.5, 2.2, 2.3
+        clock.t += dt
+        bar.update()
+        draws.append(out.getvalue().count("\r"))
+    assert draws == [1, 1, 2, 2, 3, 3]
+    bar.close()                            # the final redraw is not throttled
+    assert out.getvalue().count("\r") == 4
+    assert last_frame(out.getvalue()).startswith("d:   5% 5/100 [00:02, ")
+
+
+def test_log_mode_one_line_per_10s_and_final(clock):
+    out = io.StringIO()
+    bar = Progress(100, "permutations", "perm", file=out, min_interval=0.0)
+    assert out.getvalue() == ""            # nothing at the start
+    for _ in range(35):                    # one step a second for 35 s
+        clock.t += 1.0
+        bar.update()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3                 # at 10, 20 and 30 s
+    assert lines[0] == "permutations:  10% 10/100 [00:10<01:30, 1.0 perm/s]"
+    assert "\r" not in out.getvalue()
+    clock.t += 0.5
+    bar.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4 and out.getvalue().endswith("\n")
+    assert lines[-1].startswith("permutations:  35% 35/100 [00:36, ")   # total elapsed
+
+
+@pytest.mark.parametrize("stream", [io.StringIO, TTY])
+def test_close_twice_writes_end_once(clock, stream):
+    out = stream()
+    with Progress(10, "d", "it", file=out) as bar:
+        clock.t += 1.0
+        bar.update(10)
+    text = out.getvalue()
+    bar.close()
+    bar.update()                           # after close: counted, not drawn
+    assert out.getvalue() == text and text.count("\n") == 1
+    assert bar.n == 11
+
+
+@pytest.mark.parametrize("stream", [io.StringIO, TTY])
+@pytest.mark.parametrize("total, enabled", [(0, True), (10, False)])
+def test_silent(clock, stream, total, enabled):
+    out = stream()
+    bar = Progress(total, "d", "it", file=out, min_interval=0.0, enabled=enabled)
+    for _ in range(30):
+        clock.t += 1.0
+        bar.update()
+    bar.close()
+    bar.close()
+    assert out.getvalue() == ""
+
+
+def test_closed_stream_does_not_raise(clock):
+    out = TTY()
+    bar = Progress(10, "d", "it", file=out, min_interval=0.0)
+    out.close()
+    clock.t += 1.0
+    bar.update()
+    bar.close()
+
+
+def test_broken_pipe_disables_bar(clock):
+    class Broken(io.StringIO):
+        writes = 0
+
+        def write(self, s):
+            Broken.writes += 1
+            raise BrokenPipeError
+
+    bar = Progress(10, "d", "it", file=Broken(), min_interval=0.0)
+    for _ in range(20):
+        clock.t += 10.0
+        bar.update()
+    bar.close()
+    assert Broken.writes == 1
+    assert bar.n == 20
+
+
+def test_progress_bar_factory(monkeypatch):
+    assert progress_bar(10, False) is None
+    assert progress_bar(10, None) is None
+    assert progress_bar(0, True) is None
+    assert progress_bar(0, io.StringIO()) is None
+    out = io.StringIO()
+    bar = progress_bar(10, out)
+    assert isinstance(bar, Progress) and bar.file is out
+    assert (bar.desc, bar.unit, bar.total) == ("permutations", "perm", 10)
+    err = TTY()
+    monkeypatch.setattr(sys, "stderr", err)   # stderr is looked up when the bar is made
+    bar = progress_bar(5, True, desc="rounds", unit="r")
+    assert bar.file is err
+    bar.update(5)
+    bar.close()
+    assert "rounds: 100% 5/5" in err.getvalue()
+
+
+def test_threads_sum_exactly():
+    out = TTY()
+    bar = Progress(4000, "d", "it", file=out, min_interval=0.0)
+
+    def work():
+        for _ in range(1000):
+            bar.update()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    bar.close()
+    assert bar.n == 4000
+    assert last_frame(out.getvalue()).startswith("d: 100% 4000/4000 [")
