@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from . import _memory
 from ._lib import _pairwise, _sorted1d
 
 __all__ = ["pairwise_values", "group_sum_matrix", "sort_centred", "sorted_group_sums", "use_sorted_path",
@@ -35,13 +36,20 @@ class Scale:
     def identity(self):
         return self.shift == 0 or self.degree == 0.0
 
-    def apply(self, values):
-        """``values`` (working units) in original units, as float64; overflow gives inf."""
+    def apply(self, values, inplace=False):
+        """``values`` (working units) in original units, as float64; overflow gives inf.
+
+        ``inplace=True`` overwrites ``values`` (a float64 array) instead of
+        allocating a copy.
+        """
         if self.identity:
             return values
         p = self.shift * self.degree
         whole = math.floor(p)
         with np.errstate(over="ignore", under="ignore"):
+            if inplace:
+                values *= 2.0 ** (p - whole)
+                return np.ldexp(values, whole, out=values)
             out = np.ldexp(np.asarray(values, dtype=np.float64) * 2.0 ** (p - whole), whole)
         return float(out) if np.ndim(out) == 0 else out
 
@@ -94,13 +102,17 @@ def pairwise_values(X, Y, metric, n_threads):
         Y = Y.astype(np.float64)
     X, Y, metric, scale = normalise(metric, X, Y)
     n, m, d = X.shape[0], Y.shape[0], X.shape[1]
+    if 8.0 * n * m > _memory.MiB * 64:
+        _memory.check_fits(8.0 * n * m, f"the {n}×{m} matrix of pairwise values",
+                           "The statistics and tests (energy_distance, dispersion, energy_test, disco) "
+                           "never form it: they stream the sums; otherwise work on a sample of the rows.")
     out = np.empty((n, m), dtype=np.float64)
     YT = np.ascontiguousarray(Y.T)
     nt = effective_threads(n_threads, float(n) * m * d)
     rows = int(max(1, CALL_WORK // max(m * d, 1)))  # calls short enough to honour Ctrl-C
     for i0 in range(0, n, rows):
         _pairwise.pairwise_matrix(X[i0:i0 + rows], YT, out[i0:i0 + rows], metric.code, metric.param, nt)
-    return scale.apply(out)
+    return scale.apply(out, inplace=True)
 
 
 def _callable_matrix(X, Y, func):

@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from . import _engine
+from . import _engine, _memory, _progress
 from ._lib import _permutation
 
 __all__ = ["build_engine", "permutation_null", "count_relabellings", "enumerate_relabellings",
@@ -66,45 +66,163 @@ def _blas_limits(n_threads):
     return blas.limit(limits=n_threads)
 
 
+# -- memory plan ---------------------------------------------------------------
+#
+# Every engine keeps its working memory within ``memory_budget``: a fixed part
+# (the n×n matrix, a row block, the sorted data) and, per relabelling of a
+# batch, the drawn codes and their copies, the one-hot and product rows of the
+# BLAS path, and the k×k sums with the statistic's temporaries.  The counts
+# below were measured with tracemalloc (tests/test_memory.py checks the peak).
+
+#: copies of the n codes of one relabelling alive at once (draw, factor map, internal order)
+_CODE_COPIES = 3
+#: copies of one relabelling's k×k sums alive at once (engine output, symmetrising,
+#: the statistic's temporaries), and copies held outside the batches (the observed
+#: labelling's sums and their statistic)
+_SUM_COPIES = 4
+_FIXED_SUM_COPIES = 4
+#: from this many groups on, relabellings are folded over the matrix rows (O(n) memory per
+#: relabelling) instead of multiplied by one-hot matrices (O(k·n)): measured faster from
+#: about 32 groups (benchmarks/bench_tests.py), and more accurate (no column recovered by
+#: subtraction)
+FOLD_MIN_GROUPS = 32
+#: longest a batch should run, in multiply-adds, so that Ctrl-C is honoured between batches
+_BATCH_WORK = 2e9
+
+
+def _per_relabelling(n, k, onehot):
+    """Bytes one relabelling of a batch needs (codes, sums, one-hot rows and products)."""
+    per = 8.0 * n * _CODE_COPIES + 8.0 * k * k * _SUM_COPIES
+    if onehot:
+        per += 17.0 * (k - 1) * n + 8.0 * (k - 1) * n  # one-hot (and its boolean), products
+    return per
+
+
+def _fixed_sums(k):
+    return 8.0 * k * k * _FIXED_SUM_COPIES
+
+
+def _batch_size(free, per, cap, work_per=0.0):
+    """Relabellings per batch: what fits in ``free`` bytes, at most ``cap`` and ``_BATCH_WORK``."""
+    b = min(cap, free // per)
+    if work_per > 0:
+        b = min(b, _BATCH_WORK // work_per)
+    return int(max(1, b))
+
+
+class Plan:
+    """What an engine holds (``fixed`` bytes) and needs per relabelling (``per`` bytes)."""
+
+    def __init__(self, name, fixed, per, fold=False, block_rows=0):
+        self.name, self.fixed, self.per, self.fold, self.block_rows = name, fixed, per, fold, block_rows
+
+    @property
+    def least(self):
+        """Bytes for the smallest batch (one relabelling)."""
+        return self.fixed + self.per
+
+
+def plan_engine(n, d, k, metric, method, budget):
+    """The engine for ``method`` (after the sorted path was ruled out) within ``budget``.
+
+    ``auto`` takes the n×n matrix when it fits, else the matrix recomputed in
+    row blocks, else the streamed reduction; raises :class:`MemoryError` when
+    not even one relabelling fits.
+    """
+    fold = k >= FOLD_MIN_GROUPS
+    plans = []
+    if method != "streamed":
+        matrix = Plan("matrix", 8.0 * n * n + 16.0 * n + _fixed_sums(k), _per_relabelling(n, k, not fold),
+                      fold)
+        plans.append(matrix)
+        if metric.kind == "builtin":
+            per = _per_relabelling(n, k, not fold) + (0 if fold else 16.0 * (k - 1) * n)
+            free = budget - per - _fixed_sums(k)
+            rows = int(min(n, max(16, min(4096, free / 4 // (8.0 * n)))))
+            plans.append(Plan("blocked", 8.0 * rows * n + 8.0 * n + _fixed_sums(k), per, fold, rows))
+    if metric.kind == "builtin":
+        n_stripes, per_call = _engine.stripe_plan(n, d, k)
+        plans.append(Plan("streamed", 16.0 * n * d + (16.0 * per_call + 16.0) * k * k + _fixed_sums(k),
+                          8.0 * n * (_CODE_COPIES + 1) + 8.0 * k * k * _SUM_COPIES))
+    for plan in plans:
+        if plan.least <= budget:
+            return plan
+    least = min(plans, key=lambda p: p.least)
+    raise MemoryError(
+        f"the permutation test needs at least {_memory.format_bytes(least.least)} "
+        f"(n={n}, {k} groups, the {least.name!r} engine), more than `memory_budget` = "
+        f"{_memory.format_bytes(budget)}. Raise `memory_budget` (up to the memory available) or "
+        "test fewer or larger groups.")
+
+
+def effective_budget(memory_budget):
+    """``memory_budget``, lowered to 80 % of the memory available when that is less."""
+    avail, _ = _memory.available_memory()
+    return memory_budget if avail is None else min(memory_budget, 0.8 * avail)
+
+
 class SortedEngine:
     """1-D ``|x − y|``: pooled data sorted and centred once."""
 
     name = "sorted"
 
     def __init__(self, X, k, n_threads, memory_budget=DEFAULT_MEMORY_BUDGET):
+        n = X.shape[0]
+        per = _per_relabelling(n, k, False)
+        fixed = 16.0 * n + _fixed_sums(k)
+        if fixed + per > memory_budget:
+            raise MemoryError(f"the permutation test needs at least {_memory.format_bytes(fixed + per)} "
+                              f"(n={n}, {k} groups), more than `memory_budget` = "
+                              f"{_memory.format_bytes(memory_budget)}; raise `memory_budget`.")
         self.order, self.xs = _engine.sort_centred(X)
         self.k = k
         self.n_threads = n_threads
-        # a batch holds the drawn codes: 8 bytes per point and relabelling
-        self.batch_size = int(max(1, min(512, memory_budget // (8 * max(self.xs.size, 1)))))
+        self.batch_size = _batch_size(memory_budget - fixed, per, 512, float(n) * k)
 
     def group_sums(self, codes):
         cs = np.ascontiguousarray(codes, dtype=np.intp)
         out = np.zeros((cs.shape[0], self.k, self.k))
         _permutation.batch_sorted_group_sums(self.xs, self.order, cs, out, self.n_threads)
-        return out + out.transpose(0, 2, 1)
+        out += out.transpose(0, 2, 1).copy()
+        return out
 
 
 class MatrixEngine:
-    """The n×n matrix in memory; batches through one BLAS product each."""
+    """The n×n matrix in memory; batches through one BLAS product each (few
+    groups) or folded over the matrix rows (many groups)."""
 
     name = "matrix"
 
-    def __init__(self, D, k, sizes, n_threads, memory_budget):
+    def __init__(self, D, k, sizes, n_threads, memory_budget, *, fold=None, share=1):
         self.D = D
-        self.rowsum = np.ascontiguousarray(D.sum(axis=1))
         self.k = k
         self.n_threads = n_threads
         n = D.shape[0]
+        self.fold = k >= FOLD_MIN_GROUPS if fold is None else fold
+        self._orders(sizes)
+        if not self.fold:
+            self.rowsum = np.ascontiguousarray(D.sum(axis=1))
+        fixed = 8.0 * n * n + 16.0 * n + _fixed_sums(k)
+        free = (memory_budget - fixed) / share
+        per = _per_relabelling(n, k, not self.fold)
+        if free < per:
+            raise MemoryError(f"the permutation test needs at least {_memory.format_bytes(fixed + per)} "
+                              f"with the n×n matrix (n={n}), more than `memory_budget` = "
+                              f"{_memory.format_bytes(memory_budget)}.")
+        self.batch_size = _batch_size(free, per, 1024, float(n) * n * (1 if self.fold else k))
+
+    def _orders(self, sizes):
+        k = self.k
         # Internal order of the groups: the largest last (its column is recovered
         # from the row sums, so the subtraction loses the least).
         self.perm = np.argsort(-np.asarray(sizes), kind="stable")[::-1].copy()
         inv = np.empty(k, dtype=np.intp)
         inv[self.perm] = np.arange(k)
         self.inv = inv  # external code -> internal code
-        per = (16 * (k - 1) + 8 + 8 * k * k / max(n, 1)) * n
-        free = memory_budget - 8.0 * n * n
-        self.batch_size = int(max(1, min(1024, free // per))) if free > 0 else 1
+        self.identity = bool(np.all(inv == np.arange(k)))
+
+    def _reorder(self, out):
+        return out if self.identity else out[:, self.inv][:, :, self.inv]
 
     def _product(self, LT):
         return LT @ self.D
@@ -113,12 +231,22 @@ class MatrixEngine:
         """Internal codes (largest group last) and the one-hot rows of the others."""
         B, n = codes.shape
         kp = self.k - 1
-        ci = np.ascontiguousarray(self.inv[codes], dtype=np.intp)
+        ci = codes if self.identity else np.ascontiguousarray(self.inv[codes], dtype=np.intp)
         if kp == 1:
             LT = (ci == 0).astype(np.float64)
         else:
             LT = (ci[:, None, :] == np.arange(kp)[None, :, None]).astype(np.float64).reshape(B * kp, n)
         return ci, LT
+
+    def _fold(self, codes, blocks):
+        """Sum the rows of ``D`` (given as ``(row0, block)`` pairs) by label."""
+        cs = np.ascontiguousarray(codes, dtype=np.intp)
+        out = np.zeros((cs.shape[0], self.k, self.k))
+        for r0, blk in blocks:
+            _permutation.batch_fold_group_sums(blk, r0, cs, out, self.n_threads)
+        out += out.transpose(0, 2, 1).copy()
+        out *= 0.5
+        return out
 
     def group_sums(self, codes):
         """``Lᵀ D L`` over the upper block triangle of ``D`` (symmetry halves the work).
@@ -128,6 +256,8 @@ class MatrixEngine:
         products.  The largest group's row and column follow from ``Lᵀ r``
         (``r`` the row sums of ``D``).
         """
+        if self.fold:
+            return self._fold(codes, [(0, self.D)])
         B, n = codes.shape
         k, kp = self.k, self.k - 1
         ci, LT = self._onehot(codes)
@@ -155,7 +285,7 @@ class MatrixEngine:
         out[:, :kp, kp] = last
         out[:, kp, :kp] = last
         out[:, kp, kp] = (total - s.sum(axis=1)) - last.sum(axis=1)
-        return out[:, self.inv][:, :, self.inv]
+        return self._reorder(out)
 
     def _group_sums_full(self, codes):
         """``Z = Lᵀ D`` for every row, folded by label in the compiled kernel."""
@@ -164,55 +294,60 @@ class MatrixEngine:
         ci, LT = self._onehot(codes)
         with _blas_limits(self.n_threads):
             Z = self._product(LT)
+        del LT
         out = np.empty((B, k, k))
         _permutation.batch_group_sums(np.ascontiguousarray(Z), ci, self.rowsum, out, self.n_threads)
-        out = 0.5 * (out + out.transpose(0, 2, 1))
-        return out[:, self.inv][:, :, self.inv]
+        out += out.transpose(0, 2, 1).copy()
+        out *= 0.5
+        return self._reorder(out)
 
 
 class BlockedEngine(MatrixEngine):
     """The n×n matrix does not fit: recompute it in row blocks for every batch.
 
     ``Z = Lᵀ D`` is accumulated block by block, ``Z += L[I]ᵀ D[I, :]`` with
-    ``D[I, :]`` computed by the compiled kernel; memory is one row block plus
-    the batch's one-hot and product matrices, all within the budget.  Each
-    batch costs one pass of O(n²·d) metric evaluations plus its BLAS
-    products, so large batches amortise the recomputation.
+    ``D[I, :]`` computed by the compiled kernel (or, with many groups, each
+    block folded by label); memory is one row block plus the batch's
+    one-hot and product matrices, all within the budget.  Each batch costs
+    one pass of O(n²·d) metric evaluations plus its BLAS products, so large
+    batches amortise the recomputation.
     """
 
     name = "blocked"
 
-    def __init__(self, X, k, sizes, metric, n_threads, memory_budget):
+    def __init__(self, X, k, sizes, metric, n_threads, memory_budget, *, plan=None, share=1):
         n = X.shape[0]
+        plan = plan or plan_engine(n, X.shape[1], k, metric, "auto", memory_budget)
         self.X = X
         self.metric = metric
-        # Row block: at most a quarter of the budget, 16..4096 rows.
-        self.block_rows = int(min(n, max(16, min(4096, memory_budget / 4 // (8 * n)))))
+        self.block_rows = plan.block_rows or int(min(n, max(16, min(4096, memory_budget / 4 // (8 * n)))))
         self.k = k
         self.n_threads = n_threads
-        self.perm = np.argsort(-np.asarray(sizes), kind="stable")[::-1].copy()
-        inv = np.empty(k, dtype=np.intp)
-        inv[self.perm] = np.arange(k)
-        self.inv = inv
-        rowsum = np.empty(n)
+        self.fold = plan.fold
+        self._orders(sizes)
+        if not self.fold:
+            rowsum = np.empty(n)
+            for i0, blk in self._blocks():
+                rowsum[i0:i0 + blk.shape[0]] = blk.sum(axis=1)
+            self.rowsum = rowsum
+        free = (memory_budget - 8.0 * self.block_rows * n - 8.0 * n - _fixed_sums(k)) / share
+        self.batch_size = _batch_size(free, plan.per, 4096)
+
+    def _blocks(self):
+        n = self.X.shape[0]
         for i0 in range(0, n, self.block_rows):
-            blk = _engine.pairwise_values(X[i0:i0 + self.block_rows], X, metric, n_threads)
-            rowsum[i0:i0 + blk.shape[0]] = blk.sum(axis=1)
-        self.rowsum = rowsum
-        per = (16 * (k - 1) + 8 + 8 * k * k / max(n, 1)) * n
-        free = memory_budget - 8.0 * self.block_rows * n
-        self.batch_size = int(max(1, min(4096, free // per)))
+            yield i0, _engine.pairwise_values(self.X[i0:i0 + self.block_rows], self.X, self.metric,
+                                              self.n_threads)
 
     def group_sums(self, codes):
+        if self.fold:
+            return self._fold(codes, self._blocks())
         return self._group_sums_full(codes)
 
     def _product(self, LT):
-        n = self.X.shape[0]
-        Z = np.zeros((LT.shape[0], n))
-        for i0 in range(0, n, self.block_rows):
-            i1 = min(n, i0 + self.block_rows)
-            blk = _engine.pairwise_values(self.X[i0:i1], self.X, self.metric, self.n_threads)
-            Z += LT[:, i0:i1] @ blk
+        Z = np.zeros((LT.shape[0], self.X.shape[0]))
+        for i0, blk in self._blocks():
+            Z += LT[:, i0:i0 + blk.shape[0]] @ blk
         return Z
 
 
@@ -221,12 +356,14 @@ class StreamedEngine:
 
     name = "streamed"
 
-    def __init__(self, X, k, metric, n_threads):
+    def __init__(self, X, k, metric, n_threads, memory_budget=DEFAULT_MEMORY_BUDGET, *, plan=None):
+        n = X.shape[0]
+        plan = plan or plan_engine(n, X.shape[1], k, metric, "streamed", memory_budget)
         self.X = X
         self.k = k
         self.metric = metric
         self.n_threads = n_threads
-        self.batch_size = 16
+        self.batch_size = _batch_size(memory_budget - plan.fixed, plan.per, 16)
 
     def group_sums(self, codes):
         out = np.empty((codes.shape[0], self.k, self.k))
@@ -235,26 +372,38 @@ class StreamedEngine:
         return out
 
 
-def build_engine(X, k, sizes, metric, n_threads, *, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET):
-    """Choose and set up the engine (``method`` in 'auto', 'sorted', 'pairwise', 'streamed')."""
+def build_engine(X, k, sizes, metric, n_threads, *, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET,
+                 share=1, D=None):
+    """Choose and set up the engine (``method`` in 'auto', 'sorted', 'pairwise', 'streamed').
+
+    ``share`` engines (one per factor) run side by side: each gets that share
+    of the budget for its batches.  ``D``: an n×n matrix another factor's
+    engine already holds.
+    """
+    budget = effective_budget(memory_budget)
     if metric.kind == "precomputed":
         if method in ("sorted", "streamed"):
             raise ValueError(f"`method={method!r}` is not available with metric='precomputed'.")
-        return MatrixEngine(np.ascontiguousarray(X, dtype=np.float64), k, sizes, n_threads, memory_budget)
+        return MatrixEngine(np.ascontiguousarray(X, dtype=np.float64), k, sizes, n_threads, budget,
+                            share=share)
     if method == "streamed":
         if metric.kind != "builtin":
             raise ValueError("`method='streamed'` needs a built-in metric (not a callable).")
-        return StreamedEngine(X, k, metric, n_threads)
+        return StreamedEngine(X, k, metric, n_threads, budget)
     if _engine.use_sorted_path(X, metric, "pairwise" if method == "pairwise" else method):
-        return SortedEngine(X, k, n_threads, memory_budget)
+        return SortedEngine(X, k, n_threads, budget)
+    if D is not None:
+        return MatrixEngine(D, k, sizes, n_threads, budget, share=share)
     n = X.shape[0]
-    if metric.kind == "builtin" and 8.0 * n * n > memory_budget:
-        per = (16 * (k - 1) + 8) * n + 8 * 16 * n  # one relabelling and a 16-row block
-        if per > memory_budget:
-            return StreamedEngine(X, k, metric, n_threads)
-        return BlockedEngine(X, k, sizes, metric, n_threads, memory_budget)
+    plan = plan_engine(n, X.shape[1], k, metric, method, budget)
+    if plan.name == "streamed":
+        return StreamedEngine(X, k, metric, n_threads, budget, plan=plan)
+    if plan.name == "blocked":
+        return BlockedEngine(X, k, sizes, metric, n_threads, budget, plan=plan, share=share)
+    _memory.check_fits(8.0 * n * n, f"the {n}×{n} distance matrix of the permutation test",
+                       "Lower `memory_budget` so that the test works in row blocks.")
     return MatrixEngine(_engine.pairwise_values(X, X, metric, n_threads), k, sizes, n_threads,
-                        memory_budget)
+                        budget, share=share)
 
 
 # -- relabellings ------------------------------------------------------------
@@ -271,30 +420,45 @@ def count_relabellings(sizes, limit=None):
     return total
 
 
-def enumerate_relabellings(codes, k):
+def enumerate_relabellings(codes, k, batch=None):
     """All distinct rearrangements of ``codes`` (a multiset), shape (N, n).
 
     The observed arrangement is one of them; each is equally likely under
-    the null hypothesis of exchangeability.
+    the null hypothesis of exchangeability.  With ``batch``, a generator of
+    arrays of at most ``batch`` rows instead (the same rows in the same
+    order), so that the enumeration is never held in memory at once.
     """
     codes = np.asarray(codes)
     n = codes.size
     sizes = np.bincount(codes, minlength=k)
-    rows = []
-    cur = np.empty(n, dtype=np.intp)
 
-    def rec(avail, g):
-        if g == k - 1:
-            cur[list(avail)] = g
-            rows.append(cur.copy())
-            return
-        for chosen in itertools.combinations(avail, int(sizes[g])):
-            cur[list(chosen)] = g
-            rest = tuple(i for i in avail if i not in set(chosen))
-            rec(rest, g + 1)
+    def rows():
+        cur = np.empty(n, dtype=np.intp)
 
-    rec(tuple(range(n)), 0)
-    return np.array(rows, dtype=np.intp).reshape(len(rows), n)
+        def rec(avail, g):
+            if g == k - 1:
+                cur[list(avail)] = g
+                yield cur.copy()
+                return
+            for chosen in itertools.combinations(avail, int(sizes[g])):
+                cur[list(chosen)] = g
+                rest = tuple(i for i in avail if i not in set(chosen))
+                yield from rec(rest, g + 1)
+
+        return rec(tuple(range(n)), 0)
+
+    if batch is None:
+        return np.array(list(rows()), dtype=np.intp).reshape(-1, n)
+
+    def batches():
+        it = rows()
+        while True:
+            chunk = list(itertools.islice(it, int(batch)))
+            if not chunk:
+                return
+            yield np.array(chunk, dtype=np.intp).reshape(len(chunk), n)
+
+    return batches()
 
 
 def draw_permutations(rng, values, count):
@@ -306,7 +470,8 @@ def draw_permutations(rng, values, count):
     never on batch sizes or thread counts.
     """
     values = np.asarray(values)
-    return rng.permuted(np.broadcast_to(values, (count, values.size)).copy(), axis=1)
+    out = np.broadcast_to(values, (count, values.size)).copy()
+    return rng.permuted(out, axis=1, out=out)  # in place: one copy of the batch
 
 
 class DegenerateStatisticWarning(RuntimeWarning):
@@ -331,7 +496,8 @@ def pvalue_from_null(observed, null, exact, what="statistic"):
     null = np.asarray(null, dtype=np.float64)
     gamma = np.abs(100 * np.finfo(np.float64).eps * observed)
     bad_null = np.isnan(null)
-    ge = np.sum((null >= observed - gamma) | bad_null, axis=0)
+    with np.errstate(invalid="ignore"):  # inf - inf: the observed value is handled below
+        ge = np.sum((null >= observed - gamma) | bad_null, axis=0)
     R = null.shape[0]
     p = ge / R if exact else (1.0 + ge) / (R + 1.0)
     finite = np.isfinite(observed)
@@ -397,9 +563,11 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
     else:
         is_exact = False
 
+    identity = [np.array_equal(fm, np.arange(fm.size)) for fm in factor_maps]
+
     def evaluate(cells):
-        return statistic([eng.group_sums(np.ascontiguousarray(fm[cells]))
-                          for eng, fm in zip(engines, factor_maps)])
+        return statistic([eng.group_sums(cells if ident else np.ascontiguousarray(fm[cells]))
+                          for eng, fm, ident in zip(engines, factor_maps, identity)])
 
     batch = max(1, min(eng.batch_size for eng in engines))
     # The observed labelling goes through the same engine as the null, so an
@@ -409,17 +577,16 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
     observed = statistic(obs_M)[0]
     obs_M = [m[0] for m in obs_M]
     if is_exact:
-        source = enumerate_relabellings(cell_codes, n_cells)
-        total = source.shape[0]
+        total = count_relabellings(sizes)
+        source = enumerate_relabellings(cell_codes, n_cells, batch)
     else:
         total = int(n_resamples)
     null = None
-    bar = _progress_bar(total, progress)
     done = 0
-    try:
+    with _progress.progress_bar(total, progress) or contextlib.nullcontext() as bar:
         while done < total:
             if is_exact:
-                cells = source[done:done + batch]
+                cells = next(source)
             else:
                 cells = draw_permutations(rng, cell_codes, min(batch, total - done))
             vals = np.asarray(evaluate(cells))
@@ -427,25 +594,9 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
                 null = np.empty((total,) + vals.shape[1:])
             null[done:done + cells.shape[0]] = vals
             done += cells.shape[0]
+            del cells, vals
             if bar is not None:
-                bar.update(cells.shape[0])
-    finally:
-        if bar is not None:
-            bar.close()
+                bar.update(done - bar.n)
     if null is None:
         null = np.empty((0,) + np.shape(observed))
     return observed, null, is_exact, obs_M
-
-
-def _progress_bar(total, progress, desc="permutations", unit="perm"):
-    """A tqdm bar on stderr when ``progress`` is true and tqdm is installed (else None)."""
-    if not progress or total == 0:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        import warnings
-        warnings.warn("`progress=True` needs tqdm, which is not installed; no progress is shown.",
-                      RuntimeWarning, stacklevel=4)
-        return None
-    return tqdm(total=total, desc=desc, unit=unit)

@@ -83,12 +83,13 @@ def _metric_kwargs(args):
 
 
 def _progress(args):
-    """Show a progress bar (tqdm, on stderr) unless --quiet or tqdm is missing."""
+    """Progress (with the time left) on stderr when it is a terminal, unless --quiet."""
     if args.quiet:
         return False
-    import importlib.util
-
-    return importlib.util.find_spec("tqdm") is not None
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _read(args, path):

@@ -340,14 +340,14 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
         uniq, cell_codes = np.unique(combo, axis=0, return_inverse=True)
         cell_codes = np.ascontiguousarray(cell_codes.ravel(), dtype=np.intp)
         maps = [np.ascontiguousarray(uniq[:, f], dtype=np.intp) for f in range(len(labs))]
+    share = len(labs)  # the factors' batches run side by side: each gets its share of the budget
     engines = [_permutation.build_engine(X, labs[0].k, labs[0].sizes, met, nt, method=method,
-                                         memory_budget=budget)]
+                                         memory_budget=budget, share=share)]
     for lab in labs[1:]:
-        if engines[0].name == "matrix":  # share the n×n matrix between factors
-            engines.append(_permutation.MatrixEngine(engines[0].D, lab.k, lab.sizes, nt, budget))
-        else:
-            engines.append(_permutation.build_engine(X, lab.k, lab.sizes, met, nt, method=method,
-                                                     memory_budget=budget))
+        # the n×n matrix, when there is one, is shared between factors
+        engines.append(_permutation.build_engine(X, lab.k, lab.sizes, met, nt, method=method,
+                                                 memory_budget=budget, share=share,
+                                                 D=getattr(engines[0], "D", None)))
     return X, labs, names, cell_codes, maps, engines, R, gen, seed, cols, scale
 
 
@@ -449,10 +449,15 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, nume
         ``memory_budget`` and works in row blocks otherwise (see Notes);
         'streamed' evaluates each relabelling by a streamed reduction.
     memory_budget : float, default 512 MiB
-        Bytes allowed for the n×n matrix (or a row block of it) plus a batch
-        of relabellings.  A callable ``metric`` always forms the n×n matrix.
-    progress : bool, default False
-        Show a progress bar (needs ``tqdm``).
+        Bytes allowed for the working memory: the n×n matrix (or a row block
+        of it) plus a batch of relabellings with their k×k sums.  Lowered to
+        80 % of the memory available when that is less; a
+        :class:`MemoryError` saying how much is needed is raised before any
+        work when not even one relabelling fits.  A callable ``metric``
+        always forms the n×n matrix.
+    progress : bool or file-like, default False
+        Show progress with the estimated time left on stderr (or on the given
+        stream): redrawn in place on a terminal, a line every 10 s otherwise.
     n_threads : int or None
         Threads for the compiled kernels and BLAS (None: all available).
 

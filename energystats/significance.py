@@ -16,7 +16,8 @@ import pandas as pd
 from . import _cluster_engine as _ce
 from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
-from ._permutation import _progress_bar, pvalue_from_null, pvalue_se
+from ._permutation import pvalue_from_null, pvalue_se
+from ._progress import progress_bar
 from .frames import select_frame
 from ._validation import check_int, seeded_rng
 
@@ -182,8 +183,9 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         :func:`energystats.energy_test`) — NOT a
         valid test after clustering: it rejects almost always even for a
         single Gaussian.  Emits :class:`AntiConservativeWarning`.
-    progress : bool, default False
-        Show a progress bar of the reference clusterings (tqdm, if installed).
+    progress : bool or file-like, default False
+        Show the progress of the reference clusterings with the estimated
+        time left on stderr (or on the given stream).
     n_threads : int, optional
         Reference clusterings run in this many threads (kernels release the GIL).
 
@@ -292,7 +294,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         o["n_threads"] = 1
         return _stat(_fit(o)[1])
 
-    bar = _progress_bar(B, progress, desc="reference clusterings", unit="fit")
+    bar = progress_bar(B, progress, desc="reference clusterings", unit="fit")
     try:
         if nt > 1 and B > 1:
             with ThreadPoolExecutor(max_workers=nt) as pool:

@@ -237,7 +237,6 @@ class TestReferenceSampler:
 
 def test_progress_bar_does_not_change_the_result(capsys):
     # progress=True only draws a bar on stderr; the null distribution is the same
-    pytest.importorskip("tqdm")
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 2))
     a = es.cluster_test(X, 2, n_resamples=5, n_init=1, rng=7, progress=True)

@@ -205,8 +205,11 @@ class TestEnergyTest:
         big = es.energy_test(*samples, n_resamples=30, rng=3)
         # the n×n matrix (8 n² bytes) does not fit, a 16-row block and a few relabellings do
         mid = es.energy_test(*samples, n_resamples=30, rng=3, memory_budget=0.8 * 8 * n * n)
-        # not even one relabelling and a row block fit
-        small = es.energy_test(*samples, n_resamples=30, rng=3, memory_budget=1000)
+        # not even one relabelling and a 16-row block fit (about 11-18 KiB), the streamed
+        # reduction's sorted copies of the data and k×k sums (about 7 KiB) do
+        small = es.energy_test(*samples, n_resamples=30, rng=3, memory_budget=8000)
+        with pytest.raises(MemoryError, match=r"needs at least .* KiB .*streamed.*memory_budget"):
+            es.energy_test(*samples, n_resamples=30, rng=3, memory_budget=1000)
         assert (big.engine, mid.engine, small.engine) == ("matrix", "blocked", "streamed")
         D = ref_matrix(np.vstack(samples))
         expected = naive_null(D, codes_of(sizes), 30, 3)
@@ -382,10 +385,13 @@ class TestEnergyTest:
         assert sum(res.sizes) == 18
 
     def test_progress_bar_runs(self, capsys):
-        pytest.importorskip("tqdm")
         x, y = np.arange(10.0), np.arange(10.0) + 2
         res = es.energy_test(x, y, n_resamples=30, rng=0, progress=True)
         assert res.n_resamples == 30
+        err = capsys.readouterr().err
+        assert "permutations" in err and "30/30" in err
+        b = es.energy_test(x, y, n_resamples=30, rng=0)
+        np.testing.assert_array_equal(res.null_distribution, b.null_distribution)
 
     # -- invariances (hypothesis) --
 

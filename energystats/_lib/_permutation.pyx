@@ -111,3 +111,50 @@ def batch_sorted_group_sums(const double[::1] x,            # IN (n,): pooled da
             for g in range(k):
                 for h in range(k):
                     out[b, g, h] += comp[g * k + h]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def batch_fold_group_sums(const double[:, ::1] D,          # IN (r, n): rows r0 .. r0 + r - 1 of the n×n matrix
+                          Py_ssize_t r0,
+                          const Py_ssize_t[:, ::1] codes,  # IN (B, n): group code of each point, 0..k-1
+                          double[:, :, ::1] out,           # IN/OUT (B, k, k): the rows' sums are added
+                          int n_threads):
+    """Many groups: ``out[b, g, h] += Σ_{i∈C_g^b, r0≤i<r0+r} Σ_{j∈C_h^b} D[i − r0, j]``.
+
+    The matrix path without one-hot matrices: O(r·n) per relabelling and no
+    memory beyond ``out`` and one k-vector per thread, where the one-hot
+    product needs O(k·n) per relabelling.  Each row is folded into a k-vector
+    (at most n terms), which is then added to its group's row of ``out``; the
+    order of every sum is fixed (rows, then columns, in order), so the result
+    does not depend on the number of threads.
+    """
+    cdef Py_ssize_t B = codes.shape[0], n = codes.shape[1], k = out.shape[1], r = D.shape[0]
+    cdef Py_ssize_t b, i, j, h, g, tid
+    cdef double* tmp
+    if B == 0 or r == 0:
+        return
+    if n_threads < 1:
+        n_threads = 1
+    # four interleaved k-vectors per thread: consecutive columns go to different
+    # accumulators, so equal codes do not chain every addition on one address
+    scratch_arr = np.zeros((n_threads, 4 * k), dtype=np.float64)
+    cdef double[:, ::1] scratch = scratch_arr
+    cdef Py_ssize_t n4 = n - n % 4
+    with nogil, parallel(num_threads=n_threads):
+        tid = threadid()
+        tmp = &scratch[tid, 0]
+        for b in prange(B, schedule="static"):
+            for i in range(r):
+                for h in range(4 * k):
+                    tmp[h] = 0.0
+                for j in range(0, n4, 4):
+                    tmp[codes[b, j]] += D[i, j]
+                    tmp[k + codes[b, j + 1]] += D[i, j + 1]
+                    tmp[2 * k + codes[b, j + 2]] += D[i, j + 2]
+                    tmp[3 * k + codes[b, j + 3]] += D[i, j + 3]
+                for j in range(n4, n):
+                    tmp[codes[b, j]] += D[i, j]
+                g = codes[b, r0 + i]
+                for h in range(k):
+                    out[b, g, h] += (tmp[h] + tmp[k + h]) + (tmp[2 * k + h] + tmp[3 * k + h])
