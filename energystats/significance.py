@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import _cluster_engine as _ce
+from . import _memory
 from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
 from ._permutation import pvalue_from_null, pvalue_se
@@ -131,6 +132,21 @@ def _ticking(values, bar):
         if bar is not None:
             bar.update(1)
         yield v
+
+
+def _reference_workers(n, n_threads, n_resamples):
+    """Reference clusterings run side by side: as many as threads allow and memory holds.
+
+    Each holds its own n×n Gram matrix (8·n² bytes and a little more), so
+    with little memory they run fewer at a time, never more than fit.
+    """
+    workers = max(1, min(n_threads, n_resamples))
+    if workers > 1:
+        avail, _ = _memory.available_memory()
+        if avail is not None:
+            per_fit = 8.0 * n * n * 1.1 + 2 * _memory.MiB
+            workers = int(max(1, min(workers, 0.8 * avail // per_fit)))
+    return workers
 
 
 def _stat(disp):
@@ -296,8 +312,9 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
 
     bar = progress_bar(B, progress, desc="reference clusterings", unit="fit")
     try:
-        if nt > 1 and B > 1:
-            with ThreadPoolExecutor(max_workers=nt) as pool:
+        workers = _reference_workers(opts["X"].shape[0], nt, B)
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
                 values = pool.map(one, seeds)
                 null_dist = np.fromiter(_ticking(values, bar), dtype=float, count=B)
         else:

@@ -178,3 +178,18 @@ def test_under_an_address_space_cap(what, tmp_path):
         assert "25000×25000" in proc.stdout and "GiB" in proc.stdout and "ulimit -v" in proc.stdout
     else:
         assert out[:2] == ["ok", "blocked"], proc.stdout
+
+
+def test_cluster_test_runs_fewer_reference_fits_when_memory_is_short(monkeypatch):
+    from energystats import significance
+
+    n = 1000  # one Gram matrix: 8 MB
+    assert significance._reference_workers(n, 2, 99) == 2
+    monkeypatch.setenv("ENERGYSTATS_AVAILABLE_MEMORY", str(12 * MiB))  # room for one at a time
+    assert significance._reference_workers(n, 2, 99) == 1
+    assert significance._reference_workers(n, 2, 1) == 1
+    X = np.random.default_rng(5).normal(size=(60, 2))
+    a = es.cluster_test(X, 2, n_resamples=4, n_init=1, rng=1, n_threads=2)
+    monkeypatch.delenv("ENERGYSTATS_AVAILABLE_MEMORY")
+    b = es.cluster_test(X, 2, n_resamples=4, n_init=1, rng=1, n_threads=2)
+    np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
