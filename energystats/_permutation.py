@@ -47,23 +47,55 @@ DEFAULT_MEMORY_BUDGET = 512 * 2**20
 
 _CONTROLLER = []
 
+#: relabellings per BLAS task of the matrix engines; fixed, so that the products, hence
+#: every bit of the null distribution, do not depend on the number of threads
+CHUNK = 64
+
+
+def _blas():
+    """threadpoolctl's view of the BLAS libraries, or None when it is not installed."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER.append(ThreadpoolController().select(user_api="blas"))
+        except ImportError:  # pragma: no cover - optional
+            _CONTROLLER.append(None)
+    return _CONTROLLER[0]
+
 
 def _blas_limits(n_threads):
     """Limit BLAS threads to ``n_threads`` when threadpoolctl is available
     (a no-op when BLAS already uses no more threads)."""
-    if not _CONTROLLER:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _CONTROLLER.append(ThreadpoolController())
-        except ImportError:  # pragma: no cover - optional
-            _CONTROLLER.append(None)
-    ctl = _CONTROLLER[0]
-    if ctl is None:
-        return contextlib.nullcontext()
-    blas = ctl.select(user_api="blas")
-    if all(lib.num_threads <= n_threads for lib in blas.lib_controllers):
+    blas = _blas()
+    if blas is None or all(lib.num_threads <= n_threads for lib in blas.lib_controllers):
         return contextlib.nullcontext()
     return blas.limit(limits=n_threads)
+
+
+def map_chunks(fn, codes, n_threads):
+    """``fn`` over fixed chunks of a batch of relabellings, results stacked.
+
+    With threadpoolctl installed, BLAS runs single-threaded and the chunks
+    are shared among ``n_threads`` Python threads (NumPy releases the GIL in
+    its products): one level of parallelism, never OpenMP and BLAS threads
+    competing for the cores, and the same chunks, so the same bits, for any
+    ``n_threads``.  Without threadpoolctl the batch goes to BLAS whole, with
+    BLAS's own threads (set by the environment, e.g. ``OPENBLAS_NUM_THREADS``),
+    which again do not depend on ``n_threads``.
+    """
+    blas = _blas()
+    if blas is None:
+        return fn(codes, 1)
+    chunks = [codes[i:i + CHUNK] for i in range(0, codes.shape[0], CHUNK)]
+    with _blas_limits(1):
+        if n_threads <= 1 or len(chunks) == 1:
+            parts = [fn(c, 1) for c in chunks]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(n_threads, len(chunks))) as pool:
+                parts = list(pool.map(lambda c: fn(c, 1), chunks))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 # -- memory plan ---------------------------------------------------------------
@@ -258,6 +290,9 @@ class MatrixEngine:
         """
         if self.fold:
             return self._fold(codes, [(0, self.D)])
+        return map_chunks(self._upper_sums, codes, self.n_threads)
+
+    def _upper_sums(self, codes, n_threads):
         B, n = codes.shape
         k, kp = self.k, self.k - 1
         ci, LT = self._onehot(codes)
@@ -265,19 +300,18 @@ class MatrixEngine:
         nb = int(min(4, max(1, n // 256)))
         edges = np.linspace(0, n, nb + 1).astype(int)
         Q = np.zeros((B, kp, kp))
-        with _blas_limits(self.n_threads):
-            for p in range(nb):
-                sp = slice(edges[p], edges[p + 1])
-                Lp = LT[:, sp]
-                for q in range(p, nb):
-                    sq = slice(edges[q], edges[q + 1])
-                    Y = (Lp @ self.D[sp, sq]).reshape(B, kp, -1)
-                    if kp == 1:
-                        part = np.einsum("bj,bj->b", Y[:, 0, :], L3[:, 0, sq])[:, None, None]
-                    else:
-                        part = np.matmul(Y, L3[:, :, sq].transpose(0, 2, 1))
-                    Q += part if p == q else part + part.transpose(0, 2, 1)
-            s = (LT @ self.rowsum).reshape(B, kp)
+        for p in range(nb):
+            sp = slice(edges[p], edges[p + 1])
+            Lp = LT[:, sp]
+            for q in range(p, nb):
+                sq = slice(edges[q], edges[q + 1])
+                Y = (Lp @ self.D[sp, sq]).reshape(B, kp, -1)
+                if kp == 1:
+                    part = np.einsum("bj,bj->b", Y[:, 0, :], L3[:, 0, sq])[:, None, None]
+                else:
+                    part = np.matmul(Y, L3[:, :, sq].transpose(0, 2, 1))
+                Q += part if p == q else part + part.transpose(0, 2, 1)
+        s = (LT @ self.rowsum).reshape(B, kp)
         total = float(self.rowsum.sum())
         out = np.empty((B, k, k))
         out[:, :kp, :kp] = 0.5 * (Q + Q.transpose(0, 2, 1))
@@ -289,14 +323,16 @@ class MatrixEngine:
 
     def _group_sums_full(self, codes):
         """``Z = Lᵀ D`` for every row, folded by label in the compiled kernel."""
+        return map_chunks(self._full_sums, codes, self.n_threads)
+
+    def _full_sums(self, codes, n_threads):
         B, n = codes.shape
         k = self.k
         ci, LT = self._onehot(codes)
-        with _blas_limits(self.n_threads):
-            Z = self._product(LT)
+        Z = self._product(LT)
         del LT
         out = np.empty((B, k, k))
-        _permutation.batch_group_sums(np.ascontiguousarray(Z), ci, self.rowsum, out, self.n_threads)
+        _permutation.batch_group_sums(np.ascontiguousarray(Z), ci, self.rowsum, out, n_threads)
         out += out.transpose(0, 2, 1).copy()
         out *= 0.5
         return self._reorder(out)
@@ -342,13 +378,60 @@ class BlockedEngine(MatrixEngine):
     def group_sums(self, codes):
         if self.fold:
             return self._fold(codes, self._blocks())
-        return self._group_sums_full(codes)
+        B, n = codes.shape
+        k = self.k
+        ci, LT = self._onehot(codes)
+        Z = np.zeros((LT.shape[0], n))
+        step = CHUNK * (k - 1)  # fixed row chunks of the products: the same bits for any n_threads
+        with _RowChunks(LT.shape[0], step, self.n_threads) as chunks:
+            for i0, blk in self._blocks():
+                i1 = i0 + blk.shape[0]
 
-    def _product(self, LT):
-        Z = np.zeros((LT.shape[0], self.X.shape[0]))
-        for i0, blk in self._blocks():
-            Z += LT[:, i0:i0 + blk.shape[0]] @ blk
-        return Z
+                def part(r0, r1, blk=blk, i0=i0, i1=i1):
+                    Z[r0:r1] += LT[r0:r1, i0:i1] @ blk
+
+                chunks.run(part)
+        del LT
+        out = np.empty((B, k, k))
+        _permutation.batch_group_sums(Z, ci, self.rowsum, out, self.n_threads)
+        out += out.transpose(0, 2, 1).copy()
+        out *= 0.5
+        return self._reorder(out)
+
+
+class _RowChunks:
+    """Run ``fn(r0, r1)`` over fixed row ranges: in threads with single-threaded BLAS
+    (threadpoolctl installed), else once over all rows with BLAS's own threads."""
+
+    def __init__(self, nrows, step, n_threads):
+        self.blas = _blas()
+        self.ranges = ([(0, nrows)] if self.blas is None else
+                       [(r, min(nrows, r + step)) for r in range(0, nrows, step)])
+        self.workers = min(n_threads, len(self.ranges)) if self.blas is not None else 1
+        self.pool = None
+        self.limit = contextlib.nullcontext() if self.blas is None else _blas_limits(1)
+
+    def __enter__(self):
+        self.limit.__enter__()
+        if self.workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=self.workers)
+        return self
+
+    def run(self, fn):
+        if self.pool is None:
+            for r0, r1 in self.ranges:
+                fn(r0, r1)
+        else:
+            for f in [self.pool.submit(fn, r0, r1) for r0, r1 in self.ranges]:
+                f.result()
+
+    def __exit__(self, *exc):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        self.limit.__exit__(*exc)
+        return False
 
 
 class StreamedEngine:

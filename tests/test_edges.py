@@ -137,6 +137,24 @@ class TestThreads:
             d = es.dispersion(X, lab, n_threads=nt)
             assert (d.W, d.S, d.T) == (base.W, base.S, base.T)
 
+    @pytest.mark.parametrize("engine", ["matrix", "blocked", "folded", "streamed", "sorted"])
+    def test_permutation_tests_bit_identical_for_any_thread_count(self, engine):
+        # the matrix engines' BLAS products run in fixed chunks (was: the null distribution's
+        # last bits changed between n_threads=1 and 2, BLAS splitting its sums by thread)
+        rng = np.random.default_rng(6)
+        n = 1500
+        X = rng.normal(size=(n, 1 if engine == "sorted" else 3))
+        lab = np.arange(n) % (40 if engine == "folded" else 3)
+        kw = {"blocked": {"memory_budget": 8 * 2**20}, "streamed": {"method": "streamed"}}.get(engine, {})
+        R = 9 if engine == "streamed" else 299
+        runs = [es.energy_test(X, labels=lab, n_resamples=R, rng=0, n_threads=nt, **kw) for nt in (1, 2, 3, 2)]
+        assert runs[0].engine == ("matrix" if engine == "folded" else engine)
+        for r in runs[1:]:
+            assert r.statistic == runs[0].statistic
+            assert np.array_equal(r.null_distribution, runs[0].null_distribution)
+        d = [es.disco(X, labels=lab, n_resamples=R, rng=0, n_threads=nt, **kw) for nt in (1, 3)]
+        assert np.array_equal(d[0].null_distribution, d[1].null_distribution)
+
     def test_energy_distance_never_negative(self):
         rng = np.random.default_rng(4)
         z = rng.normal(size=(300, 4))
