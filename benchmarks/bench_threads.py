@@ -5,7 +5,9 @@ mean time of one call with one thread and with all cores, on an idle machine
 and with one busy process per core (``--busy``; the processes spin in pure
 Python and are stopped at the end).  The kernels run single-threaded below
 ``energystats._engine.PARALLEL_MIN_WORK``; this table is how that threshold
-was chosen.
+was chosen.  A second table does the same for permutation tests on the
+matrix engine and on the blocked engine (the n×n matrix recomputed in row
+blocks, BLAS products between them).
 
     python benchmarks/bench_threads.py            # idle
     python benchmarks/bench_threads.py --busy     # one spinning process per core
@@ -39,6 +41,19 @@ def per_call(x, y, n_threads, seconds=0.4):
     return (time.perf_counter() - t0) / reps
 
 
+ENGINES = [("matrix", {}), ("blocked", {"memory_budget": 16 * 2**20})]
+
+
+def test_time(X, labels, n_threads, kw, reps=3):
+    es.energy_test(X, labels=labels, n_resamples=19, rng=0, n_threads=n_threads, **kw)  # warm up
+    best = np.inf
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        res = es.energy_test(X, labels=labels, n_resamples=199, rng=0, n_threads=n_threads, **kw)
+        best = min(best, time.perf_counter() - t0)
+    return best, res.engine
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--busy", action="store_true", help="one spinning process per core")
@@ -64,6 +79,16 @@ def main():
             work = 0.5 * (2 * n) ** 2 * d
             print(f"{2 * n:>6} {d:>4} {work:>9.1e} {one * 1e3:>14.3f} {default * 1e3:>13.3f} "
                   f"{default / one:>6.2f}")
+        print()
+        print(f"{'engine':>8} {'n':>6} {'d':>3} {'R':>4} {'1 thread [s]':>13} {'default [s]':>12} {'ratio':>6}")
+        n, d = 2000, 5
+        X = rng.normal(size=(n, d))
+        labels = np.arange(n) % 2
+        for name, kw in ENGINES:
+            one, eng = test_time(X, labels, 1, kw)
+            default, _ = test_time(X, labels, None, kw)
+            assert eng == name, eng
+            print(f"{name:>8} {n:>6} {d:>3} {199:>4} {one:>13.3f} {default:>12.3f} {default / one:>6.2f}")
     finally:
         if stop is not None:
             stop.set()

@@ -147,9 +147,10 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, x0=None, n_threa
             base, _ = as_data(np.reshape(np.asarray(x0, dtype=float), (1, -1)), "x0", dtype=A.dtype)
             if base.shape[1] != A.shape[1]:
                 raise ValueError(f"`x0` must have {A.shape[1]} coordinate(s); got {base.shape[1]}.")
-        D = _engine.pairwise_values(A, A, met, nt)
+        D = _engine.pairwise_values(A, A, met, nt)  # checks that the n×n matrix fits
         r0 = _engine.pairwise_values(A, base, met, nt)[:, 0]
-    G = -0.5 * D
+        D *= -0.5  # our own array: G is formed in place (one n×n matrix, not two)
+    G = D if met.kind != "precomputed" else -0.5 * D
     G += 0.5 * r0[:, None]
     G += 0.5 * r0[None, :]
     return G
