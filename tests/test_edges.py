@@ -194,7 +194,23 @@ class TestThreads:
         assert proc.returncode == 0 and "ok True" in proc.stdout, proc.stderr
 
 
-def test_ctrl_c_interrupts_a_long_kernel_call(tmp_path):
+LONG_CALLS = {
+    "energy_distance": "x, y = rng.normal(size=(60000, 10)), rng.normal(size=(60000, 10))\n"
+                       "call = lambda: es.energy_distance(x, y)\n",
+    "matrix engine": "X = rng.normal(size=(4000, 3))\n"
+                     "call = lambda: es.energy_test(X, labels=np.arange(4000) % 3, n_resamples=10**6)\n",
+    "blocked engine": "X = rng.normal(size=(12000, 3))\n"
+                      "call = lambda: es.energy_test(X, labels=np.arange(12000) % 2, n_resamples=10**5,\n"
+                      "                              memory_budget=64 * 2**20)\n",
+    "many groups": "X = rng.normal(size=(4000, 2))\n"
+                   "call = lambda: es.energy_test(X, labels=np.arange(4000) % 40, n_resamples=10**5)\n",
+    "sorted engine": "x = rng.normal(size=(10**6, 1))\n"
+                     "call = lambda: es.energy_test(x, labels=np.arange(10**6) % 2, n_resamples=10**5)\n",
+}
+
+
+@pytest.mark.parametrize("what", list(LONG_CALLS))
+def test_ctrl_c_interrupts_a_long_call(what, tmp_path):
     import signal
     import time
 
@@ -202,10 +218,10 @@ def test_ctrl_c_interrupts_a_long_kernel_call(tmp_path):
     script.write_text(
         "import sys, numpy as np, energystats as es\n"
         "rng = np.random.default_rng(0)\n"
-        "x, y = rng.normal(size=(60000, 10)), rng.normal(size=(60000, 10))\n"
+        + LONG_CALLS[what] +
         "print('started', flush=True)\n"
         "try:\n"
-        "    es.energy_distance(x, y)\n"
+        "    call()\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)\n"
         "    sys.exit(7)\n")
@@ -213,10 +229,11 @@ def test_ctrl_c_interrupts_a_long_kernel_call(tmp_path):
     proc = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "started"
-        time.sleep(1.0)
+        time.sleep(1.5)
+        assert proc.poll() is None  # still working
         sent = time.perf_counter()
         proc.send_signal(signal.SIGINT)
-        rc = proc.wait(timeout=20)
+        rc = proc.wait(timeout=60)
         waited = time.perf_counter() - sent
     finally:
         proc.kill()
