@@ -115,7 +115,7 @@ _SUM_COPIES = 4
 _FIXED_SUM_COPIES = 4
 #: from this many groups on, relabellings are folded over the matrix rows (O(n) memory per
 #: relabelling) instead of multiplied by one-hot matrices (O(k·n)): measured faster from
-#: about 32 groups (benchmarks/bench_tests.py), and more accurate (no column recovered by
+#: about 32 groups (benchmarks/bench_groups.py), and more accurate (no column recovered by
 #: subtraction)
 FOLD_MIN_GROUPS = 32
 #: longest a batch should run, in multiply-adds, so that Ctrl-C is honoured between batches
