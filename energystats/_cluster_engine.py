@@ -8,15 +8,23 @@ Inputs are validated by :mod:`energystats.clustering`.  Here we build the
 centred Gram matrix, seed, run the compiled Hartigan / Lloyd kernels over
 restarts (in threads, the kernels release the GIL), and the spectral and
 exact 1-D solvers.
+
+Ctrl-C: the local searches run through :mod:`energystats._interrupt`; on
+Ctrl-C the compiled kernels are cancelled (they read a flag every 256
+points), the workers return, the flag is reset and KeyboardInterrupt is
+re-raised -- within about a second, whatever the size.  Every n×n
+allocation is checked first (:func:`energystats._memory.check_fits`).
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _engine
+from . import _engine, _interrupt
 from ._lib import _hartigan
+from ._memory import check_fits, format_bytes
 
 __all__ = [
     "semimetric_matrix", "centred_gram", "fit_partition", "kmeanspp_labels",
@@ -26,8 +34,63 @@ __all__ = [
 ALGORITHMS = ("hartigan", "lloyd", "spectral", "exact-1d")
 
 
+#: bytes of one block of rows of rho computed at a time by :func:`semimetric_rows`
+BLOCK_BYTES = 32 * 2**20
+#: fewest rows per block: each block costs O(n d) of set-up besides its rows
+MIN_BLOCK_ROWS = 256
+
+
+def block_rows(n):
+    """Rows per block of :func:`semimetric_rows` for n columns."""
+    return int(max(1, min(n, max(MIN_BLOCK_ROWS, BLOCK_BYTES // (8 * max(n, 1))))))
+
+
+def semimetric_rows(X, metric, n_threads, upper=False):
+    """Yield ``(i0, R)``: rows ``i0:i0 + len(R)`` of the n×n matrix of rho, block by block.
+
+    Each row equals, bit for bit, that row of ``pairwise_values(X, X)``: the
+    working units of :func:`energystats._engine.normalise` depend on the
+    largest magnitude of ``X`` and the block together, which is that of
+    ``X``.  With ``upper=True`` and a callable metric (whose calls are the
+    cost) ``R`` holds only the columns ``i0:``; every other metric gives all
+    the columns.
+    """
+    n = X.shape[0]
+    rows = block_rows(n)
+    for i0 in range(0, n, rows):
+        i1 = min(n, i0 + rows)
+        Y = X[i0:] if (upper and metric.kind == "callable") else X
+        yield i0, _engine.pairwise_values(X[i0:i1], Y, metric, n_threads)
+
+
+def block_bytes(n, d):
+    """Transient bytes of one block of :func:`semimetric_rows`: the rows and one copy of
+    them, the data in working units and transposed."""
+    return 2 * 8 * block_rows(n) * n + 3 * 8 * n * d
+
+
+def semimetric_bytes(n, d):
+    """Peak bytes of :func:`semimetric_matrix`: the matrix and the data's working copies."""
+    return 8 * n * n + 3 * 8 * n * d
+
+
+def _too_big_advice(d):
+    one_d = (" For 1-D data with metric='energy' and exponent=1, algorithm='exact-1d' "
+             "needs no n×n matrix.") if d == 1 else ""
+    return ("Cluster a random sample of the rows instead (the memory grows as n²: half the "
+            f"rows need a quarter of it).{one_d}")
+
+
 def semimetric_matrix(X, metric, n_threads):
-    """n×n matrix of rho (a fresh float64 array the caller may overwrite)."""
+    """n×n matrix of rho (a fresh float64 array the caller may overwrite).
+
+    Checks first that it fits (:func:`energystats._memory.check_fits`): a
+    MemoryError at once, with advice, instead of one after minutes of work.
+    """
+    n = X.shape[0]
+    d = 0 if metric.kind == "precomputed" else X.shape[1]
+    check_fits(semimetric_bytes(n, d),
+               f"the {n}×{n} matrix of distances (float64) of energy clustering", _too_big_advice(d))
     if metric.kind == "precomputed":
         return np.array(X, dtype=np.float64, order="C", copy=True)
     return _engine.pairwise_values(X, X, metric, n_threads)
@@ -129,15 +192,22 @@ def initial_bookkeeping(G, labels, k):
     return QX, Q, sizes
 
 
-def run_kernel(G, labels, k, algorithm, max_iter, tol, n_threads=1):
+def _check_stop(stop):
+    if stop is not None and stop.is_set():
+        raise KeyboardInterrupt("energystats: the computation was cancelled")
+
+
+def run_kernel(G, labels, k, algorithm, max_iter, tol, n_threads=1, stop=None):
     """One local search from ``labels``; returns (labels, objective, n_iter).
 
     The objective ``sum_l Q_l / n_l`` comes from the incrementally updated
     bookkeeping (relative drift ~1e-13); final statistics are recomputed from
-    the labels by the caller.
+    the labels by the caller.  ``stop`` (a :class:`threading.Event`) set means
+    cancelled: KeyboardInterrupt before the kernel starts.
     """
     labels = np.ascontiguousarray(labels, dtype=np.intp)
     QX, Q, sizes = initial_bookkeeping(G, labels, k)
+    _check_stop(stop)  # the kernel reads the flag, but it may have been reset meanwhile
     if algorithm == "hartigan":
         it, _, _ = _hartigan.hartigan(G, labels, k, QX, Q, sizes, max_iter, tol,
                                       initialise=False, refresh=False, n_threads=n_threads)
@@ -153,6 +223,9 @@ def fit_partition(G, k, algorithm, init, n_init, max_iter, rng, n_threads):
     Seeds are drawn from ``rng`` before any work, and the restart with the
     largest objective (lowest W) wins, ties to the earliest; so the result does
     not depend on the number of threads.  Returns (labels, W, n_iter).
+
+    Ctrl-C (in the main thread) stops the restarts within about a second and
+    raises KeyboardInterrupt: see :func:`run_restarts`.
     """
     if algorithm == "spectral":
         return _spectral(G, k, init, n_init, max_iter, rng, n_threads)
@@ -162,26 +235,72 @@ def fit_partition(G, k, algorithm, init, n_init, max_iter, rng, n_threads):
         n_init = 1
     seeds = rng.integers(0, 2**63 - 1, size=n_init)
 
-    def one(seed):
+    def one(seed, stop):
         labels0 = _initial_labels(G, k, init, np.random.default_rng(seed))
-        return run_kernel(G, labels0, k, algorithm, max_iter, tol)
+        return run_kernel(G, labels0, k, algorithm, max_iter, tol, stop=stop)
 
-    if n_threads > 1 and n_init > 1:
-        with ThreadPoolExecutor(max_workers=min(n_threads, n_init)) as pool:
-            results = list(pool.map(one, seeds))
-    else:
-        results = [one(s) for s in seeds]
+    results = run_restarts(one, seeds, n_threads, G.shape[0])
     best = max(range(len(results)), key=lambda r: (results[r][1], -r))
     labels, obj, it = results[best]
     return labels, trace - obj, it
 
 
-def _spectral(G, k, init, n_init, max_iter, rng, n_threads):
-    """Top-k eigenvectors of G, then (linear) k-means on the rows, scored by W on G."""
-    from scipy.linalg import eigh
+#: up to this many points a local search takes well under 0.1 s: the restarts run in the
+#: calling thread (a worker thread costs about a millisecond a fit, which adds up over the
+#: reference fits of cluster_test); Ctrl-C is then honoured between restarts
+SHORT_N = 2048
 
+
+def run_restarts(one, seeds, n_threads, n=None):
+    """``[one(seed, stop) for seed in seeds]``, in threads when ``n_threads > 1``; Ctrl-C cancels.
+
+    The restarts run in a worker (:func:`energystats._interrupt.call`), so the
+    main thread honours Ctrl-C at once: it sets ``stop`` (a
+    :class:`threading.Event` that ``one`` checks before each kernel) and the
+    kernels' cancel flag, lets the workers return (the kernels stop within
+    256 points; restarts not begun are dropped), resets the flag and
+    re-raises.  Results are in the order of ``seeds`` whatever the threads.
+    With ``n <= SHORT_N`` points they run in the calling thread.
+    """
+    stop = threading.Event()
+
+    def task(seed):
+        _check_stop(stop)
+        return one(seed, stop)
+
+    def run_all():
+        if n_threads > 1 and len(seeds) > 1:
+            pool = ThreadPoolExecutor(max_workers=min(n_threads, len(seeds)))
+            try:
+                futures = [pool.submit(task, s) for s in seeds]
+                return [f.result() for f in futures]
+            finally:  # after a failure (a cancel) drop the restarts not begun
+                pool.shutdown(wait=True, cancel_futures=True)
+        return [task(s) for s in seeds]
+
+    def cancel():
+        stop.set()
+        _hartigan.cancel()
+
+    return _interrupt.call(run_all, cancel=cancel, reset=_hartigan.reset,
+                           inline=n is not None and n <= SHORT_N)
+
+
+def _spectral(G, k, init, n_init, max_iter, rng, n_threads):
+    """Top-k eigenvectors of G, then (linear) k-means on the rows, scored by W on G.
+
+    The eigenvectors come from LAPACK ``dsyevr`` exactly as
+    ``scipy.linalg.eigh(G, subset_by_index=[n - k, n - 1])`` gives them, but
+    without holding the GIL (:func:`energystats._lib._hartigan.eigh_top`) and
+    in a daemon thread: Ctrl-C raises KeyboardInterrupt at once, while LAPACK
+    (which cannot be stopped) finishes in the background (an exiting process
+    waits for it).
+    """
     n = G.shape[0]
-    _, U = eigh(G, subset_by_index=[n - k, n - 1])
+    # a copy of G for LAPACK, then the n×n matrix U Uᵀ (the copy is freed by then)
+    check_fits(8 * n * n + 8 * n * (64 + k), f"spectral clustering of {n} points (an n×n "
+               f"copy of the {format_bytes(8 * n * n)} Gram matrix)", _too_big_advice(0))
+    _, U = _interrupt.call(_hartigan.eigh_top, G, k, inline=n <= SHORT_N // 2)
     L = np.ascontiguousarray(U @ U.T)
     labels, _, it = fit_partition(L, k, "lloyd", init, n_init, max_iter, rng, n_threads)
     _, Q, sizes = initial_bookkeeping(G, labels, k)

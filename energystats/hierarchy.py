@@ -4,6 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import _cluster_engine as _ce
+from . import _interrupt
+from ._lib import _hartigan
+from ._memory import check_fits
 from ._metrics import resolve_metric
 from ._validation import as_data, as_square_matrix, check_n_threads
 from .frames import select_frame
@@ -57,10 +60,14 @@ def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", expo
     Notes
     -----
     The heights equal those of R ``energy::energy.hclust(dist(x))`` (which is
-    ``hclust(d^alpha, method = "ward.D")``).  The merges are computed by
-    SciPy's nearest-neighbour chain (``method='ward'``) run on
-    :math:`\sqrt{\rho}`, whose internal recurrence on squared values is the one
-    above; heights are squared back.  O(n²) memory and time.
+    ``hclust(d^alpha, method = "ward.D")``).  The merges are computed by the
+    nearest-neighbour chain of SciPy's ``linkage(method='ward')``, step for
+    step (the same linkage matrix, bit for bit), run on :math:`\sqrt{\rho}`,
+    whose internal recurrence on squared values is the one above; heights are
+    squared back.  O(n²) time; the memory is one condensed vector of the
+    n(n-1)/2 distances (4 n² bytes, built block of rows by block, updated in
+    place), checked before any work: a MemoryError says at once when it does
+    not fit.  Ctrl-C stops the computation within about a second.
 
     References
     ----------
@@ -80,9 +87,6 @@ def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", expo
     >>> fcluster(Z, 2, criterion="maxclust")
     array([1, 1, 2, 2], dtype=int32)
     """
-    from scipy.cluster.hierarchy import linkage
-    from scipy.spatial.distance import squareform
-
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
     X = select_frame(X, columns, numeric_only=numeric_only)[0]
@@ -90,11 +94,81 @@ def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", expo
         A = as_square_matrix(X, "X")
     else:
         A, _ = as_data(X, "X")
-    if A.shape[0] < 2:
-        raise ValueError(f"`X` must have at least 2 samples to build a hierarchy; got {A.shape[0]}.")
-    D = _ce.semimetric_matrix(A, met, nt)
-    np.fill_diagonal(D, 0.0)
-    y = np.sqrt(np.maximum(squareform(D, checks=False), 0.0))
-    Z = linkage(y, method="ward")
+    n = A.shape[0]
+    if n < 2:
+        raise ValueError(f"`X` must have at least 2 samples to build a hierarchy; got {n}.")
+    d = 0 if met.kind == "precomputed" else A.shape[1]
+    one_d = (" For 1-D data with metric='energy' and exponent=1, EnergyClustering(algorithm='exact-1d') "
+             "needs no n×n matrix at all.") if d == 1 else ""
+    check_fits(linkage_bytes(n, d, met.kind),
+               f"energy_linkage of {n} points (the condensed vector of their n(n-1)/2 distances, float64)",
+               "Cluster a random sample of the rows instead (the memory grows as n²: half the rows "
+               f"need a quarter of it).{one_d}")
+    y = condensed_sqrt_rho(A, met, nt)
+    Z = ward_linkage(y, n)
     Z[:, 2] = Z[:, 2] ** 2
+    return Z
+
+
+def linkage_bytes(n, d, kind):
+    """Peak bytes of :func:`energy_linkage` beyond its input (the constant checked with tracemalloc)."""
+    nbytes = 8 * (n * (n - 1) // 2) + 64 * n  # the condensed vector, Z and the work arrays
+    if kind == "builtin":
+        nbytes += _ce.block_bytes(n, d)
+    elif kind == "callable":
+        nbytes += 8 * _ce.block_rows(n) * n
+    return nbytes
+
+
+_NOT_FINITE = "The condensed distance matrix must contain only finite values."
+
+
+def condensed_sqrt_rho(A, met, n_threads):
+    r"""The condensed vector of :math:`\sqrt{\max(\rho, 0)}` (upper triangle, row by row).
+
+    Built block of rows by block (never the n×n matrix unless it is the
+    input), equal bit for bit to ``sqrt(maximum(squareform(D), 0))`` of the
+    full matrix ``D``.  Ctrl-C is honoured between blocks.
+    """
+    n = A.shape[0]
+    y = np.empty(n * (n - 1) // 2)
+    if met.kind == "precomputed":
+        rows = _ce.block_rows(n)
+        blocks = ((i0, A[i0:i0 + rows]) for i0 in range(0, n, rows))
+    else:
+        blocks = _ce.semimetric_rows(A, met, n_threads, upper=True)
+
+    def off(i):  # position of row i's first pair (i, i + 1) in y; off(n) == len(y)
+        return i * n - i * (i + 1) // 2
+
+    for i0, R in blocks:
+        i1 = i0 + R.shape[0]
+        c0 = i0 if R.shape[1] < n else 0  # R's first column (upper=True callables start at i0)
+        if met.kind == "callable" and np.any(R[np.arange(i1 - i0), np.arange(i0, i1) - c0] != 0):
+            raise ValueError("the `metric` callable must give rho(x, x) = 0.")
+        for i in range(i0, min(i1, n - 1)):
+            np.maximum(R[i - i0, i + 1 - c0:], 0.0, out=y[off(i):off(i + 1)])
+        seg = y[off(i0):off(i1)]
+        np.sqrt(seg, out=seg)
+        if not np.isfinite(seg).all():
+            raise ValueError(_NOT_FINITE)
+    return y
+
+
+def ward_linkage(y, n):
+    """SciPy's ``linkage(y, method='ward')`` (bit for bit), in place on ``y``, honouring Ctrl-C.
+
+    The nearest-neighbour chain runs without the GIL in a worker
+    (:func:`energystats._lib._hartigan.ward_nn_chain`) and reads the cancel
+    flag at every step; on Ctrl-C it stops and KeyboardInterrupt is raised.
+    SciPy's own ``linkage`` holds the GIL throughout, so Ctrl-C would wait
+    for its end.  ``y`` is overwritten.
+    """
+    Z = np.empty((n - 1, 4))
+    size = np.ones(n, dtype=np.intc)
+    chain = np.empty(n, dtype=np.intc)
+    _interrupt.call(_hartigan.ward_nn_chain, y, n, Z, size, chain,
+                    cancel=_hartigan.cancel, reset=_hartigan.reset, inline=n <= _ce.SHORT_N)
+    Z = np.ascontiguousarray(Z[np.argsort(Z[:, 2], kind="mergesort")])
+    _hartigan.label_linkage(Z, n)
     return Z

@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import _cluster_engine as _ce
 from . import _memory
+from ._lib import _hartigan
 from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
 from ._permutation import pvalue_from_null, pvalue_se
@@ -315,8 +316,17 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         workers = _reference_workers(opts["X"].shape[0], nt, B)
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                values = pool.map(one, seeds)
-                null_dist = np.fromiter(_ticking(values, bar), dtype=float, count=B)
+                try:
+                    values = pool.map(one, seeds)
+                    null_dist = np.fromiter(_ticking(values, bar), dtype=float, count=B)
+                except KeyboardInterrupt:
+                    # stop the running reference fits at once (they raise in their threads)
+                    # instead of waiting for all of them when the pool closes
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    _hartigan.cancel()
+                    pool.shutdown(wait=True)
+                    _hartigan.reset()
+                    raise
         else:
             null_dist = np.fromiter(_ticking(map(one, seeds), bar), dtype=float, count=B)
     finally:

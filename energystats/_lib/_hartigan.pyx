@@ -23,14 +23,66 @@ So a sweep costs O(n k) plus O(n) per move.  ``W = trace(G) - sum_l Q_l / n_l``.
 Every kernel takes validated arrays (G symmetric float64 n×n, C-contiguous;
 labels in 0..k-1 with every cluster non-empty) and runs without the GIL.
 Arguments are marked ``# IN`` / ``# OUT`` / ``# IN/OUT``.
+
+Cancellation (Ctrl-C): the kernels read a process-wide flag every few
+hundred points (:func:`cancel` sets it, :func:`reset` clears it) and stop
+early when it is set; a kernel that saw the flag raises
+:class:`KeyboardInterrupt` instead of returning, so a half-done partition is
+never taken for a result.  The flag is set by :mod:`energystats._interrupt`
+when the main thread receives Ctrl-C, and cleared by it once the workers
+have returned.
+
+This module also holds two kernels of :func:`energystats.energy_linkage` and
+spectral clustering that must run without the GIL, so that the main thread
+can honour Ctrl-C meanwhile: Ward's nearest-neighbour chain
+(:func:`ward_nn_chain`, cancellable) and the top-k eigenpairs by LAPACK
+``dsyevr`` (:func:`eigh_top`, not cancellable).
 """
 import numpy as np
 
 cimport cython
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython.parallel cimport prange
-from libc.math cimport fabs
+from libc.math cimport INFINITY, fabs, sqrt
+from libc.stdint cimport int64_t
 
 ctypedef Py_ssize_t intp
+
+cdef extern from *:
+    """
+    /* process-wide cancel flag: written by cancel()/reset() from any thread,
+       read by the kernels between chunks of work */
+    static volatile int energystats_cancel_flag = 0;
+    static inline int energystats_cancelled(void) { return energystats_cancel_flag; }
+    static inline void energystats_set_cancel(int v) { energystats_cancel_flag = v; }
+    """
+    int energystats_cancelled() noexcept nogil
+    void energystats_set_cancel(int v) noexcept nogil
+
+cdef enum:
+    CHECK_MASK = 255  # the flag is read every CHECK_MASK + 1 points of a sweep
+
+#: points between two reads of the cancel flag in a sweep
+CHECK_EVERY = CHECK_MASK + 1
+
+
+def cancel():
+    """Ask every running kernel to stop early (each then raises KeyboardInterrupt)."""
+    energystats_set_cancel(1)
+
+
+def reset():
+    """Clear the cancel flag (after the cancelled kernels have returned)."""
+    energystats_set_cancel(0)
+
+
+def cancelled():
+    """Whether the cancel flag is set."""
+    return bool(energystats_cancelled())
+
+
+cdef int _raise_cancelled() except -1:
+    raise KeyboardInterrupt("energystats: the computation was cancelled")
 
 
 cdef void _init_bookkeeping(const double[:, ::1] G, const intp[::1] labels, intp k,
@@ -43,6 +95,8 @@ cdef void _init_bookkeeping(const double[:, ::1] G, const intp[::1] labels, intp
         Q[l] = 0.0
         sizes[l] = 0
     for i in prange(n, num_threads=n_threads, schedule="static"):
+        if energystats_cancelled():  # O(n) work per row: one read of the flag is free
+            continue
         for l in range(k):
             QX[i, l] = 0.0
         for m in range(n):
@@ -91,6 +145,8 @@ def init_bookkeeping(const double[:, ::1] G,      # IN  n×n Gram matrix
     """Fill the bookkeeping ``QX``, ``Q``, ``sizes`` from scratch (O(n²))."""
     with nogil:
         _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
+    if energystats_cancelled():
+        _raise_cancelled()
 
 
 def hartigan(const double[:, ::1] G,    # IN  n×n Gram matrix
@@ -113,12 +169,13 @@ def hartigan(const double[:, ::1] G,    # IN  n×n Gram matrix
     ``initialise`` computes the bookkeeping first, otherwise the given one is
     used; ``refresh`` recomputes it exactly at the end.
 
-    Returns ``(n_sweeps, n_moves, converged)``.
+    Returns ``(n_sweeps, n_moves, converged)``; raises KeyboardInterrupt when
+    cancelled (:func:`cancel`), leaving the arrays half updated.
     """
     cdef intp n = G.shape[0]
     cdef intp i, j, l, best, sweep = 0, moves = 0, moved
     cdef double gii, base, d, dbest
-    cdef bint converged = False, stop = False
+    cdef bint converged = False, stop = False, halted = False
     with nogil:
         if initialise:
             _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
@@ -132,6 +189,9 @@ def hartigan(const double[:, ::1] G,    # IN  n×n Gram matrix
                 for i in range(n):
                     Q[labels[i]] += QX[i, labels[i]]
             for i in range(n):
+                if (i & CHECK_MASK) == 0 and energystats_cancelled():
+                    halted = True
+                    break
                 j = labels[i]
                 if sizes[j] <= 1:
                     continue
@@ -153,11 +213,15 @@ def hartigan(const double[:, ::1] G,    # IN  n×n Gram matrix
                     if max_moves >= 0 and moves >= max_moves:
                         stop = True
                         break
+            if halted:
+                break
             if moved == 0:
                 converged = True
                 break
-        if refresh:
+        if refresh and not halted:
             _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
+    if halted or energystats_cancelled():
+        _raise_cancelled()
     return sweep, moves, converged
 
 
@@ -178,17 +242,21 @@ def lloyd(const double[:, ::1] G,       # IN  n×n Gram matrix
     is ``G_ii - 2 Q_l(x_i)/n_l + Q_l/n_l²``.  All points are assigned against
     the centroids of the previous iteration; a point moves only when its new
     centroid is closer by more than ``tol``, and a move that would empty a
-    cluster is skipped.  Returns ``(n_iter, n_moves, converged)``.
+    cluster is skipped.  Returns ``(n_iter, n_moves, converged)``; raises
+    KeyboardInterrupt when cancelled (:func:`cancel`).
     """
     cdef intp n = G.shape[0]
     cdef intp i, j, l, best, it = 0, moves = 0, moved
     cdef double dcur, d, dbest
     cdef intp[::1] target = np.empty(n, dtype=np.intp)
-    cdef bint converged = False
+    cdef bint converged = False, halted = False
     with nogil:
         if initialise:
             _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
         while it < max_iter:
+            if energystats_cancelled():
+                halted = True
+                break
             it += 1
             # assignment step against the current centroids
             for i in prange(n, num_threads=n_threads, schedule="static"):
@@ -207,11 +275,16 @@ def lloyd(const double[:, ::1] G,       # IN  n×n Gram matrix
             # update step: apply the moves with O(n) bookkeeping each
             moved = 0
             for i in range(n):
+                if (i & CHECK_MASK) == 0 and energystats_cancelled():
+                    halted = True
+                    break
                 j = labels[i]
                 l = target[i]
                 if l != j and sizes[j] > 1:
                     _move(G, labels, QX, Q, sizes, i, j, l)
                     moved += 1
+            if halted:
+                break
             moves += moved
             if moved == 0:
                 converged = True
@@ -220,11 +293,215 @@ def lloyd(const double[:, ::1] G,       # IN  n×n Gram matrix
                 Q[l] = 0.0
             for i in range(n):
                 Q[labels[i]] += QX[i, labels[i]]
-        if refresh:
+        if refresh and not halted:
             _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
+    if halted or energystats_cancelled():
+        _raise_cancelled()
     return it, moves, converged
 
 
 def objective(const double[::1] Q, const intp[::1] sizes, intp k):
     """``sum_l Q_l / n_l`` (so that ``W = trace(G) - objective``)."""
     return _objective(Q, sizes, k)
+
+
+# -- Ward's nearest-neighbour chain (energy_linkage) ---------------------------------
+
+cdef inline int64_t _cidx(int64_t n, int64_t i, int64_t j) noexcept nogil:
+    """Index of (i, j), i != j, in the condensed (upper-triangle, row-major) vector."""
+    if i < j:
+        return n * i - (i * (i + 1) / 2) + (j - i - 1)
+    return n * j - (j * (j + 1) / 2) + (i - j - 1)
+
+
+cdef inline double _ward(double d_xi, double d_yi, double d_xy,
+                         int size_x, int size_y, int size_i) noexcept nogil:
+    # the very expression of SciPy's ``_ward`` (scipy/cluster/_hierarchy_distance_update.pxi),
+    # operation for operation, so that the merge heights agree bit for bit
+    cdef double t = 1.0 / (size_x + size_y + size_i)
+    return sqrt((size_i + size_x) * t * d_xi * d_xi +
+                (size_i + size_y) * t * d_yi * d_yi -
+                size_i * t * d_xy * d_xy)
+
+
+def ward_nn_chain(double[::1] D,          # IN/OUT condensed distances (overwritten)
+                  int n,
+                  double[:, ::1] Z,       # OUT (n - 1, 4) merges in the order found
+                  int[::1] size,          # WORK n, all ones on entry
+                  int[::1] chain):        # WORK n
+    """Ward linkage by the nearest-neighbour chain, without the GIL.
+
+    The nearest-neighbour chain algorithm (Murtagh 1983; Müllner 2011,
+    "Modern hierarchical, agglomerative clustering algorithms",
+    arXiv:1109.2378), taken in the same order as SciPy's
+    ``scipy.cluster.hierarchy.linkage(method='ward')`` (BSD-licensed)
+    so that the merges and heights are SciPy's bit for bit (same chain,
+    same ties, same Lance–Williams update), but
+    in place on ``D`` (SciPy works on a copy) and reading the cancel flag
+    at every step of the chain.  ``Z`` gets the merges in the order found, with cluster
+    ids as positions; :func:`label_linkage` turns them into a SciPy linkage
+    matrix after a stable sort by height.  Raises KeyboardInterrupt when
+    cancelled.
+    """
+    cdef int i, k, x = 0, y = 0, nx, ny, ni, chain_length = 0, tmp
+    cdef double dist, current_min
+    cdef bint halted = False
+    with nogil:
+        for k in range(n - 1):
+            if chain_length == 0:
+                chain_length = 1
+                for i in range(n):
+                    if size[i] > 0:
+                        chain[0] = i
+                        break
+            # walk the chain of nearest neighbours until two are mutual
+            while not halted:
+                if energystats_cancelled():  # a chain step costs O(n): one read is free
+                    halted = True
+                    break
+                x = chain[chain_length - 1]
+                # prefer the previous element of the chain on ties (no cycles)
+                if chain_length > 1:
+                    y = chain[chain_length - 2]
+                    current_min = D[_cidx(n, x, y)]
+                else:
+                    current_min = INFINITY
+                for i in range(n):
+                    if size[i] == 0 or x == i:
+                        continue
+                    dist = D[_cidx(n, x, i)]
+                    if dist < current_min:
+                        current_min = dist
+                        y = i
+                if chain_length > 1 and y == chain[chain_length - 2]:
+                    break
+                chain[chain_length] = y
+                chain_length += 1
+            if halted:
+                break
+            chain_length -= 2
+            if x > y:
+                tmp = x
+                x = y
+                y = tmp
+            nx = size[x]
+            ny = size[y]
+            Z[k, 0] = x
+            Z[k, 1] = y
+            Z[k, 2] = current_min
+            Z[k, 3] = nx + ny
+            size[x] = 0
+            size[y] = nx + ny
+            for i in range(n):
+                ni = size[i]
+                if ni == 0 or i == y:
+                    continue
+                D[_cidx(n, i, y)] = _ward(D[_cidx(n, i, x)], D[_cidx(n, i, y)],
+                                          current_min, nx, ny, ni)
+    if halted or energystats_cancelled():
+        _raise_cancelled()
+
+
+def label_linkage(double[:, ::1] Z,       # IN/OUT (n - 1, 4) merges sorted by height
+                  int n):
+    """Cluster ids of a linkage matrix by union-find (SciPy's ``label``), in place."""
+    cdef int[::1] parent = np.arange(2 * n - 1, dtype=np.intc)
+    cdef int[::1] sizes = np.ones(2 * n - 1, dtype=np.intc)
+    cdef int i, x, y, rx, ry, p, nxt, next_label = n
+    with nogil:
+        for i in range(n - 1):
+            x = <int>Z[i, 0]
+            y = <int>Z[i, 1]
+            rx = x
+            while parent[rx] != rx:
+                rx = parent[rx]
+            p = x
+            while parent[p] != rx:
+                nxt = parent[p]
+                parent[p] = rx
+                p = nxt
+            ry = y
+            while parent[ry] != ry:
+                ry = parent[ry]
+            p = y
+            while parent[p] != ry:
+                nxt = parent[p]
+                parent[p] = ry
+                p = nxt
+            if rx < ry:
+                Z[i, 0] = rx
+                Z[i, 1] = ry
+            else:
+                Z[i, 0] = ry
+                Z[i, 1] = rx
+            parent[rx] = next_label
+            parent[ry] = next_label
+            sizes[next_label] = sizes[rx] + sizes[ry]
+            Z[i, 3] = sizes[next_label]
+            next_label += 1
+
+
+# -- top eigenpairs by LAPACK dsyevr without the GIL (spectral clustering) ----------
+
+ctypedef void (*dsyevr_t)(char *jobz, char *range_, char *uplo, int *n, double *a, int *lda,
+                          double *vl, double *vu, int *il, int *iu, double *abstol, int *m,
+                          double *w, double *z, int *ldz, int *isuppz, double *work, int *lwork,
+                          int *iwork, int *liwork, int *info) noexcept nogil
+
+cdef dsyevr_t _dsyevr_ptr = NULL
+
+
+cdef dsyevr_t _dsyevr() except NULL:
+    """SciPy's LAPACK ``dsyevr`` (the one ``scipy.linalg.eigh`` calls), as a C pointer."""
+    global _dsyevr_ptr
+    if _dsyevr_ptr is NULL:
+        from scipy.linalg import cython_lapack
+        cap = cython_lapack.__pyx_capi__["dsyevr"]
+        _dsyevr_ptr = <dsyevr_t>PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
+    return _dsyevr_ptr
+
+
+def eigh_top(const double[:, ::1] G, int k):
+    """``scipy.linalg.eigh(G, subset_by_index=[n - k, n - 1])`` without holding the GIL.
+
+    ``G`` symmetric, C-contiguous.  The same LAPACK driver
+    (``dsyevr``, lower triangle, range 'I', abstol 0) with the same
+    workspace as SciPy, on a copy of ``G``, so the result is that of
+    ``eigh`` bit for bit; but SciPy's wrapper holds the GIL for the whole
+    O(n³) call, which would keep the main thread from honouring Ctrl-C.
+    LAPACK cannot be stopped midway: run this in a daemon thread.
+    Returns ``(w, U)``: ascending eigenvalues (k) and eigenvectors (n×k,
+    Fortran order, as SciPy gives them).
+    """
+    from scipy.linalg import lapack
+    from numpy.linalg import LinAlgError
+
+    cdef int n = G.shape[0]
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in [1, {n}]; got {k}.")
+    cdef dsyevr_t f = _dsyevr()
+    work_q, iwork_q, info_q = lapack.dsyevr_lwork(n, lower=1)
+    if info_q != 0:
+        raise ValueError(f"Internal work array size computation failed: {info_q}")
+    cdef int lwork = int(work_q.real), liwork = int(iwork_q)
+    # a Fortran-ordered copy, as SciPy's wrapper makes: the lower triangle LAPACK reads is G's
+    # own, even were G not exactly symmetric
+    cdef double[::1, :] a = np.array(G, dtype=np.float64, order="F", copy=True)
+    w_arr = np.empty(n)
+    z_arr = np.empty((k, n))               # Fortran n×k, leading dimension n
+    cdef double[::1] w = w_arr
+    cdef double[:, ::1] z = z_arr
+    cdef int[::1] isuppz = np.empty(2 * n, dtype=np.intc)
+    cdef double[::1] work = np.empty(max(lwork, 1))
+    cdef int[::1] iwork = np.empty(max(liwork, 1), dtype=np.intc)
+    cdef char jobz = b"V", rng = b"I", uplo = b"L"
+    cdef int il = n - k + 1, iu = n, m = 0, info = 0, lda = n, ldz = n
+    cdef double vl = 0.0, vu = 1.0, abstol = 0.0
+    with nogil:
+        f(&jobz, &rng, &uplo, &n, &a[0, 0], &lda, &vl, &vu, &il, &iu, &abstol, &m,
+          &w[0], &z[0, 0], &ldz, &isuppz[0], &work[0], &lwork, &iwork[0], &liwork, &info)
+    if info != 0:
+        if info < 0:
+            raise LinAlgError(f"Illegal value in argument {-info} of internal dsyevr")
+        raise LinAlgError("Internal Error.")
+    return w_arr[:m], z_arr[:m].T
