@@ -47,9 +47,17 @@ DEFAULT_MEMORY_BUDGET = 512 * 2**20
 
 _CONTROLLER = []
 
-#: relabellings per BLAS task of the matrix engines; fixed, so that the products, hence
-#: every bit of the null distribution, do not depend on the number of threads
-CHUNK = 64
+#: multiply-adds of one BLAS task of the matrix engines (about 10-20 ms on one core).  The
+#: tasks' sizes follow from the data's shape alone, so the products, hence every bit of the
+#: null distribution, do not depend on the number of threads; tasks this long keep the
+#: threads' meeting points rare, which matters on a machine whose cores are busy
+#: (benchmarks/bench_threads.py --busy)
+TASK_WORK = 5e7
+
+
+def chunk_size(per_relabelling_work):
+    """Relabellings per BLAS task: about ``TASK_WORK``, between 16 and 4096."""
+    return int(min(4096, max(16, math.ceil(TASK_WORK / max(per_relabelling_work, 1.0)))))
 
 
 def _blas():
@@ -72,7 +80,7 @@ def _blas_limits(n_threads):
     return blas.limit(limits=n_threads)
 
 
-def map_chunks(fn, codes, n_threads):
+def map_chunks(fn, codes, n_threads, chunk):
     """``fn`` over fixed chunks of a batch of relabellings, results stacked.
 
     With threadpoolctl installed, BLAS runs single-threaded and the chunks
@@ -86,7 +94,7 @@ def map_chunks(fn, codes, n_threads):
     blas = _blas()
     if blas is None:
         return fn(codes, 1)
-    chunks = [codes[i:i + CHUNK] for i in range(0, codes.shape[0], CHUNK)]
+    chunks = [codes[i:i + chunk] for i in range(0, codes.shape[0], chunk)]
     with _blas_limits(1):
         if n_threads <= 1 or len(chunks) == 1:
             parts = [fn(c, 1) for c in chunks]
@@ -290,7 +298,8 @@ class MatrixEngine:
         """
         if self.fold:
             return self._fold(codes, [(0, self.D)])
-        return map_chunks(self._upper_sums, codes, self.n_threads)
+        n = codes.shape[1]
+        return map_chunks(self._upper_sums, codes, self.n_threads, chunk_size((self.k - 1) * float(n) * n))
 
     def _upper_sums(self, codes, n_threads):
         B, n = codes.shape
@@ -323,7 +332,8 @@ class MatrixEngine:
 
     def _group_sums_full(self, codes):
         """``Z = Lᵀ D`` for every row, folded by label in the compiled kernel."""
-        return map_chunks(self._full_sums, codes, self.n_threads)
+        n = codes.shape[1]
+        return map_chunks(self._full_sums, codes, self.n_threads, chunk_size((self.k - 1) * float(n) * n))
 
     def _full_sums(self, codes, n_threads):
         B, n = codes.shape
@@ -382,7 +392,8 @@ class BlockedEngine(MatrixEngine):
         k = self.k
         ci, LT = self._onehot(codes)
         Z = np.zeros((LT.shape[0], n))
-        step = CHUNK * (k - 1)  # fixed row chunks of the products: the same bits for any n_threads
+        # row chunks of the products fixed by the shape: the same bits for any n_threads
+        step = chunk_size((k - 1) * float(self.block_rows) * n) * (k - 1)
         with _RowChunks(LT.shape[0], step, self.n_threads) as chunks:
             for i0, blk in self._blocks():
                 i1 = i0 + blk.shape[0]

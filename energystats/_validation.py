@@ -461,6 +461,51 @@ def available_cores():
         return max(1, os.cpu_count() or 1)
 
 
+def busy_cores():
+    """Threads of other processes running right now (Linux), or 0 when unknown.
+
+    The system's count of runnable threads (``/proc/loadavg``) less this
+    process's own running threads (``/proc/self/task/*/stat``), read at the
+    moment of the call (not the load average of the last minute).
+    """
+    try:
+        with open("/proc/loadavg") as fh:
+            running = int(fh.read().split()[3].split("/")[0])
+        own = 0
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/stat") as fh:
+                    own += fh.read().rsplit(")", 1)[1].split()[0] == "R"
+            except (OSError, IndexError):
+                continue
+        return max(0, running - max(own, 1))
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def default_threads():
+    """Threads for ``n_threads=None``: the available cores not busy with other work, at least 1.
+
+    When every core is busy, a team of threads is held up by whichever member
+    the scheduler has set aside, and one thread finishes sooner
+    (``benchmarks/bench_threads.py --busy``); the results are the same, bit for
+    bit, for any number of threads.
+    """
+    cores = available_cores()
+    if cores == 1 or os.environ.get("ENERGYSTATS_IGNORE_LOAD"):
+        return cores
+    import time
+
+    now = time.monotonic()
+    if now - _LOAD["when"] > _LOAD_INTERVAL:  # reading /proc costs ~0.1 ms: at most every 0.25 s
+        _LOAD["busy"], _LOAD["when"] = busy_cores(), now
+    return max(1, cores - _LOAD["busy"])
+
+
+_LOAD = {"when": -1e9, "busy": 0}
+_LOAD_INTERVAL = 0.25
+
+
 #: ``n_threads`` above this many times the available cores is refused: threads the OS
 #: cannot create would end the process (GNU OpenMP aborts) instead of raising
 MAX_THREADS_PER_CORE = 4
@@ -481,7 +526,8 @@ if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
 
 
 def check_n_threads(n_threads):
-    """Resolve ``n_threads`` (None → all cores available to the process).
+    """Resolve ``n_threads`` (None → the cores available to the process and not busy
+    with other processes' threads at the moment of the call: :func:`default_threads`).
 
     At most ``MAX_THREADS_PER_CORE`` × the available cores (else a ValueError).
     In a process forked (``multiprocessing``'s 'fork' start method) after this
@@ -490,7 +536,7 @@ def check_n_threads(n_threads):
     """
     cores = available_cores()
     if n_threads is None:
-        n = cores
+        n = default_threads()
     else:
         if not is_int(n_threads) or n_threads < 1:
             raise ValueError(f"`n_threads` must be a positive integer or None; got {n_threads!r}.")

@@ -155,6 +155,29 @@ class TestThreads:
         d = [es.disco(X, labels=lab, n_resamples=R, rng=0, n_threads=nt, **kw) for nt in (1, 3)]
         assert np.array_equal(d[0].null_distribution, d[1].null_distribution)
 
+    def test_default_threads_leave_busy_cores_alone(self, monkeypatch):
+        from energystats import _validation
+
+        monkeypatch.setattr(_validation, "available_cores", lambda: 4)
+        monkeypatch.setattr(_validation, "_LOAD", {"when": -1e9, "busy": 0})
+        monkeypatch.setattr(_validation, "busy_cores", lambda: 3)
+        assert _validation.check_n_threads(None) == 1          # three cores busy: one thread
+        assert _validation.check_n_threads(3) == 3             # an explicit request is kept
+        monkeypatch.setattr(_validation, "_LOAD", {"when": -1e9, "busy": 0})
+        monkeypatch.setattr(_validation, "busy_cores", lambda: 9)
+        assert _validation.check_n_threads(None) == 1          # never fewer than one
+        monkeypatch.setattr(_validation, "_LOAD", {"when": -1e9, "busy": 0})
+        monkeypatch.setattr(_validation, "busy_cores", lambda: 1)
+        assert _validation.check_n_threads(None) == 3
+        monkeypatch.setenv("ENERGYSTATS_IGNORE_LOAD", "1")
+        assert _validation.check_n_threads(None) == 4
+        monkeypatch.delenv("ENERGYSTATS_IGNORE_LOAD")
+        # the count itself: this process's running threads are not "busy" (an idle test
+        # machine may still run other jobs, so only the type and range are checked here)
+        monkeypatch.undo()
+        b = _validation.busy_cores()
+        assert isinstance(b, int) and b >= 0
+
     def test_energy_distance_never_negative(self):
         rng = np.random.default_rng(4)
         z = rng.normal(size=(300, 4))
