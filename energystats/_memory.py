@@ -53,9 +53,10 @@ def _read_int(path):
         return None
 
 
-def _meminfo(field):
+def _proc_kib(path, field):
+    """``field`` (given in kB) of a ``/proc`` status file, in bytes; None when unreadable."""
     try:
-        with open("/proc/meminfo") as fh:
+        with open(path) as fh:
             for line in fh:
                 if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
@@ -64,15 +65,12 @@ def _meminfo(field):
     return None
 
 
+def _meminfo(field):
+    return _proc_kib("/proc/meminfo", field)
+
+
 def _vm_size():
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    return _proc_kib("/proc/self/status", "VmSize")
 
 
 def _address_space_left():

@@ -402,32 +402,30 @@ def ward_nn_chain(double[::1] D,          # IN/OUT condensed distances (overwrit
         _raise_cancelled()
 
 
+cdef inline int _find(int[::1] parent, int x) noexcept nogil:
+    """Root of ``x`` in the union-find forest, compressing the path on the way."""
+    cdef int root = x, nxt
+    while parent[root] != root:
+        root = parent[root]
+    while parent[x] != root:
+        nxt = parent[x]
+        parent[x] = root
+        x = nxt
+    return root
+
+
 def label_linkage(double[:, ::1] Z,       # IN/OUT (n - 1, 4) merges sorted by height
                   int n):
     """Cluster ids of a linkage matrix by union-find (SciPy's ``label``), in place."""
     cdef int[::1] parent = np.arange(2 * n - 1, dtype=np.intc)
     cdef int[::1] sizes = np.ones(2 * n - 1, dtype=np.intc)
-    cdef int i, x, y, rx, ry, p, nxt, next_label = n
+    cdef int i, x, y, rx, ry, next_label = n
     with nogil:
         for i in range(n - 1):
             x = <int>Z[i, 0]
             y = <int>Z[i, 1]
-            rx = x
-            while parent[rx] != rx:
-                rx = parent[rx]
-            p = x
-            while parent[p] != rx:
-                nxt = parent[p]
-                parent[p] = rx
-                p = nxt
-            ry = y
-            while parent[ry] != ry:
-                ry = parent[ry]
-            p = y
-            while parent[p] != ry:
-                nxt = parent[p]
-                parent[p] = ry
-                p = nxt
+            rx = _find(parent, x)
+            ry = _find(parent, y)
             if rx < ry:
                 Z[i, 0] = rx
                 Z[i, 1] = ry
