@@ -234,6 +234,11 @@ def streamed_group_sums(Xs, cs, bounds, metric, n_threads):
     k = bounds.size - 1
     XT = np.ascontiguousarray(Xs.T)
     n_stripes, per_call = stripe_plan(n, d, k)
+    need = 8.0 * k * k * (2 * per_call + 3)  # the stripes' sums and compensations, the result
+    if need > 64 * _memory.MiB:
+        _memory.check_fits(need, f"the k×k group sums of {k} groups",
+                           "Thousands of groups make every k×k table large: merge groups, or "
+                           "work on fewer of them at a time.")
     nt = min(effective_threads(n_threads, 0.5 * n * n * d), per_call)  # a thread per stripe at most
     upper = np.zeros((k, k))
     for s0 in range(0, n_stripes, per_call):

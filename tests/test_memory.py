@@ -193,3 +193,12 @@ def test_cluster_test_runs_fewer_reference_fits_when_memory_is_short(monkeypatch
     monkeypatch.delenv("ENERGYSTATS_AVAILABLE_MEMORY")
     b = es.cluster_test(X, 2, n_resamples=4, n_init=1, rng=1, n_threads=2)
     np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
+
+
+def test_dispersion_with_thousands_of_groups_checks_its_tables(monkeypatch):
+    # 3000 groups: the streamed sums hold a few 72 MB k×k tables
+    X = np.random.default_rng(6).normal(size=(6000, 2))
+    labels = np.arange(6000) % 3000
+    monkeypatch.setenv("ENERGYSTATS_AVAILABLE_MEMORY", str(100 * MiB))
+    with pytest.raises(MemoryError, match=r"k×k group sums of 3000 groups needs about .* MiB"):
+        es.dispersion(X, labels)
