@@ -74,9 +74,10 @@ def semimetric_bytes(n, d):
     return 8 * n * n + 3 * 8 * n * d
 
 
-def _too_big_advice(d):
-    one_d = (" For 1-D data with metric='energy' and exponent=1, algorithm='exact-1d' "
-             "needs no n×n matrix.") if d == 1 else ""
+def too_big_advice(d):
+    """What to do when an n×n matrix (or its condensed half) does not fit, for d features."""
+    one_d = (" For 1-D data with metric='energy' and exponent=1, "
+             "EnergyClustering(algorithm='exact-1d') needs no n×n matrix.") if d == 1 else ""
     return ("Cluster a random sample of the rows instead (the memory grows as n²: half the "
             f"rows need a quarter of it).{one_d}")
 
@@ -90,7 +91,7 @@ def semimetric_matrix(X, metric, n_threads):
     n = X.shape[0]
     d = 0 if metric.kind == "precomputed" else X.shape[1]
     check_fits(semimetric_bytes(n, d),
-               f"the {n}×{n} matrix of distances (float64) of energy clustering", _too_big_advice(d))
+               f"the {n}×{n} matrix of distances (float64) of energy clustering", too_big_advice(d))
     if metric.kind == "precomputed":
         return np.array(X, dtype=np.float64, order="C", copy=True)
     return _engine.pairwise_values(X, X, metric, n_threads)
@@ -299,7 +300,7 @@ def _spectral(G, k, init, n_init, max_iter, rng, n_threads):
     n = G.shape[0]
     # a copy of G for LAPACK, then the n×n matrix U Uᵀ (the copy is freed by then)
     check_fits(8 * n * n + 8 * n * (64 + k), f"spectral clustering of {n} points (an n×n "
-               f"copy of the {format_bytes(8 * n * n)} Gram matrix)", _too_big_advice(0))
+               f"copy of the {format_bytes(8 * n * n)} Gram matrix)", too_big_advice(0))
     _, U = _interrupt.call(_hartigan.eigh_top, G, k, inline=n <= SHORT_N // 2)
     L = np.ascontiguousarray(U @ U.T)
     labels, _, it = fit_partition(L, k, "lloyd", init, n_init, max_iter, rng, n_threads)

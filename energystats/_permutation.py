@@ -188,11 +188,15 @@ def plan_engine(n, d, k, metric, method, budget):
         if plan.least <= budget:
             return plan
     least = min(plans, key=lambda p: p.least)
-    raise MemoryError(
-        f"the permutation test needs at least {_memory.format_bytes(least.least)} "
-        f"(n={n}, {k} groups, the {least.name!r} engine), more than `memory_budget` = "
-        f"{_memory.format_bytes(budget)}. Raise `memory_budget` (up to the memory available) or "
-        "test fewer or larger groups.")
+    raise _budget_error(least.least, f"n={n}, {k} groups, the {least.name!r} engine", budget)
+
+
+def _budget_error(need, what, budget):
+    """The MemoryError of a permutation test that cannot fit ``memory_budget``."""
+    return MemoryError(
+        f"the permutation test needs at least {_memory.format_bytes(need)} ({what}), more than "
+        f"`memory_budget` = {_memory.format_bytes(budget)}. Raise `memory_budget` (up to the "
+        "memory available) or test fewer or larger groups.")
 
 
 def effective_budget(memory_budget):
@@ -211,9 +215,7 @@ class SortedEngine:
         per = _per_relabelling(n, k, False)
         fixed = 16.0 * n + _fixed_sums(k)
         if fixed + per > memory_budget:
-            raise MemoryError(f"the permutation test needs at least {_memory.format_bytes(fixed + per)} "
-                              f"(n={n}, {k} groups), more than `memory_budget` = "
-                              f"{_memory.format_bytes(memory_budget)}; raise `memory_budget`.")
+            raise _budget_error(fixed + per, f"n={n}, {k} groups, the sorted engine", memory_budget)
         self.order, self.xs = _engine.sort_centred(X)
         self.k = k
         self.n_threads = n_threads
@@ -246,9 +248,7 @@ class MatrixEngine:
         free = (memory_budget - fixed) / share
         per = _per_relabelling(n, k, not self.fold)
         if free < per:
-            raise MemoryError(f"the permutation test needs at least {_memory.format_bytes(fixed + per)} "
-                              f"with the n×n matrix (n={n}), more than `memory_budget` = "
-                              f"{_memory.format_bytes(memory_budget)}.")
+            raise _budget_error(fixed + per, f"n={n}, {k} groups, the n×n matrix", memory_budget)
         self.batch_size = _batch_size(free, per, 1024, float(n) * n * (1 if self.fold else k))
 
     def _orders(self, sizes):

@@ -98,12 +98,9 @@ def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", expo
     if n < 2:
         raise ValueError(f"`X` must have at least 2 samples to build a hierarchy; got {n}.")
     d = 0 if met.kind == "precomputed" else A.shape[1]
-    one_d = (" For 1-D data with metric='energy' and exponent=1, EnergyClustering(algorithm='exact-1d') "
-             "needs no n×n matrix at all.") if d == 1 else ""
     check_fits(linkage_bytes(n, d, met.kind),
                f"energy_linkage of {n} points (the condensed vector of their n(n-1)/2 distances, float64)",
-               "Cluster a random sample of the rows instead (the memory grows as n²: half the rows "
-               f"need a quarter of it).{one_d}")
+               _ce.too_big_advice(d))
     y = condensed_sqrt_rho(A, met, nt)
     Z = ward_linkage(y, n)
     Z[:, 2] = Z[:, 2] ** 2
