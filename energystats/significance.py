@@ -95,26 +95,37 @@ class ClusterTestResult:
 
 
 def reference_sampler(X, null):
-    """A function ``rng -> data set`` drawing from the no-cluster reference of ``X``.
+    r"""A function ``rng -> data set`` drawing from the no-cluster reference of ``X``.
 
-    'gaussian': normal with the sample mean and covariance (an SVD of the
-    centred data gives its square root, so a rank-deficient covariance is
-    fine).  'uniform': uniform on a box along the data's principal axes,
-    centred at the mean, with the data's variance along each axis (so the
-    same covariance as the data).
+    'gaussian' (exact): a data set with exactly the sample mean and the
+    sample covariance of ``X``, uniformly distributed over all data sets
+    that have them.  With :math:`X - \bar x = U \Sigma V^\top` (the
+    centred data's thin SVD, rank r), a draw is :math:`\bar x + Q \Sigma
+    V^\top` with :math:`Q` the orthonormal factor (positive-diagonal R) of a
+    centred n×r standard normal matrix: uniform on the r-frames orthogonal
+    to the ones vector.  Under any Gaussian population, the data given
+    their mean and covariance have exactly this distribution (the rows'
+    joint law is invariant under the rotations of R^n that fix the ones
+    vector, which act transitively on that set), so a data set and its
+    references are exchangeable and the Monte Carlo p-value is exact.
+    A rank-deficient covariance keeps its rank: the references lie in the
+    data's affine hull.
+
+    'uniform' (approximate): uniform on a box along the data's principal
+    axes, centred at the mean, with the data's variance along each axis.
     """
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     mean = X.mean(axis=0)
     Xc = X - mean
     _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
-    r = int(np.sum(s > s.max() * max(X.shape) * np.finfo(float).eps)) if s.size and s.max() > 0 else 0
+    r = min(data_rank(s, X.shape), max(n - 1, 0))
     Vt = Vt[:r]
     if null == "gaussian":
-        scale = s[:r] / np.sqrt(max(n - 1, 1))
+        SVt = s[:r, None] * Vt
 
         def draw(rng):
-            return mean + (rng.standard_normal((n, r)) * scale) @ Vt
+            return mean + random_frame(rng, n, r) @ SVt
     else:
         # uniform on a box along the principal axes, centred at the mean, with the data's
         # variance along each axis (half-width sqrt(3) sd).  For uniform data this is the
@@ -124,7 +135,31 @@ def reference_sampler(X, null):
 
         def draw(rng):
             return mean + rng.uniform(-half, half, size=(n, r)) @ Vt
+    draw.rank = r
     return draw
+
+
+def data_rank(s, shape):
+    """Numerical rank of centred data from its singular values ``s`` (NumPy's matrix_rank rule)."""
+    if not s.size or not s.max() > 0:
+        return 0
+    return int(np.sum(s > s.max() * max(shape) * np.finfo(float).eps))
+
+
+def random_frame(rng, n, r):
+    """An n×r matrix with orthonormal columns orthogonal to the ones vector, uniformly distributed.
+
+    The Q factor, with R's diagonal made positive, of a centred n×r standard
+    normal matrix: a function of that matrix that commutes with every
+    rotation fixing the ones vector, whose law is invariant under them.
+    """
+    if r == 0:
+        return np.zeros((n, 0))
+    G = rng.standard_normal((n, r))
+    G -= G.mean(axis=0)
+    Q, R = np.linalg.qr(G)
+    Q *= np.where(np.diagonal(R) < 0, -1.0, 1.0)
+    return Q
 
 
 def _ticking(values, bar):
@@ -180,10 +215,12 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         With a DataFrame ``X`` and ``columns=None``: leave wholly non-numeric
         columns out instead of raising an error that names them.
     null : {'gaussian', 'uniform'}, default 'gaussian'
-        Reference distribution of "no clusters": a normal with the data's mean
-        and covariance, or the uniform distribution on a box along the data's
-        principal axes with the data's mean and covariance (for uniform data,
-        the box the data span; see Notes).
+        The "no clusters" hypothesis.  'gaussian': the data are a sample from
+        one Gaussian (any mean and covariance); the reference data sets have
+        exactly the data's sample mean and covariance, and the p-value is
+        exact for every Gaussian population.  'uniform': a uniform
+        distribution on a box along the data's principal axes with the
+        data's mean and covariance (approximate; see Notes).
     n_resamples : int, default 99
         Number B of reference data sets (or relabellings with ``naive=True``).
     metric, exponent, sigma, algorithm, init, n_init, max_iter
@@ -220,26 +257,37 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     partition was chosen to maximise S, a permutation test of its labels is
     anti-conservative, and so is sample splitting (held-out points assigned
     to learned clusters are split by a boundary).  Here :math:`s` is compared
-    with the :math:`s_b` of the same clustering re-run on B data sets drawn
-    from the reference (a parametric bootstrap, as SigClust and the gap
-    statistic do), and
+    with the :math:`s_b` of the same clustering re-run on B reference data
+    sets (a Monte Carlo test, as SigClust and the gap statistic), and
 
     .. math::
 
-        p = \frac{1 + \#\{b : s_b \ge s\}}{B + 1}
+        p = \frac{1 + \#\{b : s_b \ge s\}}{B + 1}.
 
-    (ties within a relative 100 eps count).  A small p-value means "more
-    clustered than the reference distribution", not "the clusters are
-    real" in any stronger sense; the Gaussian reference with the estimated
-    covariance is approximate (the test is exact only if the reference is).
-    In the package's simulations both references are conservative (sample
-    covariances are more elongated than the truth, so reference sets look
-    slightly more clustered).  The 'uniform' box has the data's variance
-    along each principal axis rather than its range (the gap statistic's
-    choice): when principal variances are nearly equal the axes are
-    ill-determined, the range box along them is inflated in the middle
-    directions and the test became liberal (about 0.24 rejections at 0.05
-    on uniform boxes in up to 10 dimensions).
+    **What is tested.**  With ``null='gaussian'`` the null hypothesis is
+    "the rows are a sample from one Gaussian distribution", with unknown
+    mean and covariance.  The reference sets are drawn from the
+    distribution of the data *given* their sample mean and covariance, which
+    is the same for every Gaussian population (uniform over all data sets
+    with that mean and covariance); the data and the references are then
+    exchangeable, so :math:`P(p \le \alpha) \le \alpha` exactly, for any n,
+    B and clustering settings (with ``random_state=None``, so that the data's
+    clustering is seeded like the references').  (Drawing references from a normal with the
+    estimated mean and covariance instead — a plug-in parametric bootstrap —
+    is far too conservative: the sample covariance is more elongated than the
+    truth, and references drawn from it more elongated again.)  A small
+    p-value says "more clustered than a Gaussian with the data's mean and
+    covariance".  It does not say the clusters are real: a single
+    non-Gaussian population with lighter tails than a Gaussian (uniform, and
+    to a lesser degree skewed ones such as the exponential) is rejected too;
+    heavy-tailed ones (t with few degrees of freedom) rarely are.  The
+    docs' page "Calibration of cluster_test" gives the measured rates.
+
+    With ``null='uniform'`` the reference is a box along the principal axes
+    with the data's variance along each (the gap statistic's choice of box
+    up to its size): an approximate reference with no exactness guarantee,
+    conservative on single Gaussians and on uniform boxes in the package's
+    simulations, hence with less power.
 
     References
     ----------
@@ -301,6 +349,14 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
                                  pvalue_se(p, B, False), seed, cols)
 
     draw = reference_sampler(opts["X"], null)
+    n, d = opts["X"].shape
+    if draw.rank < min(n - 1, d):
+        from ._validation import warn
+
+        warn(f"the data span an affine subspace of dimension {draw.rank} (fewer than "
+             f"min(n - 1, d) = {min(n - 1, d)}): some columns are linear combinations of the "
+             "others. The reference data sets are drawn within that subspace, so the test's "
+             "null hypothesis is a Gaussian supported on it.", UserWarning)
     seeds = gen.integers(0, 2**63 - 1, size=(B, 2))
 
     def one(seed_pair):
