@@ -514,32 +514,65 @@ def count_relabellings(sizes, limit=None):
     return total
 
 
-def enumerate_relabellings(codes, k, batch=None):
-    """All distinct rearrangements of ``codes`` (a multiset), shape (N, n).
+def count_stratified(codes, k, strata=None, limit=None):
+    """Distinct relabellings of ``codes`` within ``strata`` (the product over strata of
+    :func:`count_relabellings`); ``limit + 1`` as soon as the count exceeds ``limit``."""
+    if strata is None:
+        return count_relabellings(np.bincount(codes, minlength=k), limit)
+    total = 1
+    for idx in strata.positions:
+        total *= count_relabellings(np.bincount(codes[idx], minlength=k), limit)
+        if limit is not None and total > limit:
+            return limit + 1
+    return total
 
-    The observed arrangement is one of them; each is equally likely under
-    the null hypothesis of exchangeability.  With ``batch``, a generator of
-    arrays of at most ``batch`` rows instead (the same rows in the same
-    order), so that the enumeration is never held in memory at once.
-    """
+
+def _arrangements(codes, k):
+    """Generator of all distinct rearrangements of ``codes`` (a multiset), each a new array."""
     codes = np.asarray(codes)
     n = codes.size
     sizes = np.bincount(codes, minlength=k)
+    cur = np.empty(n, dtype=np.intp)
 
-    def rows():
-        cur = np.empty(n, dtype=np.intp)
+    def rec(avail, g):
+        if g == k - 1:
+            cur[list(avail)] = g
+            yield cur.copy()
+            return
+        for chosen in itertools.combinations(avail, int(sizes[g])):
+            cur[list(chosen)] = g
+            rest = tuple(i for i in avail if i not in set(chosen))
+            yield from rec(rest, g + 1)
 
-        def rec(avail, g):
-            if g == k - 1:
-                cur[list(avail)] = g
-                yield cur.copy()
-                return
-            for chosen in itertools.combinations(avail, int(sizes[g])):
-                cur[list(chosen)] = g
-                rest = tuple(i for i in avail if i not in set(chosen))
-                yield from rec(rest, g + 1)
+    return rec(tuple(range(n)), 0)
 
-        return rec(tuple(range(n)), 0)
+
+def enumerate_relabellings(codes, k, batch=None, strata=None):
+    """All distinct rearrangements of ``codes`` (a multiset), shape (N, n).
+
+    The observed arrangement is one of them; each is equally likely under
+    the null hypothesis of exchangeability.  With ``strata``
+    (:class:`Strata`), the rearrangements within every stratum (the product
+    over strata; the first stratum varies slowest).  With ``batch``, a
+    generator of arrays of at most ``batch`` rows instead (the same rows in
+    the same order), so that the enumeration is never held in memory at once.
+    """
+    codes = np.asarray(codes)
+    n = codes.size
+
+    if strata is None:
+        def rows():
+            return _arrangements(codes, k)
+    else:
+        per = [np.array(list(_arrangements(codes[idx], k)), dtype=np.intp).reshape(-1, idx.size)
+               for idx in strata.positions]
+
+        def rows():
+            for choice in itertools.product(*(range(len(a)) for a in per)):
+                cur = np.empty(n, dtype=np.intp)
+                for idx, a, c in zip(strata.positions, per, choice):
+                    cur[idx] = a[c]
+                yield cur
 
     if batch is None:
         return np.array(list(rows()), dtype=np.intp).reshape(-1, n)
@@ -555,29 +588,52 @@ def enumerate_relabellings(codes, k, batch=None):
     return batches()
 
 
-def draw_permutations(rng, values, count):
+class Strata:
+    """Strata of the rows for permutations within strata: ``codes`` (n,) in 0..S-1."""
+
+    def __init__(self, codes):
+        self.codes = np.ascontiguousarray(codes, dtype=np.intp)
+        self.order = np.argsort(self.codes, kind="stable")  # rows grouped by stratum
+        counts = np.bincount(self.codes)
+        self.positions = [p for p in np.split(self.order, np.cumsum(counts)[:-1]) if p.size]
+
+
+def draw_permutations(rng, values, count, strata=None):
     """``count`` random rearrangements of ``values`` (1-D), shape (count, len(values)).
 
-    Row ``r`` is what the ``r``-th call ``rng.permutation(values)`` would
-    give, i.e. ``values[rng.permutation(len(values))]`` (the shuffle does not
-    depend on the values): the draws depend only on the Generator's state,
-    never on batch sizes or thread counts.
+    Without strata, row ``r`` is what the ``r``-th call ``rng.permutation(values)``
+    would give, i.e. ``values[rng.permutation(len(values))]`` (the shuffle does
+    not depend on the values).  With ``strata`` (:class:`Strata`), values are
+    rearranged only within each stratum: row ``r`` sorts the positions of
+    each stratum by the ``r``-th row of ``rng.random((count, n))`` (a uniform
+    random permutation within every stratum).  Either way the draws depend
+    only on the Generator's state, never on batch sizes or thread counts.
     """
     values = np.asarray(values)
-    out = np.broadcast_to(values, (count, values.size)).copy()
-    return rng.permuted(out, axis=1, out=out)  # in place: one copy of the batch
+    if strata is None:
+        out = np.broadcast_to(values, (count, values.size)).copy()
+        return rng.permuted(out, axis=1, out=out)  # in place: one copy of the batch
+    keys = rng.random((count, values.size))
+    order = np.lexsort((keys, np.broadcast_to(strata.codes, keys.shape)), axis=-1)
+    del keys
+    out = np.empty((count, values.size), dtype=values.dtype)
+    out[:, strata.order] = values[order]
+    return out
 
 
 class DegenerateStatisticWarning(RuntimeWarning):
     """A test statistic is not finite (e.g. 0/0), so the test has no p-value (NaN)."""
 
 
-def pvalue_from_null(observed, null, exact, what="statistic"):
-    """One-sided p-value with SciPy's tolerance for ties (relative 100·eps).
+def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0):
+    """One-sided p-value; relabelled values within ``tol`` below the observed one count as ties.
 
-    Random relabellings: ``(1 + #{null ≥ observed}) / (R + 1)``; exact
+    Random relabellings: ``(1 + #{null ≥ observed − tol}) / (R + 1)``; exact
     enumeration (the observed arrangement included in ``null``):
-    ``#{null ≥ observed} / N``.  Works column-wise for 2-D ``null``.
+    ``#{null ≥ observed − tol} / N``.  Works column-wise for 2-D ``null``
+    (``tol`` a scalar or one value per column).  ``tol`` is the rounding
+    error the statistic can carry (see :func:`sum_error`): relabellings whose
+    exact value equals the observed one then count whatever the engine.
 
     A statistic that is not finite has no p-value: NaN, with a
     :class:`DegenerateStatisticWarning` (never the smallest p-value, which is
@@ -588,7 +644,7 @@ def pvalue_from_null(observed, null, exact, what="statistic"):
 
     observed = np.asarray(observed, dtype=np.float64)
     null = np.asarray(null, dtype=np.float64)
-    gamma = np.abs(100 * np.finfo(np.float64).eps * observed)
+    gamma = np.where(np.isfinite(tol), tol, 0.0)
     bad_null = np.isnan(null)
     with np.errstate(invalid="ignore"):  # inf - inf: the observed value is handled below
         ge = np.sum((null >= observed - gamma) | bad_null, axis=0)
@@ -609,6 +665,21 @@ def pvalue_from_null(observed, null, exact, what="statistic"):
     return p
 
 
+#: rounding error allowed in each computed group-pair sum ``M[g, h]``, in units of eps times
+#: ``Σ|M|`` (the sum over all pairs, 2·n·T for a semimetric).  Sums over many pairs by
+#: different engines (BLAS blocks, the largest group by subtraction, sorted prefix sums)
+#: differ by a few units; a statistic's tie allowance (:func:`pvalue_from_null`'s ``tol``)
+#: is this error carried through the statistic's formula (first order).  The largest
+#: difference between exactly tied relabellings measured by tests/test_ties.py on every
+#: engine is a small fraction of the resulting allowance.
+SUM_ERROR_ULPS = 64
+
+
+def sum_error(M):
+    """Error allowed in each entry of the group-pair sums ``M`` (one labelling, k×k)."""
+    return SUM_ERROR_ULPS * np.finfo(np.float64).eps * float(np.abs(M).sum())
+
+
 def pvalue_se(pvalue, n_resamples, exact):
     """Monte Carlo standard error of a permutation p-value: ``sqrt(p (1 - p) / R)``.
 
@@ -623,7 +694,7 @@ def pvalue_se(pvalue, n_resamples, exact):
 
 
 def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples, rng,
-                     exact=None, exact_limit=10**6, progress=False):
+                     exact=None, exact_limit=10**6, progress=False, strata=None):
     """Observed statistic and its null distribution.
 
     Parameters
@@ -639,17 +710,19 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
         an array of shape (B,) or (B, n_factors).
     n_resamples, rng, exact, progress
         As in the public functions.
+    strata : Strata, optional
+        Relabel only within these strata of the rows.
 
     Returns
     -------
     observed, null, is_exact, M_observed (list per factor, each (k_f, k_f))
     """
     n_cells = len(factor_maps[0])
-    sizes = np.bincount(cell_codes, minlength=n_cells)
     if exact is None:
-        is_exact = n_resamples > 0 and count_relabellings(sizes, n_resamples) <= n_resamples
+        is_exact = (n_resamples > 0
+                    and count_stratified(cell_codes, n_cells, strata, n_resamples) <= n_resamples)
     elif exact:
-        N = count_relabellings(sizes, exact_limit)
+        N = count_stratified(cell_codes, n_cells, strata, exact_limit)
         if N > exact_limit:
             raise ValueError(f"`exact=True`: more than {exact_limit} distinct relabellings; "
                              "use random relabellings (`exact=None`).")
@@ -664,15 +737,15 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
                           for eng, fm, ident in zip(engines, factor_maps, identity)])
 
     batch = max(1, min(eng.batch_size for eng in engines))
-    # The observed labelling goes through the same engine as the null, so an
-    # identical relabelling reproduces its value to the last bit.
+    if strata is not None:
+        batch = max(1, batch // 2)  # the draws' random keys and their sort order
     obs_M = [eng.group_sums(np.ascontiguousarray(fm[cell_codes][None, :]))
              for eng, fm in zip(engines, factor_maps)]
     observed = statistic(obs_M)[0]
     obs_M = [m[0] for m in obs_M]
     if is_exact:
-        total = count_relabellings(sizes)
-        source = enumerate_relabellings(cell_codes, n_cells, batch)
+        total = count_stratified(cell_codes, n_cells, strata)
+        source = enumerate_relabellings(cell_codes, n_cells, batch, strata)
     else:
         total = int(n_resamples)
     null = None
@@ -682,7 +755,7 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
             if is_exact:
                 cells = next(source)
             else:
-                cells = draw_permutations(rng, cell_codes, min(batch, total - done))
+                cells = draw_permutations(rng, cell_codes, min(batch, total - done), strata)
             vals = np.asarray(evaluate(cells))
             if null is None:
                 null = np.empty((total,) + vals.shape[1:])

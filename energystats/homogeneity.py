@@ -86,6 +86,10 @@ class EnergyTestResult:
         None when ``rng`` was a Generator or no relabelling was drawn.
     columns : list or None
         The DataFrame columns used as data (None for array input).
+    strata : list or None
+        The strata within which the rows were relabelled (their names), or
+        None; with strata the statistic is summed over strata (see Notes of
+        :func:`energy_test`).
     """
 
     statistic: float
@@ -100,11 +104,13 @@ class EnergyTestResult:
     pvalue_se: float | None = None
     seed: int | None = None
     columns: list | None = None
+    strata: list | None = None
 
     def __repr__(self):
+        st = "" if self.strata is None else f", strata={len(self.strata)}"
         return (f"EnergyTestResult(statistic={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}"
                 f"{_fmt_se(self.pvalue_se)}, n_resamples={self.n_resamples}, exact={self.exact}, "
-                f"sizes={list(map(int, self.sizes))}, groups={short_list(self.groups)}"
+                f"sizes={list(map(int, self.sizes))}, groups={short_list(self.groups)}{st}"
                 f"{_fmt_seed(self.seed)})")
 
     def to_frame(self):
@@ -156,6 +162,15 @@ class DiscoResult:
         Seed of the random relabellings (see :class:`EnergyTestResult`).
     columns : list or None
         The DataFrame columns used as data (None for array input).
+    test : str
+        What each p-value tests: 'one-way' (one factor), 'stratified' (one
+        factor, relabelled within strata), 'conditional' (several factors,
+        each relabelled within the cells of the others, the default) or
+        'marginal' (several factors, each as if alone: R ``energy``'s table).
+    strata : list or None
+        Names of the strata (``strata=``), or None.
+    strata_name : str or None
+        The strata column, when given by name.
     """
 
     statistic: float | np.ndarray
@@ -176,6 +191,9 @@ class DiscoResult:
     pvalue_se: float | np.ndarray | None = None
     seed: int | None = None
     columns: list | None = None
+    test: str = "one-way"
+    strata: list | None = None
+    strata_name: str | None = None
 
     def to_frame(self):
         """ANOVA-style table: one row per factor, then Within and Total;
@@ -204,8 +222,16 @@ class DiscoResult:
                f"{self.n_resamples} random relabellings")
         if self.seed is not None and self.n_resamples and not self.exact:
             how += f", seed {self.seed}"
+        what = {"one-way": "",
+                "stratified": "\nthe factor's groups compared within each stratum (relabelled within strata)",
+                "conditional": "\neach factor tested given the others (relabelled within the cells of "
+                               "the other factors); the rows are not additive",
+                "marginal": "\neach factor tested alone (marginal tests, as R energy's disco)"}[self.test]
+        if self.strata is not None:
+            nm = f" of {self.strata_name!r}" if self.strata_name is not None else ""
+            what += f"\nrelabelled within {len(self.strata)} strata{nm}"
         table = self.to_frame().to_string(float_format=lambda v: f"{v:.6g}", na_rep="")
-        return f"DISCO (distance components; F test, {how})\n{table}"
+        return f"DISCO (distance components; F test, {how}){what}\n{table}"
 
 
 # -- input handling ----------------------------------------------------------
@@ -299,22 +325,86 @@ def _grouped_input(samples, labels, by, columns, dropna, numeric_only, fname, al
     return X, [lab], [None], cols
 
 
+def _strata_input(samples, labels, by, columns, dropna, numeric_only, fname, allow_factors, strata):
+    """The call forms with ``strata=``: (X, [Labels per factor], names, columns, strata Labels or
+    None, strata name)."""
+    if strata is None:
+        return (*_grouped_input(samples, labels, by, columns, dropna, numeric_only, fname,
+                                allow_factors), None, None)
+    if by is not None:
+        X = samples[0] if len(samples) == 1 else None
+        if not isinstance(X, pd.DataFrame):
+            raise TypeError("`by=` needs the data as one DataFrame.")
+        by_cols = list(by) if isinstance(by, (list, tuple)) else [by]
+        if isinstance(strata, str):
+            if strata not in X.columns:
+                raise KeyError(f"`strata`: column {strata!r} not found in `X`; it has "
+                               f"{short_list(X.columns)}.")
+            if strata in by_cols:
+                raise ValueError(f"`strata` {strata!r} is also a factor in `by`.")
+            scol = strata
+        else:
+            scol = "__strata__"
+            while scol in X.columns:
+                scol += "_"
+            values = align_labels(X, strata, "strata")
+            if len(values) != len(X):
+                raise ValueError(f"`strata` must have one entry per row of `X` ({len(X)}); "
+                                 f"got {len(values)}.")
+            X = X.assign(**{scol: np.asarray(values, dtype=object)})
+        Xa, labs, names, cols = _grouped_input((X,), None, by_cols + [scol], columns, dropna,
+                                               numeric_only, fname, True)
+        return Xa, labs[:-1], names[:-1], cols, labs[-1], strata if isinstance(strata, str) else None
+    if isinstance(strata, str):
+        if labels is None or len(samples) != 1 or not isinstance(samples[0], pd.DataFrame):
+            raise TypeError("`strata` as a column name needs a DataFrame `X` with `by=` or `labels=`.")
+        X = samples[0]
+        if strata not in X.columns:
+            raise KeyError(f"`strata`: column {strata!r} not found in `X`; it has {short_list(X.columns)}.")
+        values = X[strata]
+        if columns is None:
+            columns = [c for c in X.columns if c != strata]
+        samples = (X,)
+    else:
+        values = strata
+    if dropna:
+        raise TypeError("`dropna=True` with `strata` needs the `df, by=` form (so that the same rows "
+                        "are dropped from the data, the groups and the strata).")
+    Xa, labs, names, cols = _grouped_input(samples, labels, by, columns, dropna, numeric_only, fname,
+                                           allow_factors)
+    if labels is not None and len(samples) == 1:
+        values = align_labels(samples[0], values, "strata")
+    n = Xa.shape[0]
+    if isinstance(values, str) or np.ndim(values) != 1 or len(values) != n:
+        raise ValueError(f"`strata` must be a column name or have one entry per row ({n}); got "
+                         f"{type(values).__name__} of shape {np.shape(values)}.")
+    return (Xa, labs, names, cols, as_labels(values, n, "strata"),
+            strata if isinstance(strata, str) else None)
+
+
 def _check_groups(labs, names, fname):
     n = int(labs[0].sizes.sum())
     for lab, name in zip(labs, names):
         what = "groups" if name is None else f"groups of {name!r}"
         if lab.k < 2:
             raise ValueError(f"need at least 2 {what}; got {lab.k} ({short_list(lab.groups)}).")
-    if fname == "disco":
-        df_within = n - 1 - sum(lab.k - 1 for lab in labs)
-        if df_within < 1:
-            raise ValueError(f"`disco` needs within-group degrees of freedom n - 1 - sum(k_f - 1) "
-                             f">= 1 for its F ratio; got {df_within} (n={n}, groups per factor "
-                             f"{[lab.k for lab in labs]}): too many groups of one point.")
+
+
+class _Setup:
+    """Everything a test needs once the input is checked (see :func:`_prepare`)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def engine(self, k, sizes, share=1, D=None):
+        return _permutation.build_engine(self.X, k, sizes, self.metric, self.n_threads,
+                                         method=self.method, memory_budget=self.budget,
+                                         share=share, D=D)
 
 
 def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
-             n_resamples, rng, method, memory_budget, n_threads, exact, fname, allow_factors=False):
+             n_resamples, rng, method, memory_budget, n_threads, exact, fname, allow_factors=False,
+             strata=None):
     met = resolve_metric(metric, exponent, sigma)
     R = check_int(n_resamples, "n_resamples", 0)
     gen, seed = seeded_rng(rng)
@@ -322,8 +412,8 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
     budget = _check_budget(memory_budget)
     nt = check_n_threads(n_threads)
     _check_exact(exact)
-    X, labs, names, cols = _grouped_input(samples, labels, by, columns, dropna, numeric_only,
-                                          fname, allow_factors)
+    X, labs, names, cols, strata_lab, strata_name = _strata_input(
+        samples, labels, by, columns, dropna, numeric_only, fname, allow_factors, strata)
     if met.kind == "precomputed":
         if labels is None:
             raise TypeError("metric='precomputed' needs the n×n matrix as `X` and `labels=`.")
@@ -331,73 +421,142 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
     # working units: no squared distance can overflow or underflow; converted back at the end
     X, met, scale = _engine.normalise(met, X)
     _check_groups(labs, names, fname)
-    # Cells: the combination of all factors' levels of each row.
-    if len(labs) == 1:
-        cell_codes = labs[0].codes
-        maps = [np.arange(labs[0].k, dtype=np.intp)]
-    else:
-        combo = np.stack([lab.codes for lab in labs], axis=1)
-        uniq, cell_codes = np.unique(combo, axis=0, return_inverse=True)
-        cell_codes = np.ascontiguousarray(cell_codes.ravel(), dtype=np.intp)
-        maps = [np.ascontiguousarray(uniq[:, f], dtype=np.intp) for f in range(len(labs))]
-    share = len(labs)  # the factors' batches run side by side: each gets its share of the budget
-    engines = [_permutation.build_engine(X, labs[0].k, labs[0].sizes, met, nt, method=method,
-                                         memory_budget=budget, share=share)]
-    for lab in labs[1:]:
-        # the n×n matrix, when there is one, is shared between factors
-        engines.append(_permutation.build_engine(X, lab.k, lab.sizes, met, nt, method=method,
-                                                 memory_budget=budget, share=share,
-                                                 D=getattr(engines[0], "D", None)))
-    return X, labs, names, cell_codes, maps, engines, R, gen, seed, cols, scale
+    return _Setup(X=X, labs=labs, names=names, cols=cols, strata=strata_lab, strata_name=strata_name,
+                  metric=met, n_threads=nt, method=method, budget=budget, R=R, gen=gen, seed=seed,
+                  scale=scale, exact=exact, user_metric=(metric, exponent, sigma))
 
 
-def _energy_statistic(sizes):
-    """Vectorised eqdist statistic from group sums ``M`` (B, k, k)."""
-    nn = np.asarray(sizes, dtype=np.float64)
-    k = nn.size
-    iu, ju = np.triu_indices(k, 1)
-    w = (nn[iu] * nn[ju]) / (nn[iu] + nn[ju])
-    outer = np.outer(nn, nn)
+def _combine(code_arrays):
+    """Cells of several codings of the rows: cell codes (n,) and each cell's codes (K, len)."""
+    combo = np.stack(code_arrays, axis=1)
+    uniq, inv = np.unique(combo, axis=0, return_inverse=True)
+    return np.ascontiguousarray(inv.ravel(), dtype=np.intp), uniq
 
-    def stat(Ms):
-        g = Ms[0] / outer
+
+class _Layout:
+    """The cells of one test: each cell's group (level of the tested factor), stratum and size.
+
+    Statistics compare groups only within a stratum; without strata there is
+    one stratum and the cells are the groups.
+    """
+
+    def __init__(self, group, stratum, sizes):
+        self.group = np.asarray(group, dtype=np.intp)
+        self.stratum = np.asarray(stratum, dtype=np.intp)
+        self.sizes = np.asarray(sizes, dtype=np.float64)
+        self.K = self.sizes.size
+        iu, ju = np.triu_indices(self.K, 1)
+        same = self.stratum[iu] == self.stratum[ju]
+        self.iu, self.ju = iu[same], ju[same]
+        self.n = float(self.sizes.sum())
+        n_stratum = np.bincount(self.stratum, weights=self.sizes)
+        self.n_stratum = n_stratum[self.stratum]
+        self.n_strata = int(np.count_nonzero(n_stratum))
+        self.df_between = self.K - self.n_strata  # Σ_s (groups in s − 1)
+        self.df_within = int(self.n) - self.K
+
+    def pair_sensitivity(self, weights):
+        """Σ over the pairs of |∂ Σ w E / ∂ M| (each M entry perturbed on its own)."""
+        ni, nj = self.sizes[self.iu], self.sizes[self.ju]
+        return float(np.sum(weights * (2.0 / (ni * nj) + 1.0 / ni**2 + 1.0 / nj**2)))
+
+    def energy_distances(self, M):
+        """``E`` of every pair of cells in a stratum, shape (B, pairs), from sums ``M`` (B, K, K)."""
+        g = M / np.outer(self.sizes, self.sizes)
         d = np.diagonal(g, axis1=1, axis2=2)
-        E = 2.0 * g[:, iu, ju] - d[:, iu] - d[:, ju]
-        return E @ w
-
-    return stat
+        return 2.0 * g[:, self.iu, self.ju] - d[:, self.iu] - d[:, self.ju]
 
 
-def _disco_statistic(labs):
-    """Vectorised DISCO F for each factor from group sums (one list entry per factor)."""
-    parts = []
-    for lab in labs:
-        nn = lab.sizes.astype(np.float64)
-        n, k = nn.sum(), nn.size
-        iu, ju = np.triu_indices(k, 1)
-        parts.append((nn, n, k, iu, ju, np.outer(nn, nn)))
+class _Unit:
+    """One permutation test: the tested factor's cells within strata, their relabellings and layout."""
 
-    def stat(Ms):
-        cols = []
-        for M, (nn, n, k, iu, ju, outer) in zip(Ms, parts):
-            g = M / outer
-            d = np.diagonal(g, axis1=1, axis2=2)
-            W = d @ (nn / 2.0)
-            E = 2.0 * g[:, iu, ju] - d[:, iu] - d[:, ju]
-            S = E @ (outer[iu, ju] / (2.0 * n))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                F = (S / (k - 1)) / (W / (n - k))
-            cols.append(F)
-        return cols[0] if len(cols) == 1 else np.stack(cols, axis=1)
+    def __init__(self, lab, other_codes):
+        if not other_codes:
+            self.cells = np.ascontiguousarray(lab.codes, dtype=np.intp)
+            self.layout = _Layout(np.arange(lab.k), np.zeros(lab.k, dtype=np.intp), lab.sizes)
+            self.strata = None
+        else:
+            self.cells, uniq = _combine([lab.codes] + list(other_codes))
+            _, stratum = np.unique(uniq[:, 1:], axis=0, return_inverse=True)
+            stratum = np.ascontiguousarray(stratum.ravel(), dtype=np.intp)
+            sizes = np.bincount(self.cells, minlength=uniq.shape[0])
+            self.layout = _Layout(uniq[:, 0], stratum, sizes)
+            self.strata = _permutation.Strata(stratum[self.cells])
+        self.k = self.layout.K
+        self.identity = np.arange(self.k, dtype=np.intp)
 
-    return stat
+
+class _EnergyStatistic:
+    """The k-sample energy statistic, summed over strata, from the cells' group sums."""
+
+    def __init__(self, layout):
+        self.layout = layout
+        ni, nj = layout.sizes[layout.iu], layout.sizes[layout.ju]
+        self.w = ni * nj / (ni + nj)
+
+    def __call__(self, Ms):
+        return self.layout.energy_distances(Ms[0]) @ self.w
+
+    def tolerance(self, obs_Ms):
+        """Rounding error of the statistic: each sum's allowed error through the formula."""
+        return _permutation.sum_error(obs_Ms[0]) * self.layout.pair_sensitivity(self.w)
+
+
+class _DiscoStatistic:
+    """DISCO F of one factor (within strata) from the cells' group sums."""
+
+    def __init__(self, layout, df_within=None):
+        self.layout = L = layout
+        ni, nj = L.sizes[L.iu], L.sizes[L.ju]
+        self.v = ni * nj / (2.0 * L.n_stratum[L.iu])
+        self.df_between = L.df_between
+        self.df_within = L.df_within if df_within is None else df_within
+
+    def components(self, M):
+        """Between (within strata) and within-cell dispersions ``S``, ``W`` of sums ``M`` (B, K, K)."""
+        S = self.layout.energy_distances(M) @ self.v
+        W = np.diagonal(M, axis1=1, axis2=2) @ (0.5 / self.layout.sizes)
+        return S, W
+
+    def values(self, M):
+        S, W = self.components(M)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (S / self.df_between) / (W / self.df_within)
+
+    def __call__(self, Ms):
+        return self.values(Ms[0])
+
+    def tolerance(self, obs_Ms):
+        M = obs_Ms[0]
+        eps_M = _permutation.sum_error(M)
+        tS = eps_M * self.layout.pair_sensitivity(self.v)
+        tW = eps_M * float(np.sum(0.5 / self.layout.sizes))
+        S, W = (float(c[0]) for c in self.components(M[None]))
+        if not W > 0:
+            return 0.0
+        return (self.df_within / self.df_between) * (tS / W + abs(S) * tW / W**2)
+
+
+class _MarginalDisco:
+    """R ``energy``'s several-factor DISCO: each factor's one-way F, all from one relabelling."""
+
+    def __init__(self, labs):
+        self.parts = [_DiscoStatistic(_Layout(np.arange(lab.k), np.zeros(lab.k, dtype=np.intp),
+                                              lab.sizes)) for lab in labs]
+
+    def __call__(self, Ms):
+        return np.stack([p.values(M) for p, M in zip(self.parts, Ms)], axis=1)
+
+    def tolerance(self, obs_Ms):
+        return np.array([p.tolerance([M]) for p, M in zip(self.parts, obs_Ms)])
 
 
 # -- public functions --------------------------------------------------------
 
-def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, numeric_only=False,
-                n_resamples=999, metric="energy", exponent=1.0, sigma=1.0, rng=None, exact=None, method="auto",
-                memory_budget=DEFAULT_MEMORY_BUDGET, progress=False, n_threads=None):
+def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropna=False,
+                numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0,
+                rng=None, exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET,
+                progress=False, n_threads=None):
     r"""Energy test of equal distributions for k ≥ 2 samples (permutation test).
 
     Parameters
@@ -415,9 +574,14 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, nume
         With a DataFrame ``X``: the grouping column.
     columns : list, optional
         With a DataFrame ``X``: the columns used (default: every column
-        except ``by``).
+        except ``by`` and ``strata``).
+    strata : str or array_like of shape (n,), optional
+        Strata of the rows (a column name of the DataFrame ``X``, or one
+        entry per row, a Series aligned by index): rows are relabelled only
+        within their stratum (blocked designs, repeated measures), and the
+        statistic compares groups only within strata (see Notes).
     dropna : bool, default False
-        Drop rows with missing values in ``by`` or the used columns instead of
+        Drop rows with missing values in ``by`` (and ``strata``) or the used columns instead of
         raising an error that counts them.
     numeric_only : bool, default False
         With a DataFrame ``X`` and ``columns=None``: leave out wholly
@@ -481,11 +645,27 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, nume
 
     For two samples it is ``2 S`` with ``S`` the DISCO between component.
     The p-value of R random relabellings (group sizes kept) is
-    :math:`(1 + \#\{\mathcal{E}^* \ge \mathcal{E}\}) / (R + 1)`, where
-    :math:`\ge` tolerates a relative rounding error of 100·eps (as SciPy);
-    R's ``eqdist.etest`` counts strictly greater values instead.  When all N
+    :math:`(1 + \#\{\mathcal{E}^* \ge \mathcal{E}\}) / (R + 1)`; R's
+    ``eqdist.etest`` counts strictly greater values instead.  When all N
     distinct relabellings are enumerated, the p-value is the exact
     :math:`\#\{\mathcal{E}^* \ge \mathcal{E}\} / N`.
+
+    Ties: a relabelling whose statistic equals the observed one exactly is
+    computed with different rounding by different engines, so ":math:`\ge`"
+    allows the statistic's rounding error: each group-pair sum may be off by
+    64 eps times the sum over all pairs (2nT, T the total dispersion), carried
+    through the statistic's formula (about 512 eps·T for two equal groups).
+    Tied relabellings then count whatever ``method``, ``memory_budget`` or
+    thread count (measured differences: at most 28 eps·T up to n = 1500),
+    and one seed gives one p-value.
+
+    With ``strata``, rows are relabelled within their stratum only (the
+    group sizes within every stratum kept) and the statistic is the sum over
+    strata of the statistic within each stratum,
+    :math:`\sum_s \sum_{i<j} \frac{n_{is} n_{js}}{n_{is} + n_{js}} E(C_{is}, C_{js})`:
+    differences between strata do not count, so the test asks "do the
+    groups differ within strata?" (valid when the rows are exchangeable
+    within each stratum under the null hypothesis).
 
     Evaluation: the pairwise matrix is computed once (compiled, all threads);
     batches of relabellings are then evaluated through one BLAS product
@@ -527,35 +707,47 @@ def energy_test(*samples, labels=None, by=None, columns=None, dropna=False, nume
     >>> es.energy_test(df, by="group", n_resamples=0)
     EnergyTestResult(statistic=45.36..., pvalue=None, n_resamples=0, exact=False, sizes=[30, 30], groups=['x', 'y'])
     """
-    X, labs, names, cells, maps, engines, R, gen, seed, cols, scale = _prepare(
-        samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma, n_resamples,
-        rng, method, memory_budget, n_threads, exact, "energy_test")
-    lab = labs[0]
+    st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                  n_resamples, rng, method, memory_budget, n_threads, exact, "energy_test",
+                  strata=strata)
+    lab = st.labs[0]
+    unit = _Unit(lab, [] if st.strata is None else [st.strata.codes])
+    if unit.layout.df_between < 1:
+        raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
+    engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
+    stat = _EnergyStatistic(unit.layout)
     observed, null, is_exact, obs_M = _permutation.permutation_null(
-        engines, cells, maps, _energy_statistic(lab.sizes), n_resamples=R, rng=gen, exact=exact,
-        progress=progress)
-    M = obs_M[0]
+        [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen, exact=exact,
+        progress=progress, strata=unit.strata)
+    # pooled group sums (cells summed over strata) give the groups' energy distances
+    A = np.zeros((unit.k, lab.k))
+    A[np.arange(unit.k), unit.layout.group] = 1.0
+    M = A.T @ obs_M[0] @ A
     nn = lab.sizes.astype(np.float64)
     g = M / np.outer(nn, nn)
     gd = np.diag(g)
     E = 2.0 * g - gd[:, None] - gd[None, :]
-    if resolve_metric(metric, exponent, sigma).kind == "builtin":  # negative type: E >= 0 (rounding)
+    if st.metric.kind == "builtin":  # negative type: E >= 0 (rounding)
         E = nonnegative(E, 2.0 * np.abs(g) + np.abs(gd[:, None]) + np.abs(gd[None, :]))
     np.fill_diagonal(E, 0.0)
     pvalue = None
     if null.shape[0] > 0:
-        pvalue = float(_permutation.pvalue_from_null(observed, null, is_exact))
+        pvalue = float(_permutation.pvalue_from_null(observed, null, is_exact,
+                                                     tol=stat.tolerance(obs_M)))
     R_used = int(null.shape[0])
+    scale = st.scale
     return EnergyTestResult(float(scale.apply(observed)), pvalue, scale.apply(null), R_used,
                             bool(is_exact), lab.sizes.copy(), list(lab.groups), scale.apply(E),
-                            engines[0].name,
+                            engine.name,
                             pvalue_se=_permutation.pvalue_se(pvalue, R_used, is_exact),
-                            seed=seed if R_used and not is_exact else None, columns=cols)
+                            seed=st.seed if R_used and not is_exact else None, columns=st.cols,
+                            strata=None if st.strata is None else list(st.strata.groups))
 
 
-def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_only=False,
-          n_resamples=999, metric="energy", exponent=1.0, sigma=1.0, rng=None, exact=None, method="auto",
-          memory_budget=DEFAULT_MEMORY_BUDGET, progress=False, n_threads=None):
+def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional=True, dropna=False,
+          numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0, rng=None,
+          exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET, progress=False,
+          n_threads=None):
     r"""DISCO: distance-components analysis of k ≥ 2 groups (permutation F test).
 
     Parameters
@@ -566,6 +758,12 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_on
     by : str or list of str, optional
         With a DataFrame ``X``: the grouping column, or several columns for a
         multi-factor analysis.
+    strata : str or array_like, optional
+        As in :func:`energy_test`: groups compared and relabelled within strata.
+    conditional : bool, default True
+        With several factors: test each factor given the others (relabelled
+        within the cells of the other factors); ``False`` gives R
+        ``energy``'s marginal tests (each factor as if alone).  See Notes.
 
     Returns
     -------
@@ -590,14 +788,36 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_on
     :func:`energy_test` (R's ``disco`` counts strictly greater values).
     For two groups ``S`` is half the :func:`energy_test` statistic.
 
-    Several factors follow R ``energy``'s ``disco(x, factors)``: each
-    factor gets its one-way between component :math:`S_f`, its one-way F
-    (as if that factor alone grouped the data, with :math:`W_f = T - S_f`
-    and :math:`n - k_f` degrees of freedom) and its permutation p-value; the
-    Within row is :math:`T - \sum_f S_f` with
-    :math:`n - 1 - \sum_f (k_f - 1)` degrees of freedom.  One random
-    permutation of the rows is applied to all factors at once (R permutes
-    each factor separately); each factor's p-value is valid on its own.
+    **Strata** (``strata=``): the groups are compared within each stratum
+    and relabelled within it.  With cells :math:`C_{is}` (group i in stratum
+    s), :math:`S = \sum_s S_s` (each stratum's between component),
+    :math:`W = \sum_{i,s} \frac{n_{is}}{2} g(C_{is}, C_{is})` and
+    :math:`F = \frac{S / \sum_s (k_s - 1)}{W / (n - \#\text{cells})}`; then
+    :math:`T = S_{\text{strata}} + S + W`.
+
+    **Several factors** (``by`` a list, or a DataFrame of ``labels``):
+
+    * ``conditional=True`` (default): each factor is tested *given the
+      others*: its groups are compared within the cells of the other factors
+      (as with ``strata`` = those cells) and relabelled within them, so an
+      effect of another factor, even one associated with it, does not make
+      it significant.  Its null hypothesis: within every cell of the other
+      factors, the distribution does not depend on this factor.  The Within
+      row is the dispersion within the cells of all factors; the rows do not
+      add up to Total.  Random relabellings only (each factor has its own).
+    * ``conditional=False``: R ``energy``'s ``disco(x, factors)`` table, with
+      *marginal* tests: each factor gets its one-way between component
+      :math:`S_f`, its one-way F (as if that factor alone grouped the data,
+      with :math:`W_f = T - S_f` and :math:`n - k_f` degrees of freedom) and
+      its permutation p-value; the Within row is :math:`T - \sum_f S_f` with
+      :math:`n - 1 - \sum_f (k_f - 1)` degrees of freedom.  Each p-value
+      tests "this factor alone is unrelated to the response": when factors
+      are associated, an effect of one makes the others significant too.
+      One random permutation of the rows serves all factors (R permutes
+      each factor separately).
+
+    The result's ``test`` says which ('one-way', 'stratified', 'conditional'
+    or 'marginal'), and so does its printout.
 
     References
     ----------
@@ -620,36 +840,116 @@ def disco(*samples, labels=None, by=None, columns=None, dropna=False, numeric_on
     >>> round(res.between + res.within - res.total, 9)
     0.0
     """
-    X, labs, names, cells, maps, engines, R, gen, seed, cols, scale = _prepare(
-        samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma, n_resamples,
-        rng, method, memory_budget, n_threads, exact, "disco", allow_factors=True)
-    observed, null, is_exact, obs_M = _permutation.permutation_null(
-        engines, cells, maps, _disco_statistic(labs), n_resamples=R, rng=gen, exact=exact,
-        progress=progress)
-    parts = [dispersion_from_sums(M, lab.sizes, lab.groups) for M, lab in zip(obs_M, labs)]
+    if conditional not in (True, False):
+        raise ValueError(f"`conditional` must be True or False; got {conditional!r}.")
+    st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                  n_resamples, rng, method, memory_budget, n_threads, exact, "disco",
+                  allow_factors=True, strata=strata)
+    labs, names = st.labs, st.names
+    single = len(labs) == 1
     n = int(labs[0].sizes.sum())
+    if not single and not conditional:
+        if st.strata is not None:
+            raise ValueError("`conditional=False` (R's marginal tests) is not available with "
+                             "`strata`; use `conditional=True`, or one factor at a time.")
+        return _marginal_disco(st, n, progress)
+    if not single and exact:
+        raise ValueError("`exact=True` is not available for several factors tested conditionally "
+                         "(each factor has its own set of relabellings); use random relabellings.")
+    strata_codes = [] if st.strata is None else [st.strata.codes]
+    units = [_Unit(lab, strata_codes + [o.codes for j, o in enumerate(labs) if j != f])
+             for f, lab in enumerate(labs)]
+    for unit, name in zip(units, names):
+        if unit.layout.df_between < 1:
+            what = "the other factors' cells" if not single else "stratum"
+            raise ValueError(f"{'the factor ' + repr(name) if name is not None else 'the grouping'} "
+                             f"has a single level within every {what}, so it cannot be tested.")
+    df_within = units[0].layout.df_within
+    if df_within < 1:
+        cells = "groups" if units[0].strata is None else "cells (groups within strata)"
+        raise ValueError(f"`disco` needs within-group degrees of freedom n - (number of {cells}) "
+                         f">= 1 for its F ratio; got {df_within} (n={n}, {units[0].k} {cells}): "
+                         "too many groups of one point.")
+    obs, nulls, tols, S, W, engine, D = [], [], [], [], None, None, None
+    for unit in units:
+        engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp), D=D)
+        D = getattr(engine, "D", None)
+        stat = _DiscoStatistic(unit.layout)
+        o, nl, is_exact, obs_M = _permutation.permutation_null(
+            [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen,
+            exact=exact if single else False, progress=progress, strata=unit.strata)
+        obs.append(float(o))
+        nulls.append(nl)
+        tols.append(stat.tolerance(obs_M))
+        Sf, Wf = stat.components(obs_M[0][None])
+        S.append(float(Sf[0]))
+        W = float(Wf[0])
+    T = float(np.sum(obs_M[0])) / (2.0 * n)
+    null = nulls[0] if single else np.stack(nulls, axis=1)
+    F = np.array(obs)
+    pvalue = None
+    if null.shape[0] > 0:
+        pvalue = np.atleast_1d(_permutation.pvalue_from_null(
+            F if not single else F[0], null, is_exact, what="F", tol=np.array(tols) if not single else tols[0]))
+    if single:
+        test = "one-way" if st.strata is None else "stratified"
+    else:
+        test = "conditional"
+    scale = st.scale
+    return _disco_result(st, n, F, pvalue, scale.apply(np.array(S)), scale.apply(W), scale.apply(T),
+                         np.array([u.layout.df_between for u in units]), df_within, null, is_exact,
+                         engine.name, test)
+
+
+def _marginal_disco(st, n, progress):
+    """R ``energy``'s several-factor table: one-way components, one relabelling for all factors."""
+    labs = st.labs
+    cells, uniq = _combine([lab.codes for lab in labs])
+    maps = [np.ascontiguousarray(uniq[:, f], dtype=np.intp) for f in range(len(labs))]
+    dfb = np.array([lab.k - 1 for lab in labs])
+    df_within = int(n - 1 - dfb.sum())
+    if df_within < 1:
+        raise ValueError(f"`disco` needs within-group degrees of freedom n - 1 - sum(k_f - 1) "
+                         f">= 1 for its F ratio; got {df_within} (n={n}, groups per factor "
+                         f"{[lab.k for lab in labs]}): too many groups of one point.")
+    share = len(labs)  # the factors' batches run side by side: each gets its share of the budget
+    engines = [st.engine(labs[0].k, labs[0].sizes, share=share)]
+    for lab in labs[1:]:
+        # the n×n matrix, when there is one, is shared between factors
+        engines.append(st.engine(lab.k, lab.sizes, share=share, D=getattr(engines[0], "D", None)))
+    stat = _MarginalDisco(labs)
+    observed, null, is_exact, obs_M = _permutation.permutation_null(
+        engines, cells, maps, stat, n_resamples=st.R, rng=st.gen, exact=st.exact, progress=progress)
+    parts = [dispersion_from_sums(M, lab.sizes, lab.groups) for M, lab in zip(obs_M, labs)]
     T = parts[0].T
     S = np.array([p.S for p in parts])
-    within = parts[0].W if len(labs) == 1 else T - float(S.sum())
-    T, S, within = scale.apply(T), scale.apply(S), scale.apply(within)  # F is scale-free
-    dfb = np.array([lab.k - 1 for lab in labs])
     F = np.atleast_1d(np.asarray(observed, dtype=float))
     pvalue = None
     if null.shape[0] > 0:
-        pvalue = np.atleast_1d(_permutation.pvalue_from_null(observed, null, is_exact, what="F"))
+        pvalue = np.atleast_1d(_permutation.pvalue_from_null(observed, null, is_exact, what="F",
+                                                             tol=stat.tolerance(obs_M)))
+    scale = st.scale
+    return _disco_result(st, n, F, pvalue, scale.apply(S), scale.apply(T - float(S.sum())),
+                         scale.apply(T), dfb, df_within, null, is_exact, engines[0].name, "marginal")
+
+
+def _disco_result(st, n, F, pvalue, S, within, T, dfb, df_within, null, is_exact, engine, test):
+    labs = st.labs
     single = len(labs) == 1
     R_used = int(null.shape[0])
     se = _permutation.pvalue_se(pvalue, R_used, is_exact)
-    factors = ["Between"] if single else [str(nm) for nm in names]
+    factors = ["Between"] if single else [str(nm) for nm in st.names]
     return DiscoResult(
         statistic=float(F[0]) if single else F,
         pvalue=(None if pvalue is None else float(pvalue[0]) if single else pvalue.astype(float)),
         between=float(S[0]) if single else S,
         within=float(within), total=float(T),
         df_between=int(dfb[0]) if single else dfb,
-        df_within=int(n - 1 - dfb.sum()), df_total=n - 1,
-        factors=factors, null_distribution=null, n_resamples=int(null.shape[0]),
+        df_within=int(df_within), df_total=n - 1,
+        factors=factors, null_distribution=null, n_resamples=R_used,
         exact=bool(is_exact), sizes=[lab.sizes.copy() for lab in labs],
-        groups=[list(lab.groups) for lab in labs], engine=engines[0].name,
+        groups=[list(lab.groups) for lab in labs], engine=engine,
         pvalue_se=(None if se is None else float(np.atleast_1d(se)[0]) if single else se),
-        seed=seed if R_used and not is_exact else None, columns=cols)
+        seed=st.seed if R_used and not is_exact else None, columns=st.cols, test=test,
+        strata=None if st.strata is None else list(st.strata.groups),
+        strata_name=st.strata_name)

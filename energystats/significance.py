@@ -18,7 +18,7 @@ from . import _memory
 from ._lib import _hartigan
 from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
-from ._permutation import pvalue_from_null, pvalue_se
+from ._permutation import pvalue_from_null, pvalue_se, sum_error
 from ._progress import progress_bar
 from .frames import select_frame
 from ._validation import check_int, seeded_rng
@@ -189,11 +189,23 @@ def _stat(disp):
     return disp.S / disp.T if disp.T > 0 else 0.0
 
 
-def _pvalue(obs, null):
+def _tolerance(disp):
+    """Rounding error of S/T: the engines' allowed error of each group-pair sum
+    (:func:`energystats._permutation.sum_error`) through S, doubled for T's own."""
+    from .homogeneity import _DiscoStatistic, _Layout
+
+    k = len(disp.sizes)
+    sizes = np.asarray(disp.sizes, dtype=np.float64)
+    M = np.asarray(disp.g) * np.outer(sizes, sizes)
+    layout = _Layout(np.arange(k), np.zeros(k, dtype=np.intp), sizes)
+    tS = sum_error(M) * layout.pair_sensitivity(_DiscoStatistic(layout).v)
+    return 2.0 * tS / disp.T if disp.T > 0 else 0.0
+
+
+def _pvalue(obs, null, tol):
     # the package's one p-value rule (docs: conventions; Phipson and Smyth 2010):
-    # (1 + #{null >= obs}) / (B + 1),
-    # ties within a relative 100·eps
-    return float(pvalue_from_null(obs, np.asarray(null, dtype=np.float64), exact=False))
+    # (1 + #{null >= obs - tol}) / (B + 1), tol the rounding error of S/T
+    return float(pvalue_from_null(obs, np.asarray(null, dtype=np.float64), exact=False, tol=tol))
 
 
 def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gaussian", n_resamples=99, metric="energy",
@@ -344,7 +356,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
             perm = gen.permutation(labels)
             M = _ce.group_sums_from_gram(G, perm, k)
             null_dist[b] = _stat(dispersion_from_sums(M, disp.sizes, disp.groups))
-        p = _pvalue(obs, null_dist)
+        p = _pvalue(obs, null_dist, _tolerance(disp))
         return ClusterTestResult(obs, p, null_dist, "permutation (naive)", B, labels_out, disp,
                                  pvalue_se(p, B, False), seed, cols)
 
@@ -388,6 +400,6 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     finally:
         if bar is not None:
             bar.close()
-    p = _pvalue(obs, null_dist)
+    p = _pvalue(obs, null_dist, _tolerance(disp))
     return ClusterTestResult(obs, p, null_dist, null, B, labels_out, disp, pvalue_se(p, B, False),
                              seed, cols)
