@@ -281,10 +281,13 @@ def _cmd_test(args):
         by = split_names(args.by)
         if len(by) != 1:
             raise CLIError(f"option --by: the energy test takes one grouping column; got {by}.")
-        df, cols = _load(args, path, by=by)
+        strata = _strata_column(args, by)
+        df, cols = _load(args, path, by=by + strata)
         _check_groups(df, by, path)
-        data, kw = df, dict(kw, by=by[0], columns=cols)
+        data, kw = df, dict(kw, by=by[0], columns=cols, strata=strata[0] if strata else None)
     else:
+        if args.strata:
+            raise CLIError("option --strata: give one file with --by and a strata column.")
         if args.by:
             raise CLIError("option --by: give one file with a grouping column, or several files "
                            "(each file one group) without --by.")
@@ -310,6 +313,8 @@ def _cmd_test(args):
     emit([("energy test of equal distributions", table)], args.format)
     if res.pvalue is not None:
         what = _pvalue_text(res.pvalue, res.pvalue_se)
+        if res.strata is not None:
+            what += f"; groups compared within {len(res.strata)} strata of {args.strata}"
         if res.pvalue <= args.alpha:
             _verdict(args, f"verdict: the groups' distributions differ ({what} <= alpha = "
                            f"{args.alpha:g}).", res.pvalue, res.pvalue_se)
@@ -317,6 +322,15 @@ def _cmd_test(args):
             _verdict(args, f"verdict: no evidence that the groups' distributions differ "
                            f"({what} > alpha = {args.alpha:g}).", res.pvalue, res.pvalue_se)
     return 0
+
+
+def _strata_column(args, by):
+    """``[--strata]`` checked against ``--by``, or ``[]``."""
+    if not args.strata:
+        return []
+    if args.strata in by:
+        raise CLIError(f"option --strata: {args.strata!r} is also a --by column.")
+    return [args.strata]
 
 
 def _cmd_disco(args):
@@ -329,19 +343,31 @@ def _cmd_disco(args):
     if args.resamples < 0:
         raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
     path, by = args.file, split_names(args.by)
-    df, cols = _load(args, path, by=by)
+    strata = _strata_column(args, by)
+    if args.marginal and strata:
+        raise CLIError("options --marginal and --strata: marginal tests are not available within "
+                       "strata; leave out one of them.")
+    df, cols = _load(args, path, by=by + strata)
     for b in by:
         _check_groups(df, [b], path)
     seed = _draw_seed(args)
     kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
-              rng=seed, progress=_progress(args), **met)
+              rng=seed, progress=_progress(args), strata=strata[0] if strata else None,
+              conditional=not args.marginal, **met)
     t0 = time.perf_counter()
     res = disco(df, **kw)
     _note_run(args, "disco", res, t0)
     if args.format == "json":
         _print_json({"command": "disco", **_record(res), "alpha": args.alpha})
         return 0
-    emit([("DISCO (distance components)", res.to_frame())], args.format)
+    title = {"one-way": "DISCO (distance components)",
+             "stratified": f"DISCO (distance components), groups compared within the strata of "
+                           f"{res.strata_name}",
+             "conditional": "DISCO (distance components), each factor tested given the others "
+                            "(the rows do not add up to Total)",
+             "marginal": "DISCO (distance components), each factor tested alone (marginal, as R "
+                         "energy's disco)"}[res.test]
+    emit([(title, res.to_frame())], args.format)
     if res.pvalue is not None:
         names = by if len(by) > 1 else by[:1]
         for f, p, se in zip(names, np.atleast_1d(res.pvalue), np.atleast_1d(res.pvalue_se)):
@@ -597,6 +623,9 @@ def build_parser():
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="one CSV, TSV or Parquet file with --by, or one file per group")
     p.add_argument("--by", action="append", help="grouping column (with one file)")
+    p.add_argument("--strata", metavar="COLUMN",
+                   help="strata column: rows relabelled within strata, groups compared within "
+                        "them (blocked designs, repeated measures)")
     _add_inference_args(p, 999, "permutations")
     p.set_defaults(func=_cmd_test)
 
@@ -604,14 +633,21 @@ def build_parser():
         "disco", parents=[data, metric, common], formatter_class=_FMT,
         help="distance components (DISCO) analysis: nonparametric ANOVA",
         description=_wrap("DISCO decomposition T = S + W with F = (S/(k-1)) / (W/(n-k)) and its "
-                          "permutation p-value; several --by columns give one row per factor "
-                          "(as R energy's disco)."),
+                          "permutation p-value. Several --by columns give one row per factor, each "
+                          "tested given the others (relabelled within the other factors' cells); "
+                          "--marginal gives R energy's table instead, where each factor is tested "
+                          "as if alone (an effect of an associated factor makes it significant)."),
         epilog="examples:\n  energystats disco data.csv --by group --resamples 999 --seed 1\n"
                "  energystats disco data.csv --by dose,supplement --format json",
     )
     p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
     p.add_argument("--by", action="append", required=True,
                    help="grouping column(s), comma-separated or repeated")
+    p.add_argument("--strata", metavar="COLUMN",
+                   help="strata column: groups compared and relabelled within strata")
+    p.add_argument("--marginal", action="store_true",
+                   help="several factors: marginal tests, each factor as if alone (R energy's "
+                        "disco) instead of each given the others")
     _add_inference_args(p, 999, "permutations")
     p.set_defaults(func=_cmd_disco)
 

@@ -279,6 +279,37 @@ class TestDisco:
         rec = json.loads(out)
         assert rec["factors"] == ["group", "dose"] and len(rec["between"]) == 2
         assert rec["pvalue"] is None and rec["seed"] is None       # no resamples were drawn
+        assert rec["test"] == "conditional"
+        want = energystats.disco(df[["x", "y", "group", "dose"]], by=["group", "dose"], n_resamples=0)
+        np.testing.assert_allclose(rec["statistic"], want.statistic, rtol=1e-12)
+        # --marginal: R energy's table
+        rc, out, err = run_cli("disco", d / "data.csv", "--numeric-only", "--by", "group,dose", "-R", "0", "-q",
+                               "--marginal", "--format", "json")
+        rec = json.loads(out)
+        assert rc == 0 and rec["test"] == "marginal"
+        want = energystats.disco(df[["x", "y", "group", "dose"]], by=["group", "dose"], n_resamples=0,
+                        conditional=False)
+        np.testing.assert_allclose(rec["statistic"], want.statistic, rtol=1e-12)
+        rc, out, err = run_cli("disco", d / "data.csv", "--numeric-only", "--by", "group,dose", "-R", "19", "-q")
+        assert rc == 0 and "each factor tested given the others" in out
+
+    def test_strata(self, files):
+        d, df = files
+        rc, out, err = run_cli("disco", d / "data.csv", "--numeric-only", "--by", "group", "--strata", "dose",
+                               "-R", "0", "-q", "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)
+        want = energystats.disco(df[["x", "y", "group", "dose"]], by="group", strata="dose", n_resamples=0)
+        assert rec["test"] == "stratified" and rec["statistic"] == pytest.approx(want.statistic, rel=1e-12)
+        assert rec["columns"] == ["x", "y"]
+        rc, out, err = run_cli("test", d / "data.csv", "--numeric-only", "--by", "group", "--strata", "dose",
+                               "-R", "99", "--seed", "2", "-q")
+        assert rc == 0 and "within 2 strata of dose" in out
+        rc, out, err = run_cli("disco", d / "data.csv", "--numeric-only", "--by", "group", "--strata", "group")
+        assert rc == 2 and "--strata" in err
+        rc, out, err = run_cli("disco", d / "data.csv", "--numeric-only", "--by", "group,dose", "--strata", "name",
+                               "--marginal")
+        assert rc == 2 and "--marginal" in err
 
 
 # -- cluster --------------------------------------------------------------------
