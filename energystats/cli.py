@@ -656,11 +656,14 @@ def build_parser():
         help="energy clustering (Hartigan's method) with a calibrated significance check",
         description=_wrap("Energy clustering into k groups; prints W, S, T, F of the fitted "
                           "partition and, with --test, the significance check: S/T of the fit "
-                          "against the same clustering of reference data sets drawn from a "
-                          "no-cluster null (a Gaussian, or a uniform box, with the data's mean "
-                          "and covariance). A small p-value says 'more clustered than that "
-                          "reference', not 'the clusters are real'. The naive permutation test "
-                          "is invalid after clustering and is not offered here."),
+                          "against the same clustering of reference data sets with no clusters: "
+                          "data sets with exactly the data's mean and covariance, drawn as a "
+                          "Gaussian sample would be (exact level for every Gaussian population), "
+                          "or (--null uniform) from a uniform box with the data's covariance "
+                          "(approximate). A small p-value says 'more clustered than a Gaussian' "
+                          "(or than that box), not 'the clusters are real': a single uniform "
+                          "population is more clustered than a Gaussian too. The naive "
+                          "permutation test is invalid after clustering and is not offered here."),
         epilog="example:\n  energystats cluster data.csv -k 3 --test --resamples 99 --seed 1 "
                "--out labels.csv",
     )

@@ -706,6 +706,17 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     >>> df["group"] = ["x"] * 30 + ["y"] * 30
     >>> es.energy_test(df, by="group", n_resamples=0)
     EnergyTestResult(statistic=45.36..., pvalue=None, n_resamples=0, exact=False, sizes=[30, 30], groups=['x', 'y'])
+
+    Blocks that shift the response hide a group effect from the plain test;
+    comparing the groups within blocks finds it:
+
+    >>> block = np.repeat([0, 1, 2], 20)
+    >>> group = np.tile([0, 1], 30)
+    >>> z = np.random.default_rng(5).normal(size=60) + 4.0 * block + 1.0 * group
+    >>> es.energy_test(z, labels=group, rng=0).pvalue
+    0.433
+    >>> es.energy_test(z, labels=group, strata=block, rng=0).pvalue
+    0.008
     """
     st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                   n_resamples, rng, method, memory_budget, n_threads, exact, "energy_test",
@@ -839,6 +850,19 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     Total      149     189.576      NaN     NaN        NaN
     >>> round(res.between + res.within - res.total, 9)
     0.0
+
+    Two associated factors, only ``b`` acting: tested given ``b``, ``a`` shows
+    nothing; R's marginal test of ``a`` "finds" ``b``'s effect:
+
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> b = rng.integers(0, 2, 60)
+    >>> a = np.where(rng.random(60) < 0.85, b, 1 - b)
+    >>> df = pd.DataFrame({"y": rng.normal(size=60) + 2 * b, "a": a, "b": b})
+    >>> es.disco(df, by=["a", "b"], rng=1).pvalue.round(3)
+    array([0.839, 0.001])
+    >>> es.disco(df, by=["a", "b"], rng=1, conditional=False).pvalue.round(3)
+    array([0.001, 0.001])
     """
     if conditional not in (True, False):
         raise ValueError(f"`conditional` must be True or False; got {conditional!r}.")
