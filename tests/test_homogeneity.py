@@ -646,26 +646,23 @@ def test_level_under_null():
 
     Shapes and sizes cycle through: 2-D normal (two samples, unequal sizes),
     1-D exponential (sorted path), 3-D Student t with three groups, and 2-D
-    uniform through DISCO.  With R = 199, P(p ≤ 0.05) = 10/200 = 0.05 exactly
-    under H0; the binomial SD over 400 data sets is 0.011, so the interval is
-    ± 2.3 SD.
+    uniform through DISCO.  Default settings (R = 999): P(p ≤ 0.05) = 50/1000
+    = 0.05 exactly under H0; the binomial SD over 400 data sets is 0.011, so
+    the interval is ± 2.3 SD.
     """
     rng = np.random.default_rng(20240601)
     rejections = 0
     for i in range(400):
         kind = i % 4
         if kind == 0:
-            p = es.energy_test(rng.normal(size=(12, 2)), rng.normal(size=(20, 2)),
-                               n_resamples=199, rng=rng).pvalue
+            p = es.energy_test(rng.normal(size=(12, 2)), rng.normal(size=(20, 2)), rng=rng).pvalue
         elif kind == 1:
-            p = es.energy_test(rng.exponential(size=15), rng.exponential(size=25),
-                               n_resamples=199, rng=rng).pvalue
+            p = es.energy_test(rng.exponential(size=15), rng.exponential(size=25), rng=rng).pvalue
         elif kind == 2:
-            p = es.energy_test(*[rng.standard_t(3, size=(s, 3)) for s in (8, 10, 12)],
-                               n_resamples=199, rng=rng).pvalue
+            p = es.energy_test(*[rng.standard_t(3, size=(s, 3)) for s in (8, 10, 12)], rng=rng).pvalue
         else:
             p = es.disco(*[rng.uniform(size=(10, 2)) for _ in range(3)],
-                         n_resamples=199, rng=rng).pvalue
+                         rng=rng).pvalue
         rejections += p <= 0.05
     rate = rejections / 400
     assert 0.025 <= rate <= 0.075, rate
