@@ -90,6 +90,8 @@ class EnergyTestResult:
         The strata within which the rows were relabelled (their names), or
         None; with strata the statistic is summed over strata (see Notes of
         :func:`energy_test`).
+    strata_name : str or None
+        The strata column, when given by name.
     """
 
     statistic: float
@@ -105,6 +107,7 @@ class EnergyTestResult:
     seed: int | None = None
     columns: list | None = None
     strata: list | None = None
+    strata_name: str | None = None
 
     def __repr__(self):
         st = "" if self.strata is None else f", strata={len(self.strata)}"
@@ -752,7 +755,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
                             engine.name,
                             pvalue_se=_permutation.pvalue_se(pvalue, R_used, is_exact),
                             seed=st.seed if R_used and not is_exact else None, columns=st.cols,
-                            strata=None if st.strata is None else list(st.strata.groups))
+                            strata=None if st.strata is None else list(st.strata.groups),
+                            strata_name=st.strata_name)
 
 
 def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional=True, dropna=False,

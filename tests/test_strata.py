@@ -136,7 +136,8 @@ class TestStratifiedEnergyTest:
         X, labels, strata = design
         df = pd.DataFrame(X, columns=["u", "v"]).assign(g=labels, s=strata)
         want = es.energy_test(X, labels=labels, strata=strata, n_resamples=0).statistic
-        assert es.energy_test(df, by="g", strata="s", n_resamples=0).statistic == pytest.approx(want)
+        r = es.energy_test(df, by="g", strata="s", n_resamples=0)
+        assert r.statistic == pytest.approx(want) and r.strata_name == "s" and r.strata == [0, 1, 2]
         r = es.energy_test(df.drop(columns="s"), by="g", strata=df["s"], n_resamples=0)
         assert r.statistic == pytest.approx(want) and r.columns == ["u", "v"]
         r = es.energy_test(df[["u", "v", "s"]], labels=df["g"], strata="s", n_resamples=0)
