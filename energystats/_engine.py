@@ -85,7 +85,10 @@ def normalise(metric, *arrays):
     if metric.name == "energy":
         scale = Scale(e, metric.param)
     else:
-        sigma = math.ldexp(metric.param, -e)
+        try:
+            sigma = math.ldexp(metric.param, -e)
+        except OverflowError:  # subnormal data: sigma would leave the float range
+            sigma = math.inf
         if not (sigma >= 2.2250738585072014e-308 and math.isfinite(sigma)):
             return (*arrays, metric, Scale())  # sigma leaves the range: keep the data as they are
         metric = dataclasses.replace(metric, param=sigma)

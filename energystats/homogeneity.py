@@ -518,7 +518,9 @@ class _DiscoStatistic:
     def components(self, M):
         """Between (within strata) and within-cell dispersions ``S``, ``W`` of sums ``M`` (B, K, K)."""
         S = self.layout.energy_distances(M) @ self.v
-        W = np.diagonal(M, axis1=1, axis2=2) @ (0.5 / self.layout.sizes)
+        # a sum of non-negative terms (rho >= 0 is checked): a negative value is the rounding
+        # of a sum recovered by subtraction, and W = 0 must give F = inf, not a huge F of either sign
+        W = np.maximum(np.diagonal(M, axis1=1, axis2=2) @ (0.5 / self.layout.sizes), 0.0)
         return S, W
 
     def values(self, M):

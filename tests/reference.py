@@ -4,6 +4,7 @@ Nothing here calls energystats; these are the oracles the compiled code is
 checked against.
 """
 import math
+import sys
 
 import numpy as np
 
@@ -15,9 +16,18 @@ def ref_rho(x, y, metric="energy", param=1.0):
     r2 = 0.0
     for a, b in zip(x, y):
         r2 += (a - b) * (a - b)
-    r = math.sqrt(r2)
+    m = max(abs(a - b) for a, b in zip(x, y))
+    if m > 0.0 and not sys.float_info.min <= r2 < math.inf:
+        # the squares underflowed or overflowed: r = m s with s the norm of (x − y) / m
+        s = math.sqrt(sum(((a - b) / m) ** 2 for a, b in zip(x, y)))
+        if metric == "energy":
+            return m**param * s**param  # r itself may be subnormal (few digits)
+        r = m * s
+        r2 = r * r
+    else:
+        r = math.sqrt(r2)
     if metric == "energy":
-        return r**param
+        return r2 if param == 2 else r**param
     if metric == "laplacian":
         return 2.0 - 2.0 * math.exp(-r / (2.0 * param))
     if metric == "gaussian":
@@ -70,3 +80,62 @@ def ref_wst(X, labels, metric="energy", param=1.0):
                 2 * ref_g(Ci, Cj, metric, param) - ref_g(Ci, Ci, metric, param) - ref_g(Cj, Cj, metric, param))
     T = n / 2 * ref_g(X, X, metric, param)
     return W, S, T
+
+
+# -- group sums and the statistics built from them (SPEC §3), in pure Python --------
+
+def ref_group_sums(X, labels, metric="energy", param=1.0):
+    """``(groups, sizes, M)``: the groups in sorted order, their sizes, and the k×k
+    list of lists ``M[i][j] = Σ_{x∈C_i} Σ_{y∈C_j} rho(x, y)`` by a double loop over
+    the points (rho by :func:`ref_rho`, each sum exactly rounded by ``math.fsum``)."""
+    X = as2d(X)
+    labels = np.asarray(labels).tolist()
+    groups = sorted(set(labels))
+    index = {g: i for i, g in enumerate(groups)}
+    k = len(groups)
+    sizes = [labels.count(g) for g in groups]
+    terms = [[[] for _ in range(k)] for _ in range(k)]
+    for p in range(len(X)):
+        for q in range(len(X)):
+            terms[index[labels[p]]][index[labels[q]]].append(ref_rho(X[p], X[q], metric, param))
+    M = [[math.fsum(terms[i][j]) for j in range(k)] for i in range(k)]
+    return groups, sizes, M
+
+
+def ref_stats(M, sizes):
+    """Everything SPEC §3 defines from group sums ``M`` (k×k) and ``sizes``, term by term.
+
+    Returns a dict: ``g`` (k×k), ``E`` (k×k energy distances
+    ``2 g_ij − g_ii − g_jj``), ``W``, ``S``, ``T``, ``F`` (DISCO
+    ``(S/(k−1)) / (W/(n−k))``; NaN when k < 2 or n = k, ``inf`` when
+    W = 0 < S) and ``energy`` (the k-sample energy statistic
+    ``Σ_{i<j} n_i n_j/(n_i+n_j) E(C_i, C_j)`` of R ``eqdist.etest``).
+    """
+    k = len(sizes)
+    n = sum(sizes)
+    g = [[M[i][j] / (sizes[i] * sizes[j]) for j in range(k)] for i in range(k)]
+    E = [[2 * g[i][j] - g[i][i] - g[j][j] for j in range(k)] for i in range(k)]
+    W = math.fsum(sizes[j] / 2 * g[j][j] for j in range(k))
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    S = math.fsum(sizes[i] * sizes[j] / (2 * n) * E[i][j] for i, j in pairs)
+    T = math.fsum(math.fsum(row) for row in M) / (2 * n)
+    energy = math.fsum(sizes[i] * sizes[j] / (sizes[i] + sizes[j]) * E[i][j] for i, j in pairs)
+    if k < 2 or n <= k:
+        F = math.nan
+    elif W > 0:
+        F = (S / (k - 1)) / (W / (n - k))
+    else:
+        F = math.inf if S > 0 else math.nan
+    return {"g": g, "E": E, "W": W, "S": S, "T": T, "F": F, "energy": energy}
+
+
+def ref_energy_statistic(X, labels, metric="energy", param=1.0):
+    """k-sample energy statistic ``Σ_{i<j} n_i n_j/(n_i+n_j) E(C_i, C_j)`` (R ``eqdist.etest``)."""
+    _, sizes, M = ref_group_sums(X, labels, metric, param)
+    return ref_stats(M, sizes)["energy"]
+
+
+def ref_disco_F(X, labels, metric="energy", param=1.0):
+    """DISCO ratio ``F = (S/(k−1)) / (W/(n−k))`` of a partition."""
+    _, sizes, M = ref_group_sums(X, labels, metric, param)
+    return ref_stats(M, sizes)["F"]
