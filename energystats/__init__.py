@@ -35,6 +35,12 @@ _EXPORTS = {
     "gram_matrix": "distance",
     "is_negative_type": "distance",
     "pairwise": "distance",
+    "DistanceStatsResult": "dependence",
+    "distance_correlation": "dependence",
+    "distance_correlation_sqr": "dependence",
+    "distance_covariance": "dependence",
+    "distance_covariance_sqr": "dependence",
+    "distance_stats": "dependence",
     "DataConversionWarning": "_validation",
     "DegenerateStatisticWarning": "_permutation",
 }

@@ -1,0 +1,407 @@
+r"""Distance covariance and distance correlation (Székely, Rizzo and Bakirov 2007).
+
+For paired samples :math:`(x_i, y_i)`, :math:`i = 1..n`, with
+:math:`a_{ij} = \rho(x_i, x_j)`, :math:`b_{ij} = \rho(y_i, y_j)` (by default
+:math:`\|x_i - x_j\|^{\alpha}`):
+
+* V-statistics: double-centred :math:`A_{ij} = a_{ij} - \bar a_{i\cdot} - \bar
+  a_{\cdot j} + \bar a_{\cdot\cdot}` and :math:`\mathcal{V}^2_n(x, y) =
+  \frac{1}{n^2}\sum_{i,j} A_{ij} B_{ij}`; :math:`\mathcal{R}^2_n =
+  \mathcal{V}^2_n(x, y) / \sqrt{\mathcal{V}^2_n(x, x)\,\mathcal{V}^2_n(y, y)}`.
+* U-statistics (bias-corrected; Székely and Rizzo 2014): U-centred
+  :math:`\tilde A_{ij} = a_{ij} - \frac{a_{i\cdot}}{n-2} - \frac{a_{\cdot
+  j}}{n-2} + \frac{a_{\cdot\cdot}}{(n-1)(n-2)}` (:math:`i \ne j`, 0 on the
+  diagonal) and :math:`\Omega_n(x, y) = \frac{1}{n(n-3)}\sum_{i \ne j}\tilde
+  A_{ij}\tilde B_{ij}`, an unbiased estimator of :math:`\mathcal{V}^2(x, y)`
+  (it can be negative); the bias-corrected distance correlation is
+  :math:`\Omega_n(x, y)/\sqrt{\Omega_n(x, x)\,\Omega_n(y, y)}`.
+
+Names say what they return (as in ``dcor``): ``distance_covariance`` and
+``distance_correlation`` are the **square roots** of the V-statistics (R
+``energy``'s ``dcov`` and ``dcor``); the ``_sqr`` functions return squares, and
+with ``estimator="U"`` R's ``dcovU`` and ``bcdcor``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import _engine
+from ._lib import _dependence
+from ._metrics import resolve_metric
+from ._validation import as_data, as_square_matrix, check_n_threads, warn
+
+__all__ = ["distance_covariance", "distance_correlation", "distance_covariance_sqr",
+           "distance_correlation_sqr", "distance_stats", "DistanceStatsResult"]
+
+ESTIMATORS = ("V", "U")
+
+
+@dataclass(frozen=True)
+class DistanceStatsResult:
+    r"""Distance covariance, variances and correlation, V and U forms (:func:`distance_stats`).
+
+    Attributes
+    ----------
+    dcov_sqr, dvar_x_sqr, dvar_y_sqr, dcor_sqr : float
+        V-statistics :math:`\mathcal{V}^2_n(x, y)`, :math:`\mathcal{V}^2_n(x, x)`,
+        :math:`\mathcal{V}^2_n(y, y)` and :math:`\mathcal{R}^2_n` (squares).
+    dcov_u, dvar_x_u, dvar_y_u, dcor_u : float
+        U-statistics :math:`\Omega_n` (unbiased, may be negative) and the
+        bias-corrected distance correlation (R ``dcovU``, ``bcdcor``).
+    n_samples : int
+    exponent : float or None
+        The exponent of :math:`\|x - y\|` (None for other metrics).
+    metric : str
+    columns_x, columns_y : list or None
+        DataFrame columns used (None for array input).
+    """
+
+    dcov_sqr: float
+    dvar_x_sqr: float
+    dvar_y_sqr: float
+    dcor_sqr: float
+    dcov_u: float
+    dvar_x_u: float
+    dvar_y_u: float
+    dcor_u: float
+    n_samples: int
+    exponent: float | None = None
+    metric: str = "energy"
+    columns_x: list | None = None
+    columns_y: list | None = None
+
+    @property
+    def dcov(self):
+        """:math:`\\mathcal{V}_n(x, y)`, the root (R ``dcov``)."""
+        return math.sqrt(max(self.dcov_sqr, 0.0))
+
+    @property
+    def dcor(self):
+        """:math:`\\mathcal{R}_n(x, y)`, the root (R ``dcor``)."""
+        return math.sqrt(max(self.dcor_sqr, 0.0))
+
+    @property
+    def test_statistic(self):
+        """:math:`n\\mathcal{V}^2_n`, the statistic of R ``dcov.test``."""
+        return self.n_samples * self.dcov_sqr
+
+    def to_frame(self):
+        """Rows V (squares and roots) and U; columns dCov², dVarX², dVarY², dCor², and roots."""
+        r = math.sqrt
+        return pd.DataFrame(
+            {"dcov_sqr": [self.dcov_sqr, self.dcov_u],
+             "dvar_x_sqr": [self.dvar_x_sqr, self.dvar_x_u],
+             "dvar_y_sqr": [self.dvar_y_sqr, self.dvar_y_u],
+             "dcor_sqr": [self.dcor_sqr, self.dcor_u],
+             "dcov": [self.dcov, np.nan],
+             "dcor": [self.dcor, np.nan],
+             "dvar_x": [r(max(self.dvar_x_sqr, 0.0)), np.nan],
+             "dvar_y": [r(max(self.dvar_y_sqr, 0.0)), np.nan]},
+            index=pd.Index(["V", "U"], name="estimator"))
+
+    def __repr__(self):
+        return (f"DistanceStatsResult(dcov={self.dcov:.6g}, dcor={self.dcor:.6g}, "
+                f"dcov_u={self.dcov_u:.6g}, dcor_u={self.dcor_u:.6g}, n_samples={self.n_samples})")
+
+
+# -- input ---------------------------------------------------------------------
+
+def _variable(v, data, name):
+    """One variable as ((n, d) array, columns used, index): from data, a column name or names."""
+    if data is not None and (isinstance(v, str) or (isinstance(v, (list, tuple)) and v
+                                                   and all(isinstance(c, str) for c in v))):
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"`{name}` as column name(s) needs `data=` to be a DataFrame; got "
+                            f"{type(data).__name__}.")
+        cols = [v] if isinstance(v, str) else list(v)
+        missing = [c for c in cols if c not in data.columns]
+        if missing:
+            raise KeyError(f"`{name}`: column(s) {missing} not found in `data`; it has "
+                           f"{list(data.columns)[:8]}.")
+        v = data[cols]
+    index = v.index if isinstance(v, (pd.Series, pd.DataFrame)) else None
+    cols = list(v.columns) if isinstance(v, pd.DataFrame) else None
+    arr, _ = as_data(v, name)
+    return arr, cols, index
+
+
+def _pair(x, y, data):
+    X, cx, ix = _variable(x, data, "x")
+    Y, cy, iy = _variable(y, data, "y")
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"`x` and `y` must have the same number of rows (paired samples); got "
+                         f"{X.shape[0]} and {Y.shape[0]}.")
+    if ix is not None and iy is not None and not ix.equals(iy):
+        raise ValueError("`x` and `y` have different indexes: the rows must be paired. Align "
+                         "them first (e.g. `y = y.loc[x.index]`) or pass arrays.")
+    return X, Y, cx, cy
+
+
+def _check_estimator(estimator):
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"`estimator` must be 'V' or 'U'; got {estimator!r}.")
+    return estimator
+
+
+# -- computation ---------------------------------------------------------------
+
+#: pairs × features of one kernel call: short enough that Ctrl-C is honoured between calls
+CALL_WORK = 5e8
+
+
+def _sums(X, Y, met, n_threads):
+    """V and U sums of the centred products (in working units) and the two variables' scales."""
+    if met.kind != "builtin":
+        if met.kind == "precomputed":
+            a, b = X, Y
+        else:
+            a, b = _engine.pairwise_values(X, X, met, n_threads), _engine.pairwise_values(Y, Y, met, n_threads)
+        return _sums_from_matrices(a, b), _engine.Scale(), _engine.Scale()
+    # working units: no squared distance can overflow or underflow (a bounded metric's sigma
+    # is rescaled with its variable)
+    X, met_x, sx = _engine.normalise(met, X)
+    Y, met_y, sy = _engine.normalise(met, Y)
+    return _streamed_sums(X, Y, met.code, met_x.param, met_y.param, n_threads), sx, sy
+
+
+def _streamed_sums(X, Y, code, param_x, param_y, n_threads):
+    n = X.shape[0]
+    if X.dtype != Y.dtype:
+        X, Y = X.astype(np.float64), Y.astype(np.float64)
+    X, Y = np.ascontiguousarray(X), np.ascontiguousarray(Y)
+    XT, YT = np.ascontiguousarray(X.T), np.ascontiguousarray(Y.T)
+    d = X.shape[1] + Y.shape[1]
+    nt = _engine.effective_threads(n_threads, float(n) * n * d)
+    step = int(max(1, CALL_WORK // max(1.0, n * d)))
+    rs = np.empty((n, 2))
+    for r0 in range(0, n, step):
+        _dependence.row_sums(X, XT, Y, YT, code, param_x, param_y, r0, min(n, r0 + step), rs, nt)
+    return _centred_sums(rs[:, 0], rs[:, 1], n, lambda *args: _dependence.centred_products(
+        X, XT, Y, YT, code, param_x, param_y, *args), nt, step)
+
+
+def _centred_sums(ra, rb, n, kernel, nt, step):
+    Sa, Sb = math.fsum(ra), math.fsum(rb)
+    va, vb = ra / n, rb / n
+    ga, gb = Sa / n**2, Sb / n**2
+    if n > 2:
+        ua, ub = ra / (n - 2), rb / (n - 2)
+        uga, ugb = Sa / ((n - 1) * (n - 2)), Sb / ((n - 1) * (n - 2))
+    else:
+        ua = ub = np.zeros(n)
+        uga = ugb = 0.0
+    out = np.empty((n, 6))
+    for r0 in range(0, n, step):
+        kernel(va, vb, ga, gb, ua, ub, uga, ugb, r0, min(n, r0 + step), out, nt)
+    upper = [math.fsum(out[:, t]) for t in range(6)]
+    Ad, Bd = -2.0 * va + ga, -2.0 * vb + gb  # diagonal of the double-centred matrices (a_ii = 0)
+    V = (2 * upper[0] + math.fsum(Ad * Bd), 2 * upper[1] + math.fsum(Ad * Ad),
+         2 * upper[2] + math.fsum(Bd * Bd))
+    U = (2 * upper[3], 2 * upper[4], 2 * upper[5])
+    return V, U
+
+
+def _sums_from_matrices(a, b):
+    """The same sums from the n×n matrices (precomputed, callable metrics)."""
+    n = a.shape[0]
+    ra, rb = a.sum(axis=1), b.sum(axis=1)
+    A = a - ra[:, None] / n - ra[None, :] / n + ra.sum() / n**2
+    B = b - rb[:, None] / n - rb[None, :] / n + rb.sum() / n**2
+    V = (float(np.sum(A * B)), float(np.sum(A * A)), float(np.sum(B * B)))
+    if n > 2:
+        At = a - ra[:, None] / (n - 2) - ra[None, :] / (n - 2) + ra.sum() / ((n - 1) * (n - 2))
+        Bt = b - rb[:, None] / (n - 2) - rb[None, :] / (n - 2) + rb.sum() / ((n - 1) * (n - 2))
+        np.fill_diagonal(At, 0.0)
+        np.fill_diagonal(Bt, 0.0)
+        U = (float(np.sum(At * Bt)), float(np.sum(At * At)), float(np.sum(Bt * Bt)))
+    else:
+        U = (0.0, 0.0, 0.0)
+    return V, U
+
+
+def _ratio(cov, vx, vy):
+    den = vx * vy
+    return cov / math.sqrt(den) if den > 0 else 0.0
+
+
+def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False):
+    met = resolve_metric(metric, exponent, sigma)
+    nt = check_n_threads(n_threads)
+    if met.kind == "precomputed":
+        X, Y = as_square_matrix(x, "x"), as_square_matrix(y, "y")
+        if X.shape != Y.shape:
+            raise ValueError(f"`x` and `y` must be distance matrices of the same n; got {X.shape} "
+                             f"and {Y.shape}.")
+        cx = cy = None
+    else:
+        X, Y, cx, cy = _pair(x, y, data)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"distance covariance needs at least 2 paired samples; got {n}.")
+    if need_u and n < 4:
+        raise ValueError(f"the U-statistics (estimator='U') need at least 4 paired samples "
+                         f"(they divide by n(n-3)); got n={n}.")
+    (V, U), sx, sy = _sums(X, Y, met, nt)
+    cov_v, xx_v, yy_v = (s / n**2 for s in V)
+    if n > 3:
+        cov_u, xx_u, yy_u = (s / (n * (n - 3)) for s in U)
+    else:
+        cov_u = xx_u = yy_u = float("nan")
+    # correlations are scale-free: formed in working units, before the conversion back
+    dcor_v = min(max(_ratio(cov_v, xx_v, yy_v), 0.0), 1.0)
+    dcor_u = _ratio(cov_u, xx_u, yy_u) if n > 3 else float("nan")
+    # back from working units: degree one in each variable's rho
+    cov_v, cov_u = sy.apply(sx.apply(cov_v)), sy.apply(sx.apply(cov_u))
+    xx_v, xx_u = sx.apply(sx.apply(xx_v)), sx.apply(sx.apply(xx_u))
+    yy_v, yy_u = sy.apply(sy.apply(yy_v)), sy.apply(sy.apply(yy_u))
+    res = DistanceStatsResult(
+        dcov_sqr=max(cov_v, 0.0), dvar_x_sqr=max(xx_v, 0.0), dvar_y_sqr=max(yy_v, 0.0),
+        dcor_sqr=dcor_v, dcov_u=cov_u, dvar_x_u=xx_u, dvar_y_u=yy_u, dcor_u=dcor_u,
+        n_samples=n, exponent=met.param if met.name == "energy" else None, metric=met.name,
+        columns_x=cx, columns_y=cy)
+    return res
+
+
+def _check_constant(res, what):
+    if res.dvar_x_sqr == 0 or res.dvar_y_sqr == 0:  # exactly 0 only for a constant variable
+        which = "x" if res.dvar_x_sqr == 0 else "y"
+        raise ValueError(f"`{which}` is constant (all its rows are equal): its distance variance is "
+                         f"0 and the {what} is undefined (0/0). R energy returns 0 here.")
+
+
+# -- public functions ------------------------------------------------------------
+
+def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None):
+    r"""Distance covariance, variances and correlation of paired samples, V and U forms.
+
+    Parameters
+    ----------
+    x, y : array_like, Series, DataFrame, or column name(s) with ``data``
+        Paired samples, shape (n, p) and (n, q) (1-D for one feature);
+        rows are pairs.  With ``metric='precomputed'``, the n×n distance
+        matrices of x and of y.
+    data : DataFrame, optional
+        With column names as ``x``/``y``: the table they are taken from.
+    exponent : float, default 1.0
+        :math:`\alpha` in :math:`\|x - y\|^{\alpha}`, :math:`0 < \alpha < 2`
+        for a consistent test of independence (R's ``index``).
+    metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
+        The semimetric, applied to x and to y.
+    sigma : float, default 1.0
+        Bandwidth of 'laplacian' and 'gaussian'.
+    n_threads : int, optional
+
+    Returns
+    -------
+    DistanceStatsResult
+        V-statistics (squares, with their roots as properties ``dcov``,
+        ``dcor``) and U-statistics; ``.to_frame()`` tabulates them.
+
+    Notes
+    -----
+    See the module docstring for the formulas.  No n×n matrix is formed for
+    the built-in metrics: row sums in a first pass, then the centred products
+    pair by pair in a second (compensated sums; the same bits for any thread
+    count).
+
+    References
+    ----------
+    .. [1] Székely, G. J., Rizzo, M. L. and Bakirov, N. K. (2007). Measuring
+       and testing dependence by correlation of distances. Ann. Statist.
+       35(6), 2769–2794.
+    .. [2] Székely, G. J. and Rizzo, M. L. (2014). Partial distance
+       correlation with methods for dissimilarities. Ann. Statist. 42(6),
+       2382–2412.
+
+    Examples
+    --------
+    >>> import energystats as es
+    >>> from energystats.datasets import load_iris
+    >>> iris = load_iris()
+    >>> x, y = iris.iloc[:50, :4].to_numpy(), iris.iloc[50:100, :4].to_numpy()
+    >>> res = es.distance_stats(x, y)
+    >>> round(res.dcov, 7), round(res.dcor, 7), round(res.dcov_u, 9), round(res.dcor_u, 7)
+    (0.1025087, 0.3060479, -0.002748351, -0.0271709)
+    """
+    return _stats(x, y, data, exponent, metric, sigma, n_threads)
+
+
+def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
+                            sigma=1.0, n_threads=None):
+    r"""Squared distance covariance: :math:`\mathcal{V}^2_n(x, y)` (V) or :math:`\Omega_n(x, y)` (U).
+
+    ``estimator='V'`` is the square of R ``energy``'s ``dcov``; ``'U'`` is R's
+    ``dcovU`` (unbiased, may be negative; n ≥ 4).  Other parameters as in
+    :func:`distance_stats`.
+
+    Examples
+    --------
+    >>> import energystats as es
+    >>> x, y = [1, 2, 3, 4, 5, 6], [1, 7, 5, 5, 6, 2]
+    >>> round(es.distance_covariance_sqr(x, y), 7), round(es.distance_covariance_sqr(x, y, estimator="U"), 5)
+    (0.6851852, -0.88889)
+    """
+    _check_estimator(estimator)
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U")
+    return res.dcov_sqr if estimator == "V" else res.dcov_u
+
+
+def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
+                             sigma=1.0, n_threads=None):
+    r"""Squared distance correlation :math:`\mathcal{R}^2_n` (V) or the bias-corrected one (U).
+
+    ``estimator='U'`` is R ``energy``'s ``bcdcor`` (may be negative).  A
+    constant ``x`` or ``y`` (distance variance 0) is an error: the ratio is
+    0/0.  Other parameters as in :func:`distance_stats`.
+
+    Examples
+    --------
+    >>> import energystats as es
+    >>> x, y = [1, 2, 3, 4, 5, 6], [1, 7, 5, 5, 6, 2]
+    >>> round(es.distance_correlation_sqr(x, y), 7), round(es.distance_correlation_sqr(x, y, estimator="U"), 5)
+    (0.3066099, -0.41613)
+    """
+    _check_estimator(estimator)
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U")
+    _check_constant(res, "distance correlation")
+    return res.dcor_sqr if estimator == "V" else res.dcor_u
+
+
+def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None):
+    r"""Distance covariance :math:`\mathcal{V}_n(x, y)`, the square root of the V-statistic (R ``dcov``).
+
+    Parameters as in :func:`distance_stats`.
+
+    Examples
+    --------
+    >>> import energystats as es
+    >>> round(es.distance_covariance([1, 2, 3, 4, 5, 6], [1, 7, 5, 5, 6, 2]), 7)
+    0.8277591
+    """
+    return _stats(x, y, data, exponent, metric, sigma, n_threads).dcov
+
+
+def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None):
+    r"""Distance correlation :math:`\mathcal{R}_n(x, y)`, the square root (R ``dcor``), in [0, 1].
+
+    Parameters as in :func:`distance_stats`.  0 characterises independence in
+    the population (for :math:`0 < \alpha < 2` and finite moments); 1 only for
+    :math:`y = a + b\,xQ` (Q orthogonal).
+
+    Examples
+    --------
+    >>> import energystats as es
+    >>> round(es.distance_correlation([1, 2, 3, 4, 5, 6], [1, 7, 5, 5, 6, 2]), 7)
+    0.5537237
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": [1, 2, 3, 4, 5, 6], "b": [1, 7, 5, 5, 6, 2]})
+    >>> round(es.distance_correlation("a", "b", data=df), 7)
+    0.5537237
+    """
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads)
+    _check_constant(res, "distance correlation")
+    return res.dcor

@@ -1,0 +1,192 @@
+"""Distance covariance and correlation (issue 11): against R energy, dcor's documented cases
+and an independent O(n²) numpy reference; invariances; bad input."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import energystats as es
+from tests.reference import ref_matrix
+
+
+def ref_dcov(X, Y, metric="energy", param=1.0):
+    """(V: dcov², dvarx², dvary², dcor²; U: dcov_u, dvarx_u, dvary_u, dcor_u) by the definitions,
+    from the full n×n matrices of the reference semimetric (plain numpy, double loops)."""
+    a, b = ref_matrix(X, metric=metric, param=param), ref_matrix(Y, metric=metric, param=param)
+    n = a.shape[0]
+
+    def dc(m):
+        return m - m.mean(0)[None, :] - m.mean(1)[:, None] + m.mean()
+
+    def uc(m):
+        out = np.empty_like(m)
+        rs, tot = m.sum(1), m.sum()
+        for i in range(n):
+            for j in range(n):
+                out[i, j] = 0.0 if i == j else (m[i, j] - rs[i] / (n - 2) - rs[j] / (n - 2)
+                                                 + tot / ((n - 1) * (n - 2)))
+        return out
+
+    A, B = dc(a), dc(b)
+    V = [np.sum(A * B) / n**2, np.sum(A * A) / n**2, np.sum(B * B) / n**2]
+    V.append(V[0] / math.sqrt(V[1] * V[2]))
+    At, Bt = uc(a), uc(b)
+    U = [np.sum(At * Bt) / (n * (n - 3)), np.sum(At * At) / (n * (n - 3)), np.sum(Bt * Bt) / (n * (n - 3))]
+    U.append(U[0] / math.sqrt(U[1] * U[2]))
+    return V, U
+
+
+def _r_data():
+    i = np.arange(1, 31, dtype=float)
+    x = np.column_stack([np.sin(i), np.cos(i**2), np.log(i)])
+    y = np.column_stack([i % 7 + 0.5 * np.sin(i), np.sqrt(i)])
+    return x, y
+
+
+class TestAgainstR:
+    def test_iris_reference_pages(self):
+        # R 4.2, energy 1.7.11:
+        #   x <- iris[1:50, 1:4]; y <- iris[51:100, 1:4]
+        #   DCOR(x, y)    -> dCov 0.102508670511496, dCor 0.30604786547732,
+        #                    dVarX 0.271292743445382, dVarY 0.413527422805133
+        #   dcovU(x, y)   -> -0.00274835128597198;  bcdcor(x, y) -> -0.0271709015086332
+        from energystats.datasets import load_iris
+        iris = load_iris()
+        x, y = iris.iloc[:50, :4], iris.iloc[50:100, :4].set_axis(iris.index[:50])
+        r = es.distance_stats(x, y)
+        assert r.dcov == pytest.approx(0.102508670511496, rel=1e-13)
+        assert r.dcor == pytest.approx(0.30604786547732, rel=1e-13)
+        assert math.sqrt(r.dvar_x_sqr) == pytest.approx(0.271292743445382, rel=1e-13)
+        assert math.sqrt(r.dvar_y_sqr) == pytest.approx(0.413527422805133, rel=1e-13)
+        assert r.dcov_u == pytest.approx(-0.00274835128597198, rel=1e-11)
+        assert r.dcor_u == pytest.approx(-0.0271709015086332, rel=1e-11)
+        assert r.test_statistic == pytest.approx(50 * 0.102508670511496**2, rel=1e-12)
+        assert r.columns_x == list(iris.columns[:4])
+
+    @pytest.mark.parametrize("exponent,want", [
+        # R: i <- 1:30; x <- cbind(sin(i), cos(i^2), log(i)); y <- cbind(i %% 7 + 0.5*sin(i), sqrt(i))
+        #    d <- DCOR(x, y, index = a); c(d$dCov, d$dCor, d$dVarX, d$dVarY)
+        (0.5, (0.312951408958954, 0.809806897458023, 0.313786651775342, 0.475944611437933)),
+        (1.0, (0.605181119100106, 0.676896857016188, 0.605432328531405, 1.32026204286515)),
+        (1.5, (1.14181935014677, 0.594674950733957, 1.10979842240832, 3.32193708965486)),
+    ])
+    def test_exponents(self, exponent, want):
+        x, y = _r_data()
+        r = es.distance_stats(x, y, exponent=exponent)
+        got = (r.dcov, r.dcor, math.sqrt(r.dvar_x_sqr), math.sqrt(r.dvar_y_sqr))
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+
+    def test_u_statistics_and_dcov_test_statistic(self):
+        # R: dcovU(x, y) -> 0.216522151980683; bcdcor(x, y) -> 0.323612125820752
+        #    dcov.test(x, y, R = 0)$statistic -> 10.9873256074577 (n V²)
+        x, y = _r_data()
+        r = es.distance_stats(x, y)
+        assert r.dcov_u == pytest.approx(0.216522151980683, rel=1e-12)
+        assert r.dcor_u == pytest.approx(0.323612125820752, rel=1e-12)
+        assert r.test_statistic == pytest.approx(10.9873256074577, rel=1e-12)
+
+    def test_dcor_documented_small_case(self):
+        # dcor's documentation: x = 1..6, y = (1, 7, 5, 5, 6, 2); R energy agrees:
+        #   DCOR(x, y): dCov 0.827759134763963, dCor 0.553723710021925
+        #   dcovU -0.888888888888889, bcdcor -0.416125189288239
+        x, y = np.arange(1, 7), [1, 7, 5, 5, 6, 2]
+        assert es.distance_covariance_sqr(x, y) == pytest.approx(0.6851851851851851, rel=1e-13)
+        assert es.distance_correlation_sqr(x, y) == pytest.approx(0.553723710021925**2, rel=1e-13)
+        assert es.distance_covariance_sqr(x, y, estimator="U") == pytest.approx(-0.888888888888889, rel=1e-13)
+        assert es.distance_correlation_sqr(x, y, estimator="U") == pytest.approx(-0.416125189288239, rel=1e-12)
+        assert es.distance_covariance(x, y) == pytest.approx(0.827759134763963, rel=1e-13)
+        assert es.distance_correlation(x, y) == pytest.approx(0.553723710021925, rel=1e-13)
+
+
+class TestAgainstReference:
+    @pytest.mark.parametrize("metric,param", [("energy", 1.0), ("energy", 0.7), ("energy", 1.9),
+                                              ("laplacian", 0.8), ("gaussian", 1.3)])
+    def test_random_data(self, metric, param):
+        rng = np.random.default_rng(1)
+        X = rng.normal(size=(57, 3))
+        Y = X[:, :2] ** 2 + rng.normal(size=(57, 2))
+        V, U = ref_dcov(X, Y, metric, param)
+        kw = {"metric": metric, ("exponent" if metric == "energy" else "sigma"): param}
+        r = es.distance_stats(X, Y, **kw)
+        np.testing.assert_allclose([r.dcov_sqr, r.dvar_x_sqr, r.dvar_y_sqr, r.dcor_sqr], V, rtol=1e-12)
+        np.testing.assert_allclose([r.dcov_u, r.dvar_x_u, r.dvar_y_u, r.dcor_u], U, rtol=1e-11)
+
+    def test_precomputed_and_callable(self):
+        rng = np.random.default_rng(2)
+        X, Y = rng.normal(size=(20, 2)), rng.normal(size=(20, 1))
+        want = es.distance_stats(X, Y)
+        r = es.distance_stats(ref_matrix(X), ref_matrix(Y), metric="precomputed")
+        np.testing.assert_allclose([r.dcov_sqr, r.dcor_sqr, r.dcov_u, r.dcor_u],
+                                   [want.dcov_sqr, want.dcor_sqr, want.dcov_u, want.dcor_u], rtol=1e-12)
+        r = es.distance_stats(X, Y, metric=lambda a, b: np.sqrt(np.sum((a - b) ** 2)))
+        assert r.dcor_sqr == pytest.approx(want.dcor_sqr, rel=1e-12)
+
+    def test_layouts_dtypes_threads_give_the_same_bits(self):
+        rng = np.random.default_rng(3)
+        X, Y = rng.normal(size=(700, 3)), rng.normal(size=(700, 2))
+        base = es.distance_stats(X, Y, n_threads=1)
+        for Xv in (np.asfortranarray(X), np.repeat(X, 2, axis=1)[:, ::2]):
+            for nt in (1, 2, 3):
+                r = es.distance_stats(Xv, Y, n_threads=nt)
+                assert (r.dcov_sqr, r.dcov_u, r.dcor_sqr) == (base.dcov_sqr, base.dcov_u, base.dcor_sqr)
+        # float32 input is read as double: the reference on the same (rounded) values
+        X32, Y32 = X[:60].astype(np.float32), Y[:60].astype(np.float32)
+        V, U = ref_dcov(X32.astype(float), Y32.astype(float))
+        r = es.distance_stats(X32, Y32)
+        np.testing.assert_allclose([r.dcov_sqr, r.dcov_u], [V[0], U[0]], rtol=1e-12)
+
+    def test_scale_extremes(self):
+        # working units: no overflow or underflow of squared distances
+        rng = np.random.default_rng(4)
+        X = rng.normal(size=(40, 2))
+        Y = X[:, :1] ** 2 + rng.normal(size=(40, 1))
+        base = es.distance_stats(X, Y)
+        for c in (1e-160, 1e150):
+            r = es.distance_stats(X * c, Y)
+            assert r.dcor_sqr == pytest.approx(base.dcor_sqr, rel=1e-12)
+            assert r.dcor_u == pytest.approx(base.dcor_u, rel=1e-11)
+            assert r.dcov_sqr == pytest.approx(base.dcov_sqr * c, rel=1e-12)
+
+
+class TestProperties:
+    def test_invariances_and_bounds(self):
+        rng = np.random.default_rng(5)
+        X = rng.normal(size=(50, 3))
+        Y = np.sin(X[:, :2]) + 0.3 * rng.normal(size=(50, 2))
+        base = es.distance_stats(X, Y)
+        Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        r = es.distance_stats(3.0 * X @ Q + 7.0, Y - 2.0)
+        assert r.dcor_sqr == pytest.approx(base.dcor_sqr, rel=1e-12)
+        assert r.dcov_sqr == pytest.approx(3.0 * base.dcov_sqr, rel=1e-12)
+        assert r.dcor_u == pytest.approx(base.dcor_u, rel=1e-11)
+        perm = rng.permutation(50)  # paired rows reordered together
+        assert es.distance_stats(X[perm], Y[perm]).dcor_sqr == pytest.approx(base.dcor_sqr, rel=1e-12)
+        assert 0 <= base.dcor_sqr <= 1
+
+    def test_dcor_one_for_similarity(self):
+        rng = np.random.default_rng(6)
+        X = rng.normal(size=(30, 2))
+        Q, _ = np.linalg.qr(rng.normal(size=(2, 2)))
+        assert es.distance_correlation(X, -2.5 * X @ Q + 1.0) == pytest.approx(1.0, abs=1e-12)
+
+
+class TestBadInput:
+    def test_errors_name_the_problem(self):
+        x = np.arange(10.0)
+        with pytest.raises(ValueError, match="same number of rows"):
+            es.distance_correlation(x, x[:9])
+        with pytest.raises(ValueError, match="at least 4"):
+            es.distance_covariance_sqr(x[:3], x[:3], estimator="U")
+        with pytest.raises(ValueError, match="`y` is constant"):
+            es.distance_correlation(x, np.ones(10))
+        with pytest.raises(ValueError, match="NaN"):
+            es.distance_correlation(np.r_[x[:9], np.nan], x)
+        with pytest.raises(ValueError, match="`estimator`"):
+            es.distance_covariance_sqr(x, x, estimator="W")
+        with pytest.raises(ValueError, match="different indexes"):
+            es.distance_correlation(pd.Series(x), pd.Series(x, index=np.arange(10) + 1))
+        df = pd.DataFrame({"a": x, "b": x ** 2})
+        with pytest.raises(KeyError, match="'c'"):
+            es.distance_correlation("a", "c", data=df)
+        assert es.distance_covariance(x, np.ones(10)) == 0.0  # dCov of a constant is 0
