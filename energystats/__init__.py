@@ -41,6 +41,8 @@ _EXPORTS = {
     "distance_covariance": "dependence",
     "distance_covariance_sqr": "dependence",
     "distance_stats": "dependence",
+    "independence_test": "dependence",
+    "IndependenceTestResult": "dependence",
     "DataConversionWarning": "_validation",
     "DegenerateStatisticWarning": "_permutation",
 }

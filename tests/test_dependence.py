@@ -190,3 +190,64 @@ class TestBadInput:
         with pytest.raises(KeyError, match="'c'"):
             es.distance_correlation("a", "c", data=df)
         assert es.distance_covariance(x, np.ones(10)) == 0.0  # dCov of a constant is 0
+
+
+class TestIndependenceTest:
+    def test_null_distribution_by_the_reference(self):
+        rng = np.random.default_rng(7)
+        x = rng.normal(size=(25, 2))
+        y = x[:, :1] ** 2 + rng.normal(size=(25, 1))
+        res = es.independence_test(x, y, n_resamples=30, rng=11)
+        V, _ = ref_dcov(x, y)
+        assert res.statistic == pytest.approx(25 * V[0], rel=1e-12)
+        perm_rng = np.random.default_rng(11)
+        for r in range(30):
+            p = perm_rng.permutation(25)  # the documented draw: rng.permutation(n), r-th call
+            if r in (0, 17, 29):
+                Vp, _ = ref_dcov(x, y[p])
+                assert res.null_distribution[r] == pytest.approx(25 * Vp[0], rel=1e-10)
+        want = (1 + np.sum(res.null_distribution >= res.statistic * (1 - 1e-12))) / 31
+        assert res.pvalue == want and res.seed == 11 and not res.exact
+        d = es.independence_test(x, y, statistic="dcor", n_resamples=30, rng=11)
+        assert d.pvalue == res.pvalue and d.statistic == pytest.approx(V[3], rel=1e-12)
+        assert list(res.to_frame().columns)[:3] == ["statistic", "pvalue", "pvalue_se"]
+
+    def test_exact_and_strata(self):
+        x = np.array([0.3, 1.2, 2.2, 2.9, 4.1])
+        y = np.array([0.1, 0.9, 2.5, 2.4, 3.8])
+        res = es.independence_test(x, y, n_resamples=999)
+        assert res.exact and res.n_resamples == 120
+        import itertools
+        obs = ref_dcov(x, y)[0][0]
+        vals = [ref_dcov(x, y[list(p)])[0][0] for p in itertools.permutations(range(5))]
+        assert res.pvalue == pytest.approx(np.mean(np.array(vals) >= obs - 1e-12), abs=1e-12)
+        s = es.independence_test(x, y, n_resamples=999, strata=[0, 0, 1, 1, 1])
+        assert s.exact and s.n_resamples == 2 * 6 and s.strata == [0, 1]
+
+    def test_threads_and_seed_reproduce(self):
+        rng = np.random.default_rng(8)
+        x, y = rng.normal(size=(300, 3)), rng.normal(size=(300, 1))
+        a = es.independence_test(x, y, n_resamples=99, rng=5, n_threads=1)
+        b = es.independence_test(x, y, n_resamples=99, rng=5, n_threads=2)
+        np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
+        assert a.pvalue == b.pvalue
+
+
+@pytest.mark.slow
+def test_independence_test_level_and_power():
+    """Level within 3 binomial SE of 0.05 (two-sided; default R = 999); power against
+    y = x² + noise, where Pearson's test has almost none."""
+    from scipy import stats
+    rng = np.random.default_rng(20261123)
+    n_sets = 300
+    rej = 0
+    for _ in range(n_sets):
+        rej += es.independence_test(rng.normal(size=(30, 2)), rng.standard_t(3, size=30), rng=rng).pvalue <= 0.05
+    assert abs(rej / n_sets - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
+    pw = pe = 0
+    for _ in range(100):
+        x = rng.normal(size=50)
+        y = x ** 2 + 0.5 * rng.normal(size=50)
+        pw += es.independence_test(x, y, rng=rng).pvalue <= 0.05
+        pe += stats.pearsonr(x, y).pvalue <= 0.05
+    assert pw >= 95 and pe <= 40, (pw, pe)

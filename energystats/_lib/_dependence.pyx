@@ -159,3 +159,35 @@ def centred_products(const floating[:, ::1] X, const floating[:, ::1] XT,
         free(bx)
         free(by)
         free(acc)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symmetric
+                      const double[:, ::1] B,          # IN (n, n) centred, symmetric
+                      const Py_ssize_t[:, ::1] perms,  # IN (R, n) permutations of 0..n-1
+                      double[::1] out,                 # OUT (R,)
+                      int n_threads):
+    """``out[r] = Σ_ij A[i, j] B[p_i, p_j]`` with ``p = perms[r]`` (symmetry: the upper triangle
+    twice plus the diagonal).  One permutation per thread, rows summed in a fixed order with
+    compensation: the same bits for any number of threads."""
+    cdef Py_ssize_t R = perms.shape[0], n = A.shape[0]
+    cdef Py_ssize_t r, i, j, pi
+    cdef double s, c, row
+    cdef const Py_ssize_t* p
+    cdef const double* brow
+    if n_threads < 1:
+        n_threads = 1
+    with nogil, parallel(num_threads=n_threads):
+        for r in prange(R, schedule="dynamic", chunksize=1):
+            p = &perms[r, 0]
+            s = 0.0
+            c = 0.0
+            for i in range(n):
+                pi = p[i]
+                brow = &B[pi, 0]
+                row = 0.0
+                for j in range(i + 1, n):
+                    row = row + A[i, j] * brow[p[j]]
+                kahan_add(&s, &c, 2.0 * row + A[i, i] * brow[pi])
+            out[r] = s + c
