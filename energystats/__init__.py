@@ -42,6 +42,8 @@ _EXPORTS = {
     "distance_covariance_sqr": "dependence",
     "distance_stats": "dependence",
     "independence_test": "dependence",
+    "distance_correlation_ttest": "dependence",
+    "DistanceCorrelationTTestResult": "dependence",
     "IndependenceTestResult": "dependence",
     "DataConversionWarning": "_validation",
     "DegenerateStatisticWarning": "_permutation",

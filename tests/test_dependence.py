@@ -251,3 +251,20 @@ def test_independence_test_level_and_power():
         pw += es.independence_test(x, y, rng=rng).pvalue <= 0.05
         pe += stats.pearsonr(x, y).pvalue <= 0.05
     assert pw >= 95 and pe <= 40, (pw, pe)
+
+
+def test_dcor_ttest_against_R():
+    # R energy 1.7.11: dcorT.test(iris[1:50, 1:4], iris[51:100, 1:4])
+    #   -> T -0.931319007205131, p 0.824059977522431, df 1174, bcdcor -0.0271709015086332
+    #   i <- 1:30; x <- cbind(sin(i), cos(i^2), log(i)); y <- cbind(i %% 7 + 0.5*sin(i), sqrt(i))
+    #   dcorT.test(x, y) -> T 6.87443790913807, p 1.18560716799720e-11, df 404
+    from energystats.datasets import load_iris
+    iris = load_iris()
+    r = es.distance_correlation_ttest(iris.iloc[:50, :4].to_numpy(), iris.iloc[50:100, :4].to_numpy())
+    assert r.statistic == pytest.approx(-0.931319007205131, rel=1e-11)
+    assert r.pvalue == pytest.approx(0.824059977522431, rel=1e-11)
+    assert r.df == 1174 and r.estimate == pytest.approx(-0.0271709015086332, rel=1e-11)
+    x, y = _r_data()
+    r = es.distance_correlation_ttest(x, y)
+    assert r.statistic == pytest.approx(6.87443790913807, rel=1e-11) and r.df == 404
+    assert r.pvalue == pytest.approx(1.18560716799720e-11, rel=1e-8)
