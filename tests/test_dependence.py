@@ -268,3 +268,47 @@ def test_dcor_ttest_against_R():
     r = es.distance_correlation_ttest(x, y)
     assert r.statistic == pytest.approx(6.87443790913807, rel=1e-11) and r.df == 404
     assert r.pvalue == pytest.approx(1.18560716799720e-11, rel=1e-8)
+
+
+class TestPartial:
+    def test_against_R(self):
+        # R energy 1.7.11, with x, y as in _r_data and z <- cbind(cos(3*i), i/10):
+        #   pdcov(x, y, z) -> 0.164398557356795; pdcor(x, y, z) -> 0.267913455730592
+        #   pdcor(x, y, x[, 1]) -> 0.364779154395122
+        x, y = _r_data()
+        i = np.arange(1.0, 31)
+        z = np.column_stack([np.cos(3 * i), i / 10])
+        assert es.partial_distance_covariance(x, y, z) == pytest.approx(0.164398557356795, rel=1e-12)
+        assert es.partial_distance_correlation(x, y, z) == pytest.approx(0.267913455730592, rel=1e-12)
+        assert es.partial_distance_correlation(x, y, x[:, 0]) == pytest.approx(0.364779154395122, rel=1e-12)
+        # scale: degree one in each of x and y, none in z
+        assert es.partial_distance_covariance(x * 1e150, y, z * 1e-150) == pytest.approx(
+            0.164398557356795e150, rel=1e-12)
+        D = [ref_matrix(v) for v in (x, y, z)]
+        assert es.partial_distance_correlation(*D, metric="precomputed") == pytest.approx(
+            0.267913455730592, rel=1e-12)
+
+    def test_centring_helpers_against_R(self):
+        # R: D <- as.matrix(dist(1:5)); U_center(D)[1, ] -> 0 -1.3333333 0 0.6666667 0.6666667
+        #    D_center(D)[1, ] -> -2.4 -0.8 0.4 1.2 1.6
+        #    U_product(U_center(D), U_center(as.matrix(dist(c(1,3,2,5,4))))) -> 0.533333333333333
+        D = np.abs(np.subtract.outer(np.arange(1.0, 6), np.arange(1.0, 6)))
+        np.testing.assert_allclose(es.u_center(D)[0], [0, -4 / 3, 0, 2 / 3, 2 / 3], atol=1e-15)
+        np.testing.assert_allclose(es.d_center(D)[0], [-2.4, -0.8, 0.4, 1.2, 1.6], atol=1e-15)
+        v = np.array([1.0, 3, 2, 5, 4])
+        E = np.abs(np.subtract.outer(v, v))
+        assert es.u_product(es.u_center(D), es.u_center(E)) == pytest.approx(0.533333333333333, rel=1e-13)
+        # the unbiased dCov is the U-product of the U-centred matrices
+        x, y = _r_data()
+        assert es.u_product(es.u_center(ref_matrix(x)), es.u_center(ref_matrix(y))) == pytest.approx(
+            es.distance_covariance_sqr(x, y, estimator="U"), rel=1e-12)
+
+    def test_degenerate_and_bad_input(self):
+        x, y = _r_data()
+        for z in (x, 3.7 * x + 1.0, x @ np.linalg.qr(np.random.default_rng(0).normal(size=(3, 3)))[0]):
+            with pytest.warns(UserWarning, match="undefined; returning 0"):
+                assert es.partial_distance_correlation(x, y, z) == 0.0
+        with pytest.raises(ValueError, match="same number of rows"):
+            es.partial_distance_correlation(x, y, x[:20])
+        with pytest.raises(ValueError, match="n >= 4"):
+            es.u_center(np.zeros((3, 3)))
