@@ -48,6 +48,8 @@ _EXPORTS = {
     "u_product": "dependence",
     "partial_distance_covariance": "dependence",
     "partial_distance_correlation": "dependence",
+    "partial_distance_correlation_test": "dependence",
+    "PartialDistanceTestResult": "dependence",
     "DistanceCorrelationTTestResult": "dependence",
     "IndependenceTestResult": "dependence",
     "DataConversionWarning": "_validation",

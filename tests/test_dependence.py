@@ -312,3 +312,36 @@ class TestPartial:
             es.partial_distance_correlation(x, y, x[:20])
         with pytest.raises(ValueError, match="n >= 4"):
             es.u_center(np.zeros((3, 3)))
+
+
+class TestPartialTest:
+    def test_null_by_the_reference(self):
+        x, y = _r_data()
+        i = np.arange(1.0, 31)
+        z = np.column_stack([np.cos(3 * i), i / 10])
+        res = es.partial_distance_correlation_test(x, y, z, n_resamples=20, rng=3)
+        assert res.statistic == pytest.approx(0.267913455730592, rel=1e-12)
+        assert res.partial_dcov == pytest.approx(0.164398557356795, rel=1e-12)
+        # reference: U-centre, project, permute the projection of x (R's pdcor.test)
+        A, B, C = (es.u_center(ref_matrix(v)) for v in (x, y, z))
+        Px = A - es.u_product(A, C) / es.u_product(C, C) * C
+        Py = B - es.u_product(B, C) / es.u_product(C, C) * C
+        rng = np.random.default_rng(3)
+        norm = np.sqrt(es.u_product(Px, Px) * es.u_product(Py, Py))
+        want = []
+        for _ in range(20):
+            p = rng.permutation(30)
+            want.append(es.u_product(Px[np.ix_(p, p)], Py) / norm)
+        np.testing.assert_allclose(res.null_distribution, want, rtol=1e-10, atol=1e-14)
+        assert res.pvalue == (1 + np.sum(np.array(want) >= res.statistic - 1e-12)) / 21
+
+
+@pytest.mark.slow
+def test_partial_test_level():
+    """x, y, z independent: rejection rate within 3 binomial SE of 0.05 (default R = 999)."""
+    rng = np.random.default_rng(11)
+    n_sets, rej = 200, 0
+    for _ in range(n_sets):
+        x, y, z = rng.normal(size=(30, 2)), rng.normal(size=30), rng.normal(size=(30, 1))
+        rej += es.partial_distance_correlation_test(x, y, z, rng=rng).pvalue <= 0.05
+    assert abs(rej / n_sets - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
