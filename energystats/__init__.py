@@ -50,6 +50,8 @@ _EXPORTS = {
     "partial_distance_correlation": "dependence",
     "partial_distance_correlation_test": "dependence",
     "PartialDistanceTestResult": "dependence",
+    "mutual_independence_test": "dependence",
+    "MutualIndependenceTestResult": "dependence",
     "DistanceCorrelationTTestResult": "dependence",
     "IndependenceTestResult": "dependence",
     "DataConversionWarning": "_validation",

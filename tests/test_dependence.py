@@ -345,3 +345,53 @@ def test_partial_test_level():
         x, y, z = rng.normal(size=(30, 2)), rng.normal(size=30), rng.normal(size=(30, 1))
         rej += es.partial_distance_correlation_test(x, y, z, rng=rng).pvalue <= 0.05
     assert abs(rej / n_sets - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
+
+
+class TestMutualIndependence:
+    def test_estimates_against_R(self):
+        # R energy 1.7.11: i <- 1:30; x <- cbind(sin(i), cos(i^2), log(i), i %% 7)
+        #   mutualIndep.test(x, R = 199)$statistic -> 0.145696757264582
+        #   estimate (rounded by R) -> 0.070 0.133 -0.057
+        i = np.arange(1.0, 31)
+        x = np.column_stack([np.sin(i), np.cos(i**2), np.log(i), i % 7])
+        r = es.mutual_independence_test(x, n_resamples=0)
+        assert r.statistic == pytest.approx(0.145696757264582, rel=1e-12)
+        np.testing.assert_allclose(r.estimates, [0.070, 0.133, -0.057], atol=5e-4)
+        # each term is the bias-corrected dCor of a column with the ones after it
+        assert r.estimates[0] == pytest.approx(
+            es.distance_correlation_sqr(x[:, 0], x[:, 1:], estimator="U"), rel=1e-12)
+        df = pd.DataFrame(x, columns=list("abcd"))
+        r2 = es.mutual_independence_test(df, n_resamples=0)
+        assert r2.names == list("abcd") and r2.statistic == pytest.approx(r.statistic, rel=1e-14)
+        r3 = es.mutual_independence_test("a", ["b", "c"], "d", data=df, n_resamples=0)
+        assert r3.names == ["a", "b+c", "d"] and r3.estimates.size == 2
+
+    def test_null_by_the_reference(self):
+        rng = np.random.default_rng(2)
+        a, b, c = rng.normal(size=(15, 2)), rng.normal(size=15), rng.normal(size=15)
+        res = es.mutual_independence_test(a, b, c, n_resamples=10, rng=4)
+        gen = np.random.default_rng(4)
+        for r in range(10):
+            pa, pb, pc = gen.permutation(15), gen.permutation(15), gen.permutation(15)
+            A, B, C = a[pa], b[pb], c[pc]
+            want = (es.distance_correlation_sqr(A, np.column_stack([B, C]), estimator="U")
+                    + es.distance_correlation_sqr(B, C, estimator="U"))
+            assert res.null_distribution[r] == pytest.approx(want, rel=1e-10, abs=1e-13)
+
+    def test_bad_input(self):
+        with pytest.raises(ValueError, match="at least 2 variables|2-D array"):
+            es.mutual_independence_test(np.arange(10.0))
+        with pytest.raises(ValueError, match="same number of rows"):
+            es.mutual_independence_test(np.arange(10.0), np.arange(9.0))
+        with pytest.raises(ValueError, match="constant"):
+            es.mutual_independence_test(np.arange(10.0), np.ones(10))
+
+
+@pytest.mark.slow
+def test_mutual_independence_level():
+    rng = np.random.default_rng(12)
+    n_sets, rej = 200, 0
+    for _ in range(n_sets):
+        rej += es.mutual_independence_test(rng.normal(size=25), rng.exponential(size=25),
+                                           rng.normal(size=(25, 2)), rng=rng).pvalue <= 0.05
+    assert abs(rej / n_sets - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
