@@ -157,7 +157,8 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, x0=None, n_threa
 
 
 def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_only=False,
-                    metric="energy", exponent=1.0, sigma=1.0, method="auto", n_threads=None):
+                    metric="energy", exponent=1.0, sigma=1.0, method="auto", estimator="V",
+                    n_threads=None):
     r"""Two-sample energy distance :math:`\mathcal{E}(A, B)` (V-statistic, no square root).
 
     Parameters
@@ -183,6 +184,11 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
         "One-dimensional data") for 1-D data with
         ``metric='energy', exponent=1`` and the streamed O(n²) reduction
         otherwise; 'pairwise' forces the latter (for testing).
+    estimator : {'V', 'U'}, default 'V'
+        'V': the V-statistic below; 'U': the U-statistic (within-sample means
+        over distinct pairs, divisors :math:`n(n-1)`, :math:`m(m-1)`), unbiased
+        for the population energy distance and possibly negative; needs
+        n, m ≥ 2.  The same choice as the dependence statistics' ``estimator``.
 
     Returns
     -------
@@ -217,7 +223,11 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     >>> df = pd.DataFrame({"v": [0.0, 1.0, 2.0, 3.0], "g": ["a", "a", "b", "b"]})
     >>> es.energy_distance(df, by="g")
     3.0
+    >>> es.energy_distance([0.0, 1.0], [2.0, 3.0], estimator="U")   # 2·2 − 1 − 1
+    2.0
     """
+    if estimator not in ("V", "U"):
+        raise ValueError(f"`estimator` must be 'V' or 'U'; got {estimator!r}.")
     met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
     nt = check_n_threads(n_threads)
     if by is not None:
@@ -243,6 +253,13 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     M, scale = _engine.group_sum_matrix(pooled, codes, 2, met, nt, sorted_path=sorted_path,
                                         working_units=True)
     n, m = a.shape[0], b.shape[0]
+    if estimator == "U":
+        if n < 2 or m < 2:
+            raise ValueError(f"`estimator='U'` needs at least 2 points in each sample (it averages "
+                             f"over distinct pairs); got {n} and {m}.")
+        # rho(x, x) = 0: the within sums are over distinct pairs already
+        return float(scale.apply(2.0 * M[0, 1] / (n * m) - M[0, 0] / (n * (n - 1))
+                                 - M[1, 1] / (m * (m - 1))))
     gab, gaa, gbb = M[0, 1] / (n * m), M[0, 0] / n**2, M[1, 1] / m**2
     return float(scale.apply(nonnegative(2.0 * gab - gaa - gbb, 2.0 * gab + gaa + gbb)))
 

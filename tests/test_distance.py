@@ -323,3 +323,23 @@ class TestDataFrameForms:
             es.energy_clustering(df, 2)
         with pytest.raises(KeyError, match="not found"):
             es.cluster_test(df, 2, columns=["p", "zz"])
+
+
+class TestEnergyDistanceU:
+    def test_u_statistic_against_double_loop(self):
+        rng = np.random.default_rng(9)
+        a, b = rng.normal(size=(13, 2)), rng.normal(size=(9, 2)) + 0.4
+        Da, Db, Dab = ref_matrix(a), ref_matrix(b), ref_matrix(a, b)
+        want = 2 * Dab.mean() - Da.sum() / (13 * 12) - Db.sum() / (9 * 8)
+        for method in ("auto", "pairwise"):
+            assert es.energy_distance(a, b, estimator="U", method=method) == pytest.approx(want, rel=1e-12)
+        x, y = rng.normal(size=40), rng.normal(size=30)
+        Dx, Dy = ref_matrix(x), ref_matrix(y)
+        want = 2 * ref_matrix(x, y).mean() - Dx.sum() / (40 * 39) - Dy.sum() / (30 * 29)
+        assert es.energy_distance(x, y, estimator="U") == pytest.approx(want, rel=1e-11)  # sorted path
+
+    def test_u_statistic_bad_input(self):
+        with pytest.raises(ValueError, match="at least 2 points"):
+            es.energy_distance([0.0], [1.0, 2.0], estimator="U")
+        with pytest.raises(ValueError, match="`estimator`"):
+            es.energy_distance([0.0], [1.0], estimator="W")
