@@ -52,6 +52,8 @@ _EXPORTS = {
     "PartialDistanceTestResult": "dependence",
     "mutual_independence_test": "dependence",
     "MutualIndependenceTestResult": "dependence",
+    "distance_correlation_matrix": "dependence",
+    "DistanceCorrelationMatrixResult": "dependence",
     "DistanceCorrelationTTestResult": "dependence",
     "IndependenceTestResult": "dependence",
     "DataConversionWarning": "_validation",

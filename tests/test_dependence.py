@@ -395,3 +395,68 @@ def test_mutual_independence_level():
         rej += es.mutual_independence_test(rng.normal(size=25), rng.exponential(size=25),
                                            rng.normal(size=(25, 2)), rng=rng).pvalue <= 0.05
     assert abs(rej / n_sets - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
+
+
+def _holm_loop(p):
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out
+
+
+def _bh_loop(p):
+    m = len(p)
+    out = []
+    for i in range(m):
+        # min over all p_(j) >= p_i of m p_(j) / rank(j)
+        ranks = sorted(p)
+        out.append(min(1.0, min(m * ranks[j] / (j + 1) for j in range(m) if ranks[j] >= p[i])))
+    return out
+
+
+class TestDistanceCorrelationMatrix:
+    def _data(self):
+        rng = np.random.default_rng(13)
+        n = 40
+        x = rng.normal(size=n)
+        return pd.DataFrame({"a": x, "b": x**2 + rng.normal(size=n), "c": rng.normal(size=n),
+                             "d": np.sin(3 * x) + 0.2 * rng.normal(size=n), "e": rng.exponential(size=n)})
+
+    @pytest.mark.parametrize("budget", [256 * 2**20, 20000])   # one block; one column per block
+    def test_entries_against_the_reference(self, budget):
+        df = self._data()
+        res = es.distance_correlation_matrix(df, pvalue="ttest", adjust=None, memory_budget=budget)
+        resu = es.distance_correlation_matrix(df, estimator="U", memory_budget=budget)
+        for a in df.columns:
+            for b in df.columns:
+                if a == b:
+                    assert res.dcor.loc[a, b] == 1.0
+                    continue
+                V, U = ref_dcov(df[a].to_numpy(), df[b].to_numpy())
+                assert res.dcor.loc[a, b] == pytest.approx(math.sqrt(V[3]), rel=1e-11)
+                assert resu.dcor.loc[a, b] == pytest.approx(U[3], rel=1e-10, abs=1e-13)
+                t = es.distance_correlation_ttest(df[a], df[b].set_axis(df.index))
+                assert res.pvalues.loc[a, b] == pytest.approx(t.pvalue, rel=1e-9, abs=1e-15)
+
+    def test_adjustments(self):
+        df = self._data()
+        raw = es.distance_correlation_matrix(df, pvalue="ttest", adjust=None)
+        iu, ju = np.triu_indices(5, 1)
+        p = raw.pvalues.to_numpy()[iu, ju]
+        for method, loop in (("holm", _holm_loop), ("bh", _bh_loop)):
+            res = es.distance_correlation_matrix(df, pvalue="ttest", adjust=method)
+            np.testing.assert_allclose(res.adjusted.to_numpy()[iu, ju], loop(list(p)), rtol=1e-12)
+        long = res.to_frame()
+        assert list(long.columns) == ["x", "y", "dcor", "pvalue", "pvalue_adjusted"] and len(long) == 10
+
+    def test_bad_input(self):
+        df = self._data()
+        with pytest.raises(ValueError, match="constant"):
+            es.distance_correlation_matrix(df.assign(k=1.0))
+        with pytest.raises(ValueError, match="`adjust`"):
+            es.distance_correlation_matrix(df, adjust="bonferroni")
+        with pytest.raises(ValueError, match="at least 2 columns"):
+            es.distance_correlation_matrix(df[["a"]])
