@@ -34,6 +34,7 @@ API_SECTIONS = [
     ("Tests of equal distributions and DISCO", ["energystats.homogeneity"]),
     ("Energy clustering", ["energystats.clustering", "energystats.hierarchy"]),
     ("Significance after clustering", ["energystats.significance"]),
+    ("Dependence: distance covariance and correlation", ["energystats.dependence"]),
     ("One-dimensional methods", ["energystats.onedim"]),
     ("Data sets", ["energystats.datasets"]),
 ]
