@@ -158,7 +158,8 @@ def read_text_fields(path, *, fmt=None, sep=None, decimal=None):
                        sep=opts["sep"])
 
 
-def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, path="data"):
+def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, path="data",
+                    option="--columns"):
     """The columns to use from ``df`` and those left out, with the library's checks.
 
     The same rules as the Python API (see :func:`energystats._validation.numeric_columns`):
@@ -168,7 +169,7 @@ def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, path="d
     """
     try:
         return _numeric_columns(df, columns, exclude=exclude, numeric_only=numeric_only, name=path,
-                                hint="option --columns", only_hint="--numeric-only")
+                                hint=f"option {option}", only_hint="--numeric-only")
     except (KeyError, ValueError, TypeError) as exc:
         msg = exc.args[0] if exc.args else str(exc)
         msg = msg.replace(f"`{path}`", path)

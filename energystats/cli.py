@@ -98,7 +98,7 @@ def _read(args, path):
     return read_table(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
 
 
-def _load(args, path, *, by=(), columns=None):
+def _load(args, path, *, by=(), columns=None, option="--columns"):
     """Read ``path``; return ``(df, cols)`` with checked columns (and ``by``), rows with
     missing values refused or (``--dropna``) dropped — each step reported on stderr."""
     from ._io import check_missing, numeric_columns, split_names
@@ -111,7 +111,7 @@ def _load(args, path, *, by=(), columns=None):
                            f"{short_list(df.columns)}.")
     wanted = split_names(args.columns) if columns is None else columns
     cols, left_out = numeric_columns(df, wanted, exclude=by, numeric_only=args.numeric_only,
-                                     path=path)
+                                     path=path, option=option)
     n0 = df.shape[0]
     df = check_missing(df, cols + list(by), path=path, dropna=args.dropna)
     if df.shape[0] == 0:
@@ -375,6 +375,83 @@ def _cmd_disco(args):
             _verdict(args, f"verdict: the groups of {f} {what} "
                            f"({_pvalue_text(float(p), float(se))}; alpha = {args.alpha:g}).",
                      float(p), float(se))
+    return 0
+
+
+def _cmd_dcor(args):
+    import pandas as pd
+
+    from . import distance_stats, independence_test
+    from ._io import emit, split_names
+
+    met = _metric_kwargs(args)
+    if args.resamples < 0:
+        raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
+    xs, ys = split_names(args.x), split_names(args.y)
+    overlap = sorted(set(xs) & set(ys))
+    if overlap:
+        raise CLIError(f"options --x and --y: column(s) {overlap} in both.")
+    if args.columns:
+        raise CLIError("option --columns: dcor takes its columns from --x and --y.")
+    df, cols = _load(args, args.file, columns=xs + ys, option="--x/--y")
+    x, y = df[xs], df[ys]
+    t0 = time.perf_counter()
+    if args.resamples > 0:
+        seed = _draw_seed(args)
+        res = independence_test(x, y, n_resamples=args.resamples, rng=seed, **met)
+        _note_run(args, "independence test", res, t0)
+        est = res.estimates
+    else:
+        res, est = None, distance_stats(x, y, **met)
+    row = {"x": ", ".join(map(str, xs)), "y": ", ".join(map(str, ys)), "n": est.n_samples,
+           "dcor": est.dcor, "dcov": est.dcov, "dcor_u": est.dcor_u, "dcov_u": est.dcov_u,
+           "statistic": est.test_statistic}
+    if res is not None:
+        row.update(pvalue=res.pvalue, pvalue_se=res.pvalue_se, n_resamples=res.n_resamples,
+                   seed=res.seed)
+    if args.format == "json":
+        _print_json({"command": "dcor", **row, **met})
+        return 0
+    emit([("distance correlation (dcor, dcov: V-statistics, roots; dcor_u, dcov_u: bias-corrected, "
+           "squared; statistic: n dCov^2)",
+           pd.DataFrame([row]).set_index(["x", "y"]))], args.format)
+    if res is not None:
+        what = _pvalue_text(res.pvalue, res.pvalue_se)
+        verdict = ("x and y are dependent" if res.pvalue <= args.alpha else
+                   "no evidence of dependence between x and y")
+        _verdict(args, f"verdict: {verdict} ({what}; alpha = {args.alpha:g}).", res.pvalue,
+                 res.pvalue_se)
+    return 0
+
+
+def _cmd_dcor_matrix(args):
+    from . import distance_correlation_matrix
+    from ._io import emit
+
+    if not (0.0 < args.exponent <= 2.0):
+        raise CLIError(f"option --exponent: must lie in (0, 2]; got {args.exponent:g}.")
+    df, cols = _load(args, args.file)
+    if len(cols) < 2:
+        raise CLIError(f"{args.file}: dcor-matrix needs at least 2 numeric columns; got {cols}.")
+    adjust = None if args.adjust == "none" else args.adjust
+    t0 = time.perf_counter()
+    res = distance_correlation_matrix(df[cols], exponent=args.exponent, estimator=args.estimator,
+                                      pvalue="ttest" if args.pvalues else None, adjust=adjust)
+    _note(args, f"distance correlation matrix of {len(cols)} columns in "
+                f"{time.perf_counter() - t0:.2f} s")
+    if args.format == "json":
+        out = {"command": "dcor-matrix", "columns": cols, "estimator": args.estimator,
+               "exponent": args.exponent, "dcor": res.dcor.to_numpy().tolist()}
+        if args.pvalues:
+            out.update(adjust=args.adjust, pvalues=res.pvalues.to_numpy().tolist(),
+                       adjusted=res.adjusted.to_numpy().tolist())
+        _print_json(out)
+        return 0
+    sections = [("distance correlation" + (" (bias-corrected)" if args.estimator == "U" else ""),
+                 res.dcor)]
+    if args.pvalues:
+        sections.append((f"t-test p-values, adjusted over the pairs ({args.adjust})", res.adjusted))
+    emit(sections, args.format)
     return 0
 
 
@@ -650,6 +727,39 @@ def build_parser():
                         "disco) instead of each given the others")
     _add_inference_args(p, 999, "permutations")
     p.set_defaults(func=_cmd_disco)
+
+    p = sub.add_parser(
+        "dcor", parents=[data, metric, common], formatter_class=_FMT,
+        help="distance correlation of two sets of columns, with a permutation test",
+        description=_wrap("Distance covariance and correlation of the columns --x and --y of one "
+                          "file (rows are paired observations): dCor and dCov (V-statistics, "
+                          "roots, as R energy's dcor/dcov), their bias-corrected (U) forms, and "
+                          "the permutation test of independence (statistic n dCov^2, as R's "
+                          "dcov.test; --resamples 0 skips it)."),
+        epilog="example:\n  energystats dcor data.csv --x a,b --y c --resamples 999 --seed 1",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--x", action="append", required=True, help="columns of x, comma-separated")
+    p.add_argument("--y", action="append", required=True, help="columns of y, comma-separated")
+    _add_inference_args(p, 999, "permutations of the test of independence")
+    p.set_defaults(func=_cmd_dcor)
+
+    p = sub.add_parser(
+        "dcor-matrix", parents=[data, common], formatter_class=_FMT,
+        help="distance correlation of every pair of columns",
+        description=_wrap("Distance correlation of every pair of numeric columns of one file "
+                          "(each column one variable), optionally with t-test p-values adjusted "
+                          "over the pairs (Holm or Benjamini-Hochberg)."),
+        epilog="example:\n  energystats dcor-matrix data.csv --pvalues --adjust bh --format csv",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--exponent", type=float, default=1.0, help="exponent of |x-y|, in (0, 2] (default: 1)")
+    p.add_argument("--estimator", choices=("V", "U"), default="V",
+                   help="V: dCor (root); U: bias-corrected dCor (default: V)")
+    p.add_argument("--pvalues", action="store_true", help="add t-test p-values (adjusted)")
+    p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
+                   help="adjustment of the p-values over the pairs (default: holm)")
+    p.set_defaults(func=_cmd_dcor_matrix)
 
     p = sub.add_parser(
         "cluster", parents=[data, metric, common], formatter_class=_FMT,

@@ -736,3 +736,40 @@ def test_help_imports_neither_pandas_nor_scikit_learn():
     out = subprocess.run([sys.executable, "-c", code], env=_cli_env(), capture_output=True,
                          text=True, timeout=120, check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+# -- dcor, dcor-matrix ------------------------------------------------------------
+
+@needs_tests
+class TestDcor:
+    def test_dcor_and_test(self, files):
+        d, df = files
+        rc, out, err = run_cli("dcor", d / "data.csv", "--x", "x", "--y", "y", "-R", "99", "--seed", "4",
+                               "--format", "json", "-q")
+        assert rc == 0, err
+        rec = json.loads(out)
+        want = energystats.independence_test(df[["x"]], df[["y"]], n_resamples=99, rng=4)
+        assert rec["dcor"] == pytest.approx(want.estimates.dcor, rel=1e-12)
+        assert rec["pvalue"] == want.pvalue and rec["seed"] == 4
+        assert rec["statistic"] == pytest.approx(want.statistic, rel=1e-12)
+        rc, out, err = run_cli("dcor", d / "data.csv", "--x", "x", "--y", "y", "-q")
+        assert rc == 0 and "verdict" in out and "dcor" in out
+
+    def test_dcor_bad_options(self, files):
+        d, _ = files
+        rc, out, err = run_cli("dcor", d / "data.csv", "--x", "x", "--y", "nope")
+        assert rc == 2 and "--x/--y" in err and "'nope'" in err
+        rc, out, err = run_cli("dcor", d / "data.csv", "--x", "x", "--y", "x")
+        assert rc == 2 and "in both" in err
+
+    def test_dcor_matrix(self, files):
+        d, df = files
+        rc, out, err = run_cli("dcor-matrix", d / "data.csv", "--columns", "x,y", "--pvalues", "--adjust", "bh",
+                               "--format", "json", "-q")
+        assert rc == 0, err
+        rec = json.loads(out)
+        want = energystats.distance_correlation_matrix(df[["x", "y"]], pvalue="ttest", adjust="bh")
+        np.testing.assert_allclose(rec["dcor"], want.dcor.to_numpy(), rtol=1e-12)
+        np.testing.assert_allclose(rec["adjusted"], want.adjusted.to_numpy(), rtol=1e-12)
+        rc, out, err = run_cli("dcor-matrix", d / "data.csv", "-q")
+        assert rc == 2 and "--numeric-only" in err     # text columns are an error, as elsewhere
