@@ -159,7 +159,7 @@ def _check_estimator(estimator):
 CALL_WORK = 5e8
 
 
-def _sums(X, Y, met, n_threads):
+def _sums(X, Y, met, n_threads, method="auto"):
     """V and U sums of the centred products (in working units) and the two variables' scales."""
     if met.kind != "builtin":
         if met.kind == "precomputed":
@@ -171,7 +171,58 @@ def _sums(X, Y, met, n_threads):
     # is rescaled with its variable)
     X, met_x, sx = _engine.normalise(met, X)
     Y, met_y, sy = _engine.normalise(met, Y)
+    if method != "pairwise" and _fast_1d(X, Y, met, method):
+        return _sums_1d(X[:, 0], Y[:, 0]), sx, sy
     return _streamed_sums(X, Y, met.code, met_x.param, met_y.param, n_threads), sx, sy
+
+
+#: from this many rows on, 1-D x and y with exponent 1 take the O(n log n) path: below it the
+#: streamed O(n²) pass takes well under a second and is more accurate (the fast path's
+#: combination T1 − 2 T2/n + T3/n² loses about log10(n) digits: measured relative differences
+#: to the streamed pass 3e-12 at n = 2000, 1.3e-10 (V) and 4.6e-10 (U) at n = 20 000)
+FAST_1D_MIN_N = 10_000
+
+
+def _fast_1d(X, Y, met, method="auto"):
+    if not (X.shape[1] == 1 and Y.shape[1] == 1 and met.name == "energy" and met.param == 1.0):
+        return False
+    return method == "sorted" or X.shape[0] >= FAST_1D_MIN_N
+
+
+def _sorted_row_sums(v):
+    """``Σ_j |v_i − v_j|`` for every i (sorted prefix sums, O(n log n)); ``order`` of v."""
+    n = v.size
+    order = np.argsort(v, kind="stable")
+    s = v[order]
+    P = np.concatenate([[0.0], np.cumsum(s)])
+    k = np.arange(n)
+    r = np.empty(n)
+    r[order] = s * (2 * k + 1 - n) - P[:-1] - P[1:] + P[-1]
+    return r, order
+
+
+def _sums_1d(x, y):
+    """The V and U sums of :func:`_centred_sums` for 1-D x, y and |x − y|, in O(n log n)."""
+    n = x.size
+    x = np.asarray(x, dtype=np.float64) - math.fsum(x) / n  # centred: the expansions cancel little
+    y = np.asarray(y, dtype=np.float64) - math.fsum(y) / n
+    ra, ox = _sorted_row_sums(x)
+    rb, _ = _sorted_row_sums(y)
+    xs, ys = np.ascontiguousarray(x[ox]), np.ascontiguousarray(y[ox])
+    ry = np.searchsorted(np.sort(ys), ys, side="left").astype(np.intp)
+    T1 = 2.0 * _dependence.cross_sum_1d(xs, ys, ry)          # Σ_ij a_ij b_ij
+    Saa = 2.0 * n * math.fsum(x * x) - 2.0 * math.fsum(x) ** 2  # Σ_ij a_ij²
+    Sbb = 2.0 * n * math.fsum(y * y) - 2.0 * math.fsum(y) ** 2
+    Sa, Sb = math.fsum(ra), math.fsum(rb)
+    T2, T2a, T2b = math.fsum(ra * rb), math.fsum(ra * ra), math.fsum(rb * rb)
+    V = (T1 - 2.0 * T2 / n + Sa * Sb / n**2, Saa - 2.0 * T2a / n + Sa * Sa / n**2,
+         Sbb - 2.0 * T2b / n + Sb * Sb / n**2)
+    if n > 2:
+        c1, c2 = 2.0 / (n - 2), 1.0 / ((n - 1) * (n - 2))
+        U = (T1 - c1 * T2 + c2 * Sa * Sb, Saa - c1 * T2a + c2 * Sa * Sa, Sbb - c1 * T2b + c2 * Sb * Sb)
+    else:
+        U = (0.0, 0.0, 0.0)
+    return V, U
 
 
 def _streamed_sums(X, Y, code, param_x, param_y, n_threads):
@@ -234,7 +285,7 @@ def _ratio(cov, vx, vy):
     return cov / math.sqrt(den) if den > 0 else 0.0
 
 
-def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False):
+def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method="auto"):
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
     if met.kind == "precomputed":
@@ -251,7 +302,7 @@ def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False):
     if need_u and n < 4:
         raise ValueError(f"the U-statistics (estimator='U') need at least 4 paired samples "
                          f"(they divide by n(n-3)); got n={n}.")
-    (V, U), sx, sy = _sums(X, Y, met, nt)
+    (V, U), sx, sy = _sums(X, Y, met, nt, method)
     cov_v, xx_v, yy_v = (s / n**2 for s in V)
     if n > 3:
         cov_u, xx_u, yy_u = (s / (n * (n - 3)) for s in U)
@@ -281,7 +332,8 @@ def _check_constant(res, what):
 
 # -- public functions ------------------------------------------------------------
 
-def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None):
+def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, method="auto",
+                   n_threads=None):
     r"""Distance covariance, variances and correlation of paired samples, V and U forms.
 
     Parameters
@@ -299,6 +351,15 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
         The semimetric, applied to x and to y.
     sigma : float, default 1.0
         Bandwidth of 'laplacian' and 'gaussian'.
+    method : {'auto', 'sorted', 'pairwise'}, default 'auto'
+        'sorted': for 1-D x and y with ``exponent=1``, the O(n log n)
+        algorithm of Huo and Székely (2016) (sorting and Fenwick trees, on
+        centred data, compensated sums); 'pairwise': the streamed O(n²)
+        pass; 'auto': 'sorted' from 10 000 rows on (where it applies), else
+        'pairwise'.  The sorted path combines three sums whose difference is
+        about n times smaller than they are: it agrees with the pairwise
+        pass to about 1e-12 relative at n = 2000 and 1e-10 (V) to 5e-10 (U)
+        at n = 20 000.
     n_threads : int, optional
 
     Returns
@@ -333,7 +394,9 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     >>> round(res.dcov, 7), round(res.dcor, 7), round(res.dcov_u, 9), round(res.dcor_u, 7)
     (0.1025087, 0.3060479, -0.002748351, -0.0271709)
     """
-    return _stats(x, y, data, exponent, metric, sigma, n_threads)
+    if method not in ("auto", "sorted", "pairwise"):
+        raise ValueError(f"`method` must be 'auto', 'sorted' or 'pairwise'; got {method!r}.")
+    return _stats(x, y, data, exponent, metric, sigma, n_threads, method=method)
 
 
 def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
