@@ -564,6 +564,25 @@ def _centred_matrices(X, Y, met, nt):
     return _double_centred(a), _double_centred(b)
 
 
+def _permuted_sums(A, B, total, perms, nt):
+    """``Σ_ij A[i, j] B[p_i, p_j]`` for ``total`` permutations ``perms(r0, m)`` (rows r0..r0+m-1),
+    in batches of at most 64 MiB of permutations."""
+    n = A.shape[0]
+    out = np.empty(total)
+    batch = int(max(1, min(256, 2**26 // (8 * n))))
+    for r0 in range(0, total, batch):
+        m = min(batch, total - r0)
+        _dependence.permuted_products(A, B, np.ascontiguousarray(perms(r0, m), dtype=np.intp),
+                                      out[r0:r0 + m], nt)
+    return out
+
+
+def _product_tolerance(A, B):
+    """Rounding error allowed in ``Σ A_ij B_ij`` (64 eps of the Cauchy–Schwarz bound of its terms):
+    permutations that reproduce the observed sum exactly count as ties."""
+    return 64 * np.finfo(float).eps * math.sqrt(float(np.sum(A * A)) * float(np.sum(B * B)))
+
+
 def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exponent=1.0,
                       metric="energy", sigma=1.0, rng=None, exact=None, strata=None,
                       n_threads=None):
@@ -668,17 +687,10 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
                                       None if st is None else list(lab.groups))
     perms_iter = (_all_perms(n, st) if is_exact else None)
     total = perms_iter.shape[0] if is_exact else R
-    null = np.empty(total)
-    batch = int(max(1, min(256, 2**26 // (8 * n))))
-    done = 0
-    while done < total:
-        m = min(batch, total - done)
-        P = perms_iter[done:done + m] if is_exact else draw_permutations(gen, np.arange(n), m, st)
-        out = np.empty(m)
-        _dependence.permuted_products(A, B, np.ascontiguousarray(P, dtype=np.intp), out, nt)
-        null[done:done + m] = to_stat(out)
-        done += m
-    tol = 64 * np.finfo(float).eps * math.sqrt(float(np.sum(A * A)) * float(np.sum(B * B)))
+    null = to_stat(_permuted_sums(
+        A, B, total, lambda r0, m: (perms_iter[r0:r0 + m] if is_exact
+                                    else draw_permutations(gen, np.arange(n), m, st)), nt))
+    tol = _product_tolerance(A, B)
     tol = tol / n if statistic == "dcov" else tol * scale
     p = float(pvalue_from_null(observed, null, is_exact, tol=tol))
     # the null distribution in the data's units (the ratio of the reported to the working statistic)
@@ -1039,14 +1051,9 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     obs = np.empty(1)
     _dependence.permuted_products(Pxc, Pyc, np.arange(n, dtype=np.intp)[None, :], obs, nt)
     observed = obs[0] / norm
-    null = np.empty(R)
-    batch = int(max(1, min(256, 2**26 // (8 * n))))
-    for r0 in range(0, R, batch):
-        m = min(batch, R - r0)
-        out = np.empty(m)
-        _dependence.permuted_products(Pyc, Pxc, draw_permutations(gen, np.arange(n), m), out, nt)
-        null[r0:r0 + m] = out / norm
-    tol = 64 * np.finfo(float).eps * math.sqrt(float(np.sum(Px * Px)) * float(np.sum(Py * Py))) / norm
+    # Σ Px[p_i, p_j] Py[i, j]: the projection of x permuted
+    null = _permuted_sums(Pyc, Pxc, R, lambda r0, m: draw_permutations(gen, np.arange(n), m), nt) / norm
+    tol = _product_tolerance(Px, Py) / norm
     p = float(pvalue_from_null(observed, null, False, tol=tol))
     return PartialDistanceTestResult(stat, p, null, R, pdcov, pvalue_se(p, R, False), seed)
 

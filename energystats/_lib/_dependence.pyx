@@ -45,6 +45,17 @@ cdef inline void sq_row(const floating* xi, const floating* XT, Py_ssize_t ldx,
             buf[j] += diff * diff
 
 
+cdef inline void pair_rows(const floating* xi, const floating* XT, const floating* yi,
+                           const floating* YT, Py_ssize_t n, Py_ssize_t dx, Py_ssize_t dy,
+                           Py_ssize_t j0, Py_ssize_t j1, int metric, double param_x,
+                           double param_y, double* bx, double* by) noexcept nogil:
+    """bx, by = a(x_i, x_j), b(y_i, y_j) for j in [j0, j1)."""
+    sq_row(xi, XT, n, dx, j0, j1, bx)
+    transform_sq(bx, j1 - j0, metric, param_x)
+    sq_row(yi, YT, n, dy, j0, j1, by)
+    transform_sq(by, j1 - j0, metric, param_y)
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def row_sums(const floating[:, ::1] X, const floating[:, ::1] XT,
@@ -73,10 +84,8 @@ def row_sums(const floating[:, ::1] X, const floating[:, ::1] XT,
                 j1 = j0 + COL_BLOCK
                 if j1 > n:
                     j1 = n
-                sq_row(&X[i, 0], &XT[0, 0], n, dx, j0, j1, bx)
-                transform_sq(bx, j1 - j0, metric, param_x)
-                sq_row(&Y[i, 0], &YT[0, 0], n, dy, j0, j1, by)
-                transform_sq(by, j1 - j0, metric, param_y)
+                pair_rows(&X[i, 0], &XT[0, 0], &Y[i, 0], &YT[0, 0], n, dx, dy, j0, j1, metric,
+                          param_x, param_y, bx, by)
                 pa = 0.0
                 pb = 0.0
                 for j in range(j1 - j0):
@@ -126,10 +135,8 @@ def centred_products(const floating[:, ::1] X, const floating[:, ::1] XT,
                 if j1 > n:
                     j1 = n
                 m = j1 - j0
-                sq_row(&X[i, 0], &XT[0, 0], n, dx, j0, j1, bx)
-                transform_sq(bx, m, metric, param_x)
-                sq_row(&Y[i, 0], &YT[0, 0], n, dy, j0, j1, by)
-                transform_sq(by, m, metric, param_y)
+                pair_rows(&X[i, 0], &XT[0, 0], &Y[i, 0], &YT[0, 0], n, dx, dy, j0, j1, metric,
+                          param_x, param_y, bx, by)
                 p0 = 0.0
                 p1 = 0.0
                 p2 = 0.0
