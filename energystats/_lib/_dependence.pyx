@@ -22,6 +22,7 @@ import numpy as np
 cimport cython
 from cython cimport floating
 from cython.parallel cimport parallel, prange
+from libc.math cimport fabs, pow, sqrt
 from libc.stdlib cimport free, malloc
 
 from ._pairwise cimport kahan_add, transform_sq
@@ -179,10 +180,11 @@ def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symm
     twice plus the diagonal).  One permutation per thread, rows summed in a fixed order with
     compensation: the same bits for any number of threads."""
     cdef Py_ssize_t R = perms.shape[0], n = A.shape[0]
-    cdef Py_ssize_t r, i, j, pi
-    cdef double s, c, row
+    cdef Py_ssize_t r, i, j, pi, j4
+    cdef double s, c, r0, r1, r2, r3
     cdef const Py_ssize_t* p
     cdef const double* brow
+    cdef const double* arow
     if n_threads < 1:
         n_threads = 1
     with nogil, parallel(num_threads=n_threads):
@@ -193,27 +195,56 @@ def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symm
             for i in range(n):
                 pi = p[i]
                 brow = &B[pi, 0]
-                row = 0.0
-                for j in range(i + 1, n):
-                    row = row + A[i, j] * brow[p[j]]
-                kahan_add(&s, &c, 2.0 * row + A[i, i] * brow[pi])
+                arow = &A[i, 0]
+                # four independent partial sums (the adds do not wait on each other); a fixed
+                # order, so the same bits for any thread count
+                r0 = 0.0
+                r1 = 0.0
+                r2 = 0.0
+                r3 = 0.0
+                j = i + 1
+                j4 = j + ((n - j) // 4) * 4
+                while j < j4:
+                    r0 = r0 + arow[j] * brow[p[j]]
+                    r1 = r1 + arow[j + 1] * brow[p[j + 1]]
+                    r2 = r2 + arow[j + 2] * brow[p[j + 2]]
+                    r3 = r3 + arow[j + 3] * brow[p[j + 3]]
+                    j = j + 4
+                while j < n:
+                    r0 = r0 + arow[j] * brow[p[j]]
+                    j = j + 1
+                kahan_add(&s, &c, 2.0 * ((r0 + r1) + (r2 + r3)) + arow[i] * brow[pi])
             out[r] = s + c
 
 
-cdef inline void fenwick_add(double* tree, Py_ssize_t n, Py_ssize_t pos, double v) noexcept nogil:
+cdef inline void fenwick_add4(double* tree, Py_ssize_t n, Py_ssize_t pos, double c, double x,
+                              double y, double xy) noexcept nogil:
+    """Add (c, x, y, xy) at ``pos`` of four interleaved Fenwick trees (node k at tree[4k:4k+4])."""
+    cdef double* node
     pos += 1
     while pos <= n:
-        tree[pos] += v
+        node = tree + 4 * pos
+        node[0] += c
+        node[1] += x
+        node[2] += y
+        node[3] += xy
         pos += pos & (-pos)
 
 
-cdef inline double fenwick_prefix(const double* tree, Py_ssize_t pos) noexcept nogil:
-    """Sum of the values at positions < pos."""
-    cdef double s = 0.0
+cdef inline void fenwick_prefix4(const double* tree, Py_ssize_t pos, double* out) noexcept nogil:
+    """Sums of the four trees over the positions < pos, into out[0:4]."""
+    cdef const double* node
+    out[0] = 0.0
+    out[1] = 0.0
+    out[2] = 0.0
+    out[3] = 0.0
     while pos > 0:
-        s += tree[pos]
+        node = tree + 4 * pos
+        out[0] += node[0]
+        out[1] += node[1]
+        out[2] += node[2]
+        out[3] += node[3]
         pos -= pos & (-pos)
-    return s
 
 
 @cython.boundscheck(False)
@@ -225,21 +256,18 @@ def cross_sum_1d(const double[::1] xs,          # IN (n,) x in increasing order
 
     The points are visited in increasing x; for point j the earlier points with
     ``y_i < y_j`` and with ``y_i >= y_j`` are summed through Fenwick trees over
-    the y ranks (count, Σx, Σy, Σxy), so that
+    the y ranks (count, Σx, Σy, Σxy, interleaved node by node), so that
     ``Σ_{i<j} (x_j − x_i)|y_j − y_i|`` follows from four prefix sums.  The data
     should be centred (the per-point expansions then cancel little); the
     contributions are added with compensation.
     """
     cdef Py_ssize_t n = xs.shape[0], j, r
-    cdef double xj, yj, c_lt, sx_lt, sy_lt, sxy_lt, c_ge, sx_ge, sy_ge, sxy_ge
-    cdef double tc = 0.0, tx = 0.0, ty = 0.0, txy = 0.0, lt, ge, s = 0.0, comp = 0.0
+    cdef double xj, yj, lt, ge, s = 0.0, comp = 0.0
+    cdef double tc = 0.0, tx = 0.0, ty = 0.0, txy = 0.0
+    cdef double q[4]
     cdef double* tree = <double*> malloc(4 * (n + 1) * sizeof(double))
     if tree == NULL:
         raise MemoryError("cross_sum_1d: no memory for the Fenwick trees")
-    cdef double* fc = tree
-    cdef double* fx = tree + (n + 1)
-    cdef double* fy = tree + 2 * (n + 1)
-    cdef double* fxy = tree + 3 * (n + 1)
     try:
         with nogil:
             for j in range(4 * (n + 1)):
@@ -248,22 +276,12 @@ def cross_sum_1d(const double[::1] xs,          # IN (n,) x in increasing order
                 xj = xs[j]
                 yj = ys[j]
                 r = ry[j]
-                c_lt = fenwick_prefix(fc, r)
-                sx_lt = fenwick_prefix(fx, r)
-                sy_lt = fenwick_prefix(fy, r)
-                sxy_lt = fenwick_prefix(fxy, r)
-                c_ge = tc - c_lt
-                sx_ge = tx - sx_lt
-                sy_ge = ty - sy_lt
-                sxy_ge = txy - sxy_lt
+                fenwick_prefix4(tree, r, q)
                 # Σ (x_j − x_i)(y_j − y_i) over earlier i with y_i < y_j, and over y_i >= y_j
-                lt = xj * yj * c_lt - xj * sy_lt - yj * sx_lt + sxy_lt
-                ge = xj * yj * c_ge - xj * sy_ge - yj * sx_ge + sxy_ge
+                lt = xj * yj * q[0] - xj * q[2] - yj * q[1] + q[3]
+                ge = xj * yj * (tc - q[0]) - xj * (ty - q[2]) - yj * (tx - q[1]) + (txy - q[3])
                 kahan_add(&s, &comp, lt - ge)
-                fenwick_add(fc, n, r, 1.0)
-                fenwick_add(fx, n, r, xj)
-                fenwick_add(fy, n, r, yj)
-                fenwick_add(fxy, n, r, xj * yj)
+                fenwick_add4(tree, n, r, 1.0, xj, yj, xj * yj)
                 tc += 1.0
                 tx += xj
                 ty += yj
@@ -271,3 +289,59 @@ def cross_sum_1d(const double[::1] xs,          # IN (n,) x in increasing order
     finally:
         free(tree)
     return s + comp
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def compensated_dot(const double[::1] a, const double[::1] b):
+    """``Σ a_i b_i`` with compensated (Neumaier) summation of the products, in order."""
+    cdef Py_ssize_t i, n = a.shape[0]
+    cdef double s = 0.0, c = 0.0
+    with nogil:
+        for i in range(n):
+            kahan_add(&s, &c, a[i] * b[i])
+    return s + c
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def centred_upper_1d(const double[::1] x,     # IN (n,) one column
+                     double exponent, int u,
+                     double[::1] out,         # OUT (n (n + 1) / 2,) upper triangle, row by row
+                     double[::1] work):       # scratch (n,)
+    """The double-centred (``u = 0``) or U-centred (``u = 1``) matrix of ``|x_i − x_j|^exponent``
+    as its upper triangle (diagonal included), off-diagonal entries times √2, so that the dot
+    product of two such vectors is the sum over all (i, j) of the products."""
+    cdef Py_ssize_t n = x.shape[0], i, j, k
+    cdef double a, tot = 0.0, g, ci, w = sqrt(2.0), dn = <double> n
+    with nogil:
+        for i in range(n):
+            a = 0.0
+            for j in range(n):
+                if exponent == 1.0:
+                    a = a + fabs(x[i] - x[j])
+                else:
+                    a = a + pow(fabs(x[i] - x[j]), exponent)
+            work[i] = a
+            tot = tot + a
+        if u:
+            for i in range(n):
+                work[i] = work[i] / (dn - 2.0)
+            g = tot / ((dn - 1.0) * (dn - 2.0))
+        else:
+            for i in range(n):
+                work[i] = work[i] / dn
+            g = tot / (dn * dn)
+        k = 0
+        for i in range(n):
+            ci = g - work[i]
+            out[k] = 0.0 if u else ci - work[i]   # the diagonal: a_ii = 0
+            k = k + 1
+            for j in range(i + 1, n):
+                if exponent == 1.0:
+                    a = fabs(x[i] - x[j])
+                else:
+                    a = pow(fabs(x[i] - x[j]), exponent)
+                out[k] = w * (a + ci - work[j])
+                k = k + 1
