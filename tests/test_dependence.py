@@ -481,3 +481,58 @@ class TestSortedPath:
         x = np.arange(20.0)
         r = es.distance_stats(x, x**2, exponent=0.5, method="sorted")   # falls back: pairwise
         assert r.dcov_sqr == pytest.approx(es.distance_stats(x, x**2, exponent=0.5).dcov_sqr, rel=1e-14)
+
+
+# -- hypothesis properties --------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+_vals = st.floats(min_value=-50, max_value=50, allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def _paired(draw):
+    n = draw(st.integers(4, 25))
+    p, q = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    X = draw(hnp.arrays(np.float64, (n, p), elements=_vals))
+    Y = draw(hnp.arrays(np.float64, (n, q), elements=_vals))
+    return X, Y
+
+
+def _nonconstant(X):
+    return np.ptp(X, axis=0).max() > 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(_paired(), st.floats(0.5, 1.5), st.integers(0, 2**31))
+def test_property_invariances_bounds_and_reference(data, exponent, seed):
+    X, Y = data
+    if not (_nonconstant(X) and _nonconstant(Y)):
+        return
+    rng = np.random.default_rng(seed)
+    r = es.distance_stats(X, Y, exponent=exponent)
+    V, U = ref_dcov(X, Y, param=exponent)
+    scale = max(1.0, V[1], V[2])
+    assert r.dcov_sqr == pytest.approx(max(V[0], 0.0), rel=1e-9, abs=1e-12 * scale)
+    assert 0.0 <= r.dcor_sqr <= 1.0
+    Q, _ = np.linalg.qr(rng.normal(size=(X.shape[1], X.shape[1])))
+    c = float(rng.uniform(0.5, 2.0))
+    moved = es.distance_stats(c * X @ Q + rng.normal(size=X.shape[1]), Y, exponent=exponent)
+    assert moved.dcor_sqr == pytest.approx(r.dcor_sqr, rel=1e-8, abs=1e-10)
+    perm = rng.permutation(X.shape[0])
+    again = es.distance_stats(X[perm], Y[perm], exponent=exponent)
+    assert again.dcor_sqr == pytest.approx(r.dcor_sqr, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(3, 20), st.integers(1, 3)), elements=_vals),
+       st.integers(0, 2**31))
+def test_property_dcor_one_for_similarities(X, seed):
+    if not _nonconstant(X):
+        return
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(X.shape[1], X.shape[1])))
+    a = float(rng.choice([-1, 1]) * rng.uniform(0.2, 5.0))
+    assert es.distance_correlation(X, a * X @ Q + 3.0) == pytest.approx(1.0, abs=1e-9)
