@@ -30,10 +30,10 @@ def ref_dcov(X, Y, metric="energy", param=1.0):
 
     A, B = dc(a), dc(b)
     V = [np.sum(A * B) / n**2, np.sum(A * A) / n**2, np.sum(B * B) / n**2]
-    V.append(V[0] / math.sqrt(V[1] * V[2]))
+    V.append(V[0] / math.sqrt(V[1] * V[2]) if V[1] * V[2] > 0 else float("nan"))
     At, Bt = uc(a), uc(b)
     U = [np.sum(At * Bt) / (n * (n - 3)), np.sum(At * At) / (n * (n - 3)), np.sum(Bt * Bt) / (n * (n - 3))]
-    U.append(U[0] / math.sqrt(U[1] * U[2]))
+    U.append(U[0] / math.sqrt(U[1] * U[2]) if U[1] * U[2] > 0 else float("nan"))  # U may be <= 0
     return V, U
 
 
