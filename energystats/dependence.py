@@ -179,7 +179,8 @@ def _sums(X, Y, met, n_threads, method="auto"):
 #: from this many rows on, 1-D x and y with exponent 1 take the O(n log n) path: below it the
 #: streamed O(n²) pass takes well under a second and is more accurate (the fast path's
 #: combination T1 − 2 T2/n + T3/n² loses about log10(n) digits: measured relative differences
-#: to the streamed pass 3e-12 at n = 2000, 1.3e-10 (V) and 4.6e-10 (U) at n = 20 000)
+#: to the streamed pass, on two data sets with ties and an offset, 3e-12 to 4e-11 at n = 2000
+#: and 1e-10 to 8e-10 at n = 20 000, the U form the larger)
 FAST_1D_MIN_N = 10_000
 
 
@@ -369,8 +370,8 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
         pass; 'auto': 'sorted' from 10 000 rows on (where it applies), else
         'pairwise'.  The sorted path combines three sums whose difference is
         about n times smaller than they are: it agrees with the pairwise
-        pass to about 1e-12 relative at n = 2000 and 1e-10 (V) to 5e-10 (U)
-        at n = 20 000.
+        pass to 1e-11 relative or better at n = 2000 and to about 1e-10 (V)
+        and 1e-9 (U) at n = 20 000.
     n_threads : int, optional
 
     Returns
