@@ -25,25 +25,9 @@ from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, pow, sqrt
 from libc.stdlib cimport free, malloc
 
-from ._pairwise cimport kahan_add, transform_sq
+from ._pairwise cimport kahan_add, sq_block, transform_sq
 
 cdef Py_ssize_t COL_BLOCK = 256
-
-
-cdef inline void sq_row(const floating* xi, const floating* XT, Py_ssize_t ldx,
-                        Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* buf) noexcept nogil:
-    """buf[j - j0] = ||xi - X[j]||² for j in [j0, j1)."""
-    cdef Py_ssize_t t, j, m = j1 - j0
-    cdef double xv, diff
-    cdef const floating* col
-    for j in range(m):
-        buf[j] = 0.0
-    for t in range(d):
-        xv = xi[t]
-        col = XT + t * ldx + j0
-        for j in range(m):
-            diff = xv - <double>col[j]
-            buf[j] += diff * diff
 
 
 cdef inline void pair_rows(const floating* xi, const floating* XT, const floating* yi,
@@ -51,9 +35,9 @@ cdef inline void pair_rows(const floating* xi, const floating* XT, const floatin
                            Py_ssize_t j0, Py_ssize_t j1, int metric, double param_x,
                            double param_y, double* bx, double* by) noexcept nogil:
     """bx, by = a(x_i, x_j), b(y_i, y_j) for j in [j0, j1)."""
-    sq_row(xi, XT, n, dx, j0, j1, bx)
+    sq_block(xi, XT, n, dx, j0, j1, bx)
     transform_sq(bx, j1 - j0, metric, param_x)
-    sq_row(yi, YT, n, dy, j0, j1, by)
+    sq_block(yi, YT, n, dy, j0, j1, by)
     transform_sq(by, j1 - j0, metric, param_y)
 
 

@@ -64,23 +64,6 @@ cdef inline void kahan_add(double* acc, double* comp, double value) noexcept nog
     acc[0] = t
 
 
-cdef inline void sq_block(const floating* xi, const floating* YT, Py_ssize_t ldy,
-                          Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1,
-                          double* buf) noexcept nogil:
-    """buf[j - j0] = ||xi - Y[j]||² for j in [j0, j1)."""
-    cdef Py_ssize_t t, j, m = j1 - j0
-    cdef double xv, diff
-    cdef const floating* yrow
-    for j in range(m):
-        buf[j] = 0.0
-    for t in range(d):
-        xv = xi[t]
-        yrow = YT + t * ldy + j0
-        for j in range(m):
-            diff = xv - <double>yrow[j]
-            buf[j] += diff * diff
-
-
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def pairwise_matrix(const floating[:, ::1] X,     # IN (n, d)
