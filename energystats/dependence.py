@@ -558,22 +558,24 @@ def _double_centred(D):
 
 
 def _centred_matrices(X, Y, met, nt):
-    """Double-centred n×n matrices of x and y (working units), memory checked first."""
+    """Double-centred n×n matrices of x and y (working units), memory checked first, and the
+    two variables' scales back to the data's units."""
     from . import _memory
 
     n = X.shape[0]
     _memory.check_fits(2 * 8.0 * n * n, f"the two {n}×{n} distance matrices of the permutation test",
                        "Test a random subsample of the rows, or use distance_correlation_ttest "
                        "(no permutations).")
+    sx = sy = _engine.Scale()
     if met.kind == "precomputed":
         a, b = np.array(X, dtype=np.float64), np.array(Y, dtype=np.float64)
     elif met.kind == "callable":
         a, b = _engine.pairwise_values(X, X, met, nt), _engine.pairwise_values(Y, Y, met, nt)
     else:
-        Xw, mx, _ = _engine.normalise(met, X)
-        Yw, my, _ = _engine.normalise(met, Y)
+        Xw, mx, sx = _engine.normalise(met, X)
+        Yw, my, sy = _engine.normalise(met, Y)
         a, b = _engine.pairwise_values(Xw, Xw, mx, nt), _engine.pairwise_values(Yw, Yw, my, nt)
-    return _double_centred(a), _double_centred(b)
+    return _double_centred(a), _double_centred(b), sx, sy
 
 
 def _permuted_sums(A, B, total, perms, nt):
@@ -676,7 +678,7 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
         st = Strata(lab.codes)
     if est.dvar_x_sqr == 0 or est.dvar_y_sqr == 0:
         _check_constant(est, "test of independence")
-    A, B = _centred_matrices(X, Y, met, nt)
+    A, B, sx, sy = _centred_matrices(X, Y, met, nt)
     ident = np.arange(n, dtype=np.intp)[None, :]
     obs_sum = np.empty(1)
     _dependence.permuted_products(A, B, ident, obs_sum, nt)
@@ -705,9 +707,9 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
     tol = _product_tolerance(A, B)
     tol = tol / n if statistic == "dcov" else tol * scale
     p = float(pvalue_from_null(observed, null, is_exact, tol=tol))
-    # the null distribution in the data's units (the ratio of the reported to the working statistic)
-    ratio = stat_out / observed if observed != 0 else 1.0
-    return IndependenceTestResult(stat_out, p, null * ratio, statistic, total, bool(is_exact), est,
+    if statistic == "dcov":  # n V² is of degree one in each variable's rho; dCor is scale-free
+        null = sy.apply(sx.apply(null))
+    return IndependenceTestResult(stat_out, p, null, statistic, total, bool(is_exact), est,
                                   pvalue_se(p, total, is_exact), None if is_exact else seed,
                                   est.columns_x, est.columns_y,
                                   None if st is None else list(lab.groups))

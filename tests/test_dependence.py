@@ -536,3 +536,17 @@ def test_property_dcor_one_for_similarities(X, seed):
     Q, _ = np.linalg.qr(rng.normal(size=(X.shape[1], X.shape[1])))
     a = float(rng.choice([-1, 1]) * rng.uniform(0.2, 5.0))
     assert es.distance_correlation(X, a * X @ Q + 3.0) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_independence_null_in_the_data_units():
+    # working units are powers of two per variable; the null distribution is reported in the
+    # data's units whatever the scale (and zero observed statistics do not change that)
+    rng = np.random.default_rng(21)
+    x, y = rng.normal(size=(30, 2)), rng.normal(size=30)
+    base = es.independence_test(x, y, n_resamples=20, rng=2)
+    for c in (1e-100, 3.0, 1e100):
+        r = es.independence_test(x * c, y, n_resamples=20, rng=2)
+        np.testing.assert_allclose(r.null_distribution, base.null_distribution * c, rtol=1e-11)
+        assert r.pvalue == base.pvalue
+    V, _ = ref_dcov(x, y[np.random.default_rng(2).permutation(30)])
+    assert base.null_distribution[0] == pytest.approx(30 * V[0], rel=1e-11)
