@@ -48,9 +48,14 @@ def _within(rate, alpha, n_sets, z=3.0):
 
 
 def _small_gaussian(rng):
-    """One Gaussian: n in {30, 100}, d in {1, 2, 5}, isotropic or elongated (sd 10 : 1), rotated and shifted."""
+    """One Gaussian: n in {30, 100}, d in {2, 5}, isotropic or elongated (sd 10 : 1), rotated and shifted.
+
+    d = 1 is left out: there S/T is affine invariant, so any Gaussian reference is exact; in
+    d >= 2 the old plug-in reference (a normal with the estimated covariance) rejected in
+    0.00-0.03 of such data sets and fails the two-sided check below.
+    """
     n = int(rng.choice([30, 100]))
-    d = int(rng.choice([1, 2, 5]))
+    d = int(rng.choice([2, 5]))
     scales = np.ones(d) if rng.random() < 0.5 else np.r_[10.0, np.ones(d - 1)]
     Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
     return rng.normal(size=(n, d)) * scales @ Q.T + rng.normal(size=d) * 5
