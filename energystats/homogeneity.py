@@ -457,6 +457,19 @@ class _Layout:
         self.n_strata = int(np.count_nonzero(n_stratum))
         self.df_between = self.K - self.n_strata  # Σ_s (groups in s − 1)
         self.df_within = int(self.n) - self.K
+        groups_in = np.bincount(self.stratum, minlength=n_stratum.size)
+        #: rows in strata holding a single group: they take no part in any comparison
+        self.idle_rows = int(np.sum(n_stratum[(groups_in == 1)]))
+        self.idle_strata = int(np.sum(groups_in == 1))
+
+    def warn_idle(self, what):
+        """Say so when some strata hold a single group (their rows compare with nothing)."""
+        from ._validation import warn
+
+        if self.idle_strata and self.n_strata > 1:
+            warn(f"{self.idle_strata} of the {self.n_strata} {what} hold a single group, so their "
+                 f"{self.idle_rows} rows take no part in the comparison (they are kept, and "
+                 "relabelled with their stratum, which changes nothing).", UserWarning)
 
     def pair_sensitivity(self, weights):
         """Σ over the pairs of |∂ Σ w E / ∂ M| (each M entry perturbed on its own)."""
@@ -730,6 +743,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     unit = _Unit(lab, [] if st.strata is None else [st.strata.codes])
     if unit.layout.df_between < 1:
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
+    unit.layout.warn_idle("strata")
     engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
     stat = _EnergyStatistic(unit.layout)
     observed, null, is_exact, obs_M = _permutation.permutation_null(
@@ -894,6 +908,8 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
             what = "the other factors' cells" if not single else "stratum"
             raise ValueError(f"{'the factor ' + repr(name) if name is not None else 'the grouping'} "
                              f"has a single level within every {what}, so it cannot be tested.")
+        unit.layout.warn_idle("strata" if single else
+                              f"cells of the factors other than {name!r} (and strata)")
     df_within = units[0].layout.df_within
     if df_within < 1:
         cells = "groups" if units[0].strata is None else "cells (groups within strata)"

@@ -248,3 +248,15 @@ def test_conditional_level_with_associated_factors():
     rate = rej_c / n_sets
     assert abs(rate - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rate
     assert rej_m / 50 > 0.9
+
+
+def test_strata_with_a_single_group_are_reported():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20, 2))
+    labels = np.array([0, 1] * 8 + [0] * 4)
+    strata = np.repeat([0, 1, 2, 3, 4], 4)          # stratum 4 holds group 0 only
+    with pytest.warns(UserWarning, match="1 of the 5 strata hold a single group, so their 4 rows"):
+        r = es.energy_test(X, labels=labels, strata=strata, n_resamples=0)
+    assert r.statistic == pytest.approx(_ref_stratified_energy(X, labels, strata), rel=1e-12)
+    with pytest.warns(UserWarning, match="single group"):
+        es.disco(X, labels=labels, strata=strata, n_resamples=0)
