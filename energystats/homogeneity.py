@@ -909,7 +909,8 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
             raise ValueError(f"{'the factor ' + repr(name) if name is not None else 'the grouping'} "
                              f"has a single level within every {what}, so it cannot be tested.")
         unit.layout.warn_idle("strata" if single else
-                              f"cells of the factors other than {name!r} (and strata)")
+                              f"cells of the factors other than {name!r}"
+                              + ("" if st.strata is None else " and of the strata"))
     df_within = units[0].layout.df_within
     if df_within < 1:
         cells = "groups" if units[0].strata is None else "cells (groups within strata)"

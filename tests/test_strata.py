@@ -239,6 +239,8 @@ def test_conditional_level_with_associated_factors():
     the marginal test rejects A almost always."""
     rng = np.random.default_rng(20261123)
     n_sets, rej_c, rej_m = 300, 0, 0
+    import warnings
+    warnings.filterwarnings("ignore", message=".*hold a single group", category=UserWarning)
     for _ in range(n_sets):
         df = _associated_design(rng)
         rej_c += es.disco(df, by=["a", "b"], n_resamples=199, rng=rng).pvalue[0] <= 0.05
