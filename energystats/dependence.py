@@ -24,6 +24,7 @@ with ``estimator="U"`` R's ``dcovU`` and ``bcdcor``.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -172,15 +173,14 @@ def _sums(X, Y, met, n_threads, method="auto"):
     X, met_x, sx = _engine.normalise(met, X)
     Y, met_y, sy = _engine.normalise(met, Y)
     if method != "pairwise" and _fast_1d(X, Y, met, method):
-        return _sums_1d(X[:, 0], Y[:, 0]), sx, sy
+        return _sums_1d(X[:, 0], Y[:, 0], n_threads), sx, sy
     return _streamed_sums(X, Y, met.code, met_x.param, met_y.param, n_threads), sx, sy
 
 
-#: from this many rows on, 1-D x and y with exponent 1 take the O(n log n) path: below it the
-#: streamed O(n²) pass takes well under a second and is more accurate (the fast path's
-#: combination T1 − 2 T2/n + T3/n² loses about log10(n) digits: measured relative differences
-#: to the streamed pass, on two data sets with ties and an offset, 3e-12 to 4e-11 at n = 2000
-#: and 1e-10 to 8e-10 at n = 20 000, the U form the larger)
+#: from this many rows on, 1-D x and y with exponent 1 take the O(n log n) path (below it the
+#: streamed O(n²) pass takes well under a second); both agree with the exact rational value of
+#: the statistic to about 1e-15 relative (tests/test_dependence.py, against exact integer
+#: arithmetic at n = 10⁵)
 FAST_1D_MIN_N = 10_000
 
 
@@ -191,20 +191,15 @@ def _fast_1d(X, Y, met, method="auto"):
 
 
 def _sorted_row_sums(v):
-    """``Σ_j |v_i − v_j|`` for every i (sorted prefix sums, O(n log n)), the order of v and the
-    rank of each value (ties share the lowest)."""
+    """``Σ_j |v_i − v_j|`` for every i as double-double ``(hi, lo)`` arrays (sorted prefix
+    sums, O(n log n)) and the order of v (ties in any order)."""
     n = v.size
-    order = np.argsort(v, kind="stable")
-    s = v[order]
-    P = np.concatenate([[0.0], np.cumsum(s)])
-    k = np.arange(n)
-    r = np.empty(n)
-    r[order] = s * (2 * k + 1 - n) - P[:-1] - P[1:] + P[-1]
-    new_value = np.ones(n, dtype=bool)
-    new_value[1:] = s[1:] != s[:-1]
-    rank = np.empty(n, dtype=np.intp)
-    rank[order] = np.maximum.accumulate(np.where(new_value, k, 0))
-    return r, order, rank
+    order = np.argsort(v)  # the order among ties does not matter
+    hi, lo = np.empty(n), np.empty(n)
+    _dependence.sorted_row_sums_dd(np.ascontiguousarray(v[order]), hi, lo)
+    r_hi, r_lo = np.empty(n), np.empty(n)
+    r_hi[order], r_lo[order] = hi, lo
+    return (r_hi, r_lo), order
 
 
 def _csum(a, b=None):
@@ -214,27 +209,61 @@ def _csum(a, b=None):
                                        np.ascontiguousarray(b, dtype=np.float64))
 
 
-def _sums_1d(x, y):
-    """The V and U sums of :func:`_centred_sums` for 1-D x, y and |x − y|, in O(n log n)."""
+def _exact(pair):
+    """A double-double ``(hi, lo)`` as an exact rational."""
+    return Fraction(pair[0]) + Fraction(pair[1])
+
+
+def _dd_dot(a, b):
+    return _exact(_dependence.dd_dot(a[0], a[1], b[0], b[1]))
+
+
+def _sums_1d(x, y, n_threads):
+    """The V and U sums of :func:`_centred_sums` for 1-D x, y and |x − y|, in O(n log n).
+
+    ``V = T1 − 2 T2 / n + Sa Sb / n²`` and ``U = T1 − 2 T2 / (n − 2) + Sa Sb / ((n − 1)(n − 2))``
+    with ``T1 = Σ_ij a_ij b_ij``, ``T2 = Σ_i a_i. b_i.``, ``Sa = a..`` (Huo and Székely 2016):
+    the terms are of order n² and their difference of order n, so each is formed in
+    double-double and they are combined in exact rational arithmetic; the one rounding is the
+    final conversion.
+    """
     n = x.size
     x = np.asarray(x, dtype=np.float64) - _csum(x) / n  # centred: the expansions cancel little
     y = np.asarray(y, dtype=np.float64) - _csum(y) / n
-    ra, ox, _ = _sorted_row_sums(x)
-    rb, _, rank_y = _sorted_row_sums(y)
+    ra, ox = _sorted_row_sums(x)
+    rb, oy = _sorted_row_sums(y)
+    zeros = np.zeros(n)
+    ones = np.ones(n)
+    # Σ_{i<j} |x_i − x_j||y_i − y_j| = 2 D − F: D over the pairs ordered alike in x and y
     xs, ys = np.ascontiguousarray(x[ox]), np.ascontiguousarray(y[ox])
-    T1 = 2.0 * _dependence.cross_sum_1d(xs, ys, np.ascontiguousarray(rank_y[ox]))  # Σ_ij a_ij b_ij
-    Saa = 2.0 * n * _csum(x, x) - 2.0 * _csum(x) ** 2  # Σ_ij a_ij²
-    Sbb = 2.0 * n * _csum(y, y) - 2.0 * _csum(y) ** 2
-    Sa, Sb = _csum(ra), _csum(rb)
-    T2, T2a, T2b = _csum(ra, rb), _csum(ra, ra), _csum(rb, rb)
-    V = (T1 - 2.0 * T2 / n + Sa * Sb / n**2, Saa - 2.0 * T2a / n + Sa * Sa / n**2,
-         Sbb - 2.0 * T2b / n + Sb * Sb / n**2)
+    pos = np.empty(n, dtype=np.intp)
+    pos[ox] = np.arange(n)
+    yorder = pos[oy]  # x positions by increasing y
+    h = n // 2
+    first = yorder < h
+    rank_l, rank_r = np.empty(h, dtype=np.intp), np.empty(n - h, dtype=np.intp)
+    rank_l[yorder[first]] = np.arange(h)
+    rank_r[yorder[~first] - h] = np.arange(n - h)
+    nt = _engine.effective_threads(n_threads, float(n) * math.log2(n) * 100)
+    D = _exact(_dependence.dominance_moment_1d(xs, ys, yorder, h, rank_l, rank_r, nt))
+    F = n * _dd_dot((x, zeros), (y, zeros)) - _dd_dot((x, zeros), (ones, zeros)) * _dd_dot(
+        (y, zeros), (ones, zeros))
+    T1 = 2 * (2 * D - F)
+
+    def self_sum(v):  # Σ_ij |v_i − v_j|² = 2 n Σ v² − 2 (Σ v)²
+        return 2 * n * _dd_dot((v, zeros), (v, zeros)) - 2 * _dd_dot((v, zeros), (ones, zeros)) ** 2
+
+    Saa, Sbb = self_sum(x), self_sum(y)
+    Sa, Sb = _dd_dot(ra, (ones, zeros)), _dd_dot(rb, (ones, zeros))
+    T2, T2a, T2b = _dd_dot(ra, rb), _dd_dot(ra, ra), _dd_dot(rb, rb)
+    V = (T1 - 2 * T2 / n + Sa * Sb / n**2, Saa - 2 * T2a / n + Sa * Sa / n**2,
+         Sbb - 2 * T2b / n + Sb * Sb / n**2)
     if n > 2:
-        c1, c2 = 2.0 / (n - 2), 1.0 / ((n - 1) * (n - 2))
+        c1, c2 = Fraction(2, n - 2), Fraction(1, (n - 1) * (n - 2))
         U = (T1 - c1 * T2 + c2 * Sa * Sb, Saa - c1 * T2a + c2 * Sa * Sa, Sbb - c1 * T2b + c2 * Sb * Sb)
     else:
-        U = (0.0, 0.0, 0.0)
-    return V, U
+        U = (0, 0, 0)
+    return tuple(float(v) for v in V), tuple(float(v) for v in U)
 
 
 def _streamed_sums(X, Y, code, param_x, param_y, n_threads):
@@ -557,6 +586,16 @@ def _double_centred(D):
     return D
 
 
+def _centred_matrix(X, met, nt):
+    """The double-centred n×n distance matrix of one variable (working units) and its scale."""
+    if met.kind == "precomputed":
+        return _double_centred(np.array(X, dtype=np.float64)), _engine.Scale()
+    if met.kind == "callable":
+        return _double_centred(_engine.pairwise_values(X, X, met, nt)), _engine.Scale()
+    Xw, mx, sx = _engine.normalise(met, X)
+    return _double_centred(_engine.pairwise_values(Xw, Xw, mx, nt)), sx
+
+
 def _centred_matrices(X, Y, met, nt):
     """Double-centred n×n matrices of x and y (working units), memory checked first, and the
     two variables' scales back to the data's units."""
@@ -566,16 +605,8 @@ def _centred_matrices(X, Y, met, nt):
     _memory.check_fits(2 * 8.0 * n * n, f"the two {n}×{n} distance matrices of the permutation test",
                        "Test a random subsample of the rows, or use distance_correlation_ttest "
                        "(no permutations).")
-    sx = sy = _engine.Scale()
-    if met.kind == "precomputed":
-        a, b = np.array(X, dtype=np.float64), np.array(Y, dtype=np.float64)
-    elif met.kind == "callable":
-        a, b = _engine.pairwise_values(X, X, met, nt), _engine.pairwise_values(Y, Y, met, nt)
-    else:
-        Xw, mx, sx = _engine.normalise(met, X)
-        Yw, my, sy = _engine.normalise(met, Y)
-        a, b = _engine.pairwise_values(Xw, Xw, mx, nt), _engine.pairwise_values(Yw, Yw, my, nt)
-    return _double_centred(a), _double_centred(b), sx, sy
+    (A, sx), (B, sy) = _centred_matrix(X, met, nt), _centred_matrix(Y, met, nt)
+    return A, B, sx, sy
 
 
 def _permuted_sums(A, B, total, perms, nt):
@@ -595,6 +626,37 @@ def _product_tolerance(A, B):
     """Rounding error allowed in ``Σ A_ij B_ij`` (64 eps of the Cauchy–Schwarz bound of its terms):
     permutations that reproduce the observed sum exactly count as ties."""
     return 64 * np.finfo(float).eps * math.sqrt(float(np.sum(A * A)) * float(np.sum(B * B)))
+
+
+def _permutation_pvalue(A, B, perms, total, is_exact, nt):
+    """``(observed Σ A_ij B_ij, the permuted sums, p-value)``: the p-value by the package's rule
+    on the sums themselves (ties within :func:`_product_tolerance`)."""
+    from ._permutation import pvalue_from_null
+
+    obs = np.empty(1)
+    _dependence.permuted_products(A, B, np.arange(A.shape[0], dtype=np.intp)[None, :], obs, nt)
+    null = _permuted_sums(A, B, total, perms, nt)
+    p = float(pvalue_from_null(obs[0], null, is_exact, tol=_product_tolerance(A, B)))
+    return float(obs[0]), null, p
+
+
+def _permutation_plan(n, st, R, exact, gen):
+    """``(is_exact, total, perms)`` with ``perms(r0, m)`` the rows r0..r0+m-1 of the
+    permutations: all of them (``exact``, or when there are at most R) or R random ones."""
+    from ._permutation import draw_permutations
+
+    if exact is None:
+        is_exact = R > 0 and _count_perms(n, st, R) <= R
+    elif exact:
+        if _count_perms(n, st, 10**6) > 10**6:
+            raise ValueError("`exact=True`: more than 10**6 permutations; use random ones.")
+        is_exact = True
+    else:
+        is_exact = False
+    if is_exact:
+        every = _all_perms(n, st)
+        return True, every.shape[0], lambda r0, m: every[r0:r0 + m]
+    return False, R, lambda r0, m: draw_permutations(gen, np.arange(n), m, st)
 
 
 def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exponent=1.0,
@@ -655,7 +717,7 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
     >>> es.independence_test(x, y, rng=1).pvalue
     0.001
     """
-    from ._permutation import Strata, draw_permutations, pvalue_from_null, pvalue_se
+    from ._permutation import Strata, pvalue_se
     from ._validation import as_labels, check_int, seeded_rng
 
     if statistic not in ("dcov", "dcor"):
@@ -679,36 +741,18 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
     if est.dvar_x_sqr == 0 or est.dvar_y_sqr == 0:
         _check_constant(est, "test of independence")
     A, B, sx, sy = _centred_matrices(X, Y, met, nt)
-    ident = np.arange(n, dtype=np.intp)[None, :]
-    obs_sum = np.empty(1)
-    _dependence.permuted_products(A, B, ident, obs_sum, nt)
-    scale = n if statistic == "dcov" else 1.0 / math.sqrt(float(np.sum(A * A)) * float(np.sum(B * B)))
-    to_stat = (lambda s: s / n) if statistic == "dcov" else (lambda s: s * scale)
-    observed = float(to_stat(obs_sum[0]))
+    is_exact, total, perms = _permutation_plan(n, st, R, exact, gen)
     # report the statistic in the data's units
     stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
-    if exact is None:
-        is_exact = R > 0 and _count_perms(n, st, R) <= R
-    elif exact:
-        if _count_perms(n, st, 10**6) > 10**6:
-            raise ValueError("`exact=True`: more than 10**6 permutations; use random ones.")
-        is_exact = True
-    else:
-        is_exact = False
     if R == 0 and not is_exact:
         return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est,
                                       None, None, est.columns_x, est.columns_y,
                                       None if st is None else list(lab.groups))
-    perms_iter = (_all_perms(n, st) if is_exact else None)
-    total = perms_iter.shape[0] if is_exact else R
-    null = to_stat(_permuted_sums(
-        A, B, total, lambda r0, m: (perms_iter[r0:r0 + m] if is_exact
-                                    else draw_permutations(gen, np.arange(n), m, st)), nt))
-    tol = _product_tolerance(A, B)
-    tol = tol / n if statistic == "dcov" else tol * scale
-    p = float(pvalue_from_null(observed, null, is_exact, tol=tol))
+    _, null, p = _permutation_pvalue(A, B, perms, total, is_exact, nt)
     if statistic == "dcov":  # n V² is of degree one in each variable's rho; dCor is scale-free
-        null = sy.apply(sx.apply(null))
+        null = sy.apply(sx.apply(null / n))
+    else:
+        null = null / math.sqrt(float(np.sum(A * A)) * float(np.sum(B * B)))
     return IndependenceTestResult(stat_out, p, null, statistic, total, bool(is_exact), est,
                                   pvalue_se(p, total, is_exact), None if is_exact else seed,
                                   est.columns_x, est.columns_y,
@@ -1290,11 +1334,19 @@ class DistanceCorrelationMatrixResult:
         Distance correlations of every pair of columns (V: :math:`\mathcal{R}_n`,
         the root, 1 on the diagonal; U: the bias-corrected :math:`R^*_n`).
     pvalues : DataFrame or None
-        t-test p-values (:func:`distance_correlation_ttest`), unadjusted.
+        Unadjusted p-values: of the t-test (:func:`distance_correlation_ttest`)
+        or of the permutation test (:func:`independence_test`).
     adjusted : DataFrame or None
         The p-values adjusted over the p(p−1)/2 pairs (``adjust``).
     estimator : str
     adjust : str or None
+    pvalue_method : {'ttest', 'permutation'} or None
+    n_resamples : int or None
+        Permutations used (all n! of them when ``exact``).
+    exact : bool or None
+        Whether the permutation p-values enumerate every permutation.
+    seed : int or None
+        The seed of the permutations (pass it back as ``rng=`` to repeat them).
     """
 
     dcor: pd.DataFrame
@@ -1302,6 +1354,10 @@ class DistanceCorrelationMatrixResult:
     adjusted: pd.DataFrame | None = field(default=None, repr=False)
     estimator: str = "V"
     adjust: str | None = None
+    pvalue_method: str | None = None
+    n_resamples: int | None = None
+    exact: bool | None = None
+    seed: int | None = None
 
     def to_frame(self):
         """Long format: one row per pair (x, y) with dcor, pvalue and the adjusted p-value."""
@@ -1316,7 +1372,8 @@ class DistanceCorrelationMatrixResult:
 
 
 def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="V", pvalue=None,
-                                adjust="holm", memory_budget=2**30):
+                                adjust="holm", n_resamples=999, rng=None, memory_budget=2**30,
+                                n_threads=None):
     r"""Distance correlation of every pair of columns of a DataFrame (or 2-D array).
 
     Parameters
@@ -1329,18 +1386,31 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     estimator : {'V', 'U'}, default 'V'
         'V': :math:`\mathcal{R}_n` (the root, as R ``dcor``); 'U': the
         bias-corrected :math:`R^*_n` (R ``bcdcor``, may be negative; n ≥ 4).
-    pvalue : {None, 'ttest'}, default None
+    pvalue : {None, 'ttest', 'permutation'}, default None
         'ttest': the distance-correlation t-test of every pair
         (:func:`distance_correlation_ttest`; an approximation that improves
-        with n — for small n use :func:`independence_test` on the pairs of
-        interest).
+        with n, O(p² n²) in all).  'permutation': the permutation test of
+        every pair (:func:`independence_test` with the dCov statistic; the
+        pairs share the same permutations, so each p-value equals
+        ``independence_test(data[a], data[b], rng=seed).pvalue``), exact for
+        any n but R times the work of the statistic per pair: practical for
+        tens of columns, not thousands.
     adjust : {'holm', 'bh', None}, default 'holm'
         Adjustment of the p-values over the p(p−1)/2 pairs: Holm's step-down
         (family-wise error) or Benjamini–Hochberg (false discovery rate).
+    n_resamples : int, default 999
+        Permutations for ``pvalue='permutation'`` (all n! of them when there
+        are at most this many).  With Holm's adjustment over m pairs a pair
+        can only reach ``m / (R + 1)``: use R well above m / alpha.
+    rng : None, int or numpy.random.Generator
+        Source of the permutations (seed recorded in the result).
     memory_budget : float, default 1 GiB
         Bytes for the columns' centred distance matrices held at once
         (lowered to 80 % of the memory available); with n rows a column
-        takes 4 n² bytes, and fewer columns at once mean more recomputation.
+        takes 4 n² bytes (8 n² for permutation p-values), and fewer columns
+        at once mean more recomputation.
+    n_threads : int or None
+        Threads of the permutation kernel (default: all).
 
     Returns
     -------
@@ -1375,9 +1445,13 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     from .frames import select_frame
     from scipy import stats
 
+    from ._validation import check_int, seeded_rng
+
     _check_estimator(estimator)
-    if pvalue not in (None, "ttest"):
-        raise ValueError(f"`pvalue` must be None or 'ttest'; got {pvalue!r}.")
+    if pvalue not in (None, "ttest", "permutation"):
+        raise ValueError(f"`pvalue` must be None, 'ttest' or 'permutation'; got {pvalue!r}.")
+    R = check_int(n_resamples, "n_resamples", 1)
+    nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
         raise ValueError(f"`adjust` must be 'holm', 'bh' or None; got {adjust!r}.")
     X, cols, _ = select_frame(data, columns, "data")
@@ -1390,6 +1464,7 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     if need_u and n < 4:
         raise ValueError(f"the U-statistics need n >= 4 rows; got {n}.")
     X = np.asarray(X, dtype=np.float64)
+    X0 = X
     X = X - X.mean(axis=0)
     const = [names[j] for j in range(p) if not np.any(X[:, j])]
     if const:
@@ -1442,16 +1517,54 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     out_dcor = pd.DataFrame(D, index=names, columns=names)
     if pvalue is None:
         return DistanceCorrelationMatrixResult(out_dcor, estimator=estimator, adjust=adjust)
-    M = n * (n - 3) / 2
-    r = np.clip(RU, -1.0, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        T = np.sqrt(M - 1) * r / np.sqrt(1 - r * r)
-    P = stats.t.sf(T, M - 1)
-    np.fill_diagonal(P, 0.0)
+    P = np.zeros((p, p))
+    extra = {}
+    if pvalue == "ttest":
+        M = n * (n - 3) / 2
+        r = np.clip(RU, -1.0, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            T = np.sqrt(M - 1) * r / np.sqrt(1 - r * r)
+        P = stats.t.sf(T, M - 1)
+        np.fill_diagonal(P, 0.0)
+    else:
+        gen, seed = seeded_rng(rng)
+        is_exact, total, perms = _permutation_plan(n, None, R, None, gen)
+        every = perms(0, total)  # the same permutations for every pair
+        _pairwise_permutation_pvalues(X0, exponent, every, is_exact, P, budget, nt)
+        extra = dict(n_resamples=total, exact=is_exact, seed=None if is_exact else seed)
     iu, ju = np.triu_indices(p, 1)
     adj = np.zeros((p, p))
     adj[iu, ju] = _adjust(P[iu, ju], adjust)
     adj[ju, iu] = adj[iu, ju]
     return DistanceCorrelationMatrixResult(out_dcor, pd.DataFrame(P, index=names, columns=names),
                                            pd.DataFrame(adj, index=names, columns=names),
-                                           estimator, adjust)
+                                           estimator, adjust, pvalue, **extra)
+
+
+def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt):
+    """``P[a, b] = P[b, a]`` = the permutation p-value of columns a < b (y = column b permuted),
+    as :func:`independence_test` computes it; the columns' double-centred matrices are held a
+    block at a time (two blocks within ``budget``)."""
+    from . import _memory
+
+    n, p = X.shape
+    met = resolve_metric("energy", exponent, 1.0)
+    per_col = 8.0 * n * n
+    block = int(max(1, min(p, budget // (2 * per_col))))
+    _memory.check_fits(2 * block * per_col, "the columns' centred distance matrices",
+                       "Lower `memory_budget`, use fewer rows, or pvalue='ttest'.")
+    total = perms.shape[0]
+
+    def mats(j0, m):
+        return [_centred_matrix(np.ascontiguousarray(X[:, j:j + 1]), met, nt)[0]
+                for j in range(j0, min(p, j0 + m))]
+
+    for i0 in range(0, p, block):
+        Ai = mats(i0, block)
+        for j0 in range(i0, p, block):
+            Aj = Ai if j0 == i0 else mats(j0, block)
+            for a, A in enumerate(Ai, i0):
+                for b, B in enumerate(Aj, j0):
+                    if b > a:
+                        P[a, b] = P[b, a] = _permutation_pvalue(
+                            A, B, lambda r0, m: perms[r0:r0 + m], total, is_exact, nt)[2]

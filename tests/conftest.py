@@ -15,3 +15,11 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+# ``pytest.approx(x, rel=r)`` also passes any difference below 1e-12, its default absolute
+# tolerance: that hides relative errors of 1e-9 and more on statistics of order 1e-4 (a
+# deliberately broken 1-D path passed rel=1e-14 that way).  Here a tolerance is only what the
+# test states; comparisons with 0 must give ``abs=``.
+import pytest  # noqa: E402
+
+type(pytest.approx(1.0)).DEFAULT_ABSOLUTE_TOLERANCE = 0.0

@@ -139,3 +139,74 @@ def ref_disco_F(X, labels, metric="energy", param=1.0):
     """DISCO ratio ``F = (S/(k−1)) / (W/(n−k))`` of a partition."""
     _, sizes, M = ref_group_sums(X, labels, metric, param)
     return ref_stats(M, sizes)["F"]
+
+
+def exact_dcov_1d(x, y):
+    """Exact V and U distance covariances (squared) of 1-D samples, as ``Fraction`` s.
+
+    Independent of the package: every float is an integer times a common power of
+    two, so the sums ``Σ_ij a_ij b_ij``, ``Σ_i a_i. b_i.`` and ``a.. b..`` (with
+    ``a_ij = |x_i − x_j|``) are formed in exact integer arithmetic — the pairwise
+    products by a pure-Python Fenwick tree over y ranks, in O(n log n) — and the
+    centred combinations are exact rationals.
+    """
+    from fractions import Fraction
+    x = [Fraction(v) for v in np.asarray(x, dtype=np.float64).tolist()]
+    y = [Fraction(v) for v in np.asarray(y, dtype=np.float64).tolist()]
+    den = 1
+    for v in x + y:
+        den = max(den, v.denominator)  # powers of two: the largest is a common denominator
+    X = [int(v * den) for v in x]
+    Y = [int(v * den) for v in y]
+    n = len(X)
+
+    def row_sums(v):
+        order = sorted(range(n), key=lambda i: v[i])
+        s = [v[i] for i in order]
+        total, prefix, out = sum(s), 0, [0] * n
+        for k, i in enumerate(order):
+            # Σ_j |v_i − v_j| = v_i (2k − n) − 2 Σ_{l<k} s_l + total, with ties harmless
+            out[i] = s[k] * (2 * k - n) - 2 * prefix + total
+            prefix += s[k]
+        return out
+
+    ra, rb = row_sums(X), row_sums(Y)
+    # Σ_{i<j} |x_i − x_j| |y_i − y_j|: visit points by increasing x; Fenwick trees over y ranks
+    ranks = {v: r for r, v in enumerate(sorted(set(Y)))}
+    m = len(ranks)
+    trees = [[0] * (m + 1) for _ in range(4)]  # count, Σx, Σy, Σxy of the points seen
+
+    def add(pos, vals):
+        pos += 1
+        while pos <= m:
+            for t in range(4):
+                trees[t][pos] += vals[t]
+            pos += pos & -pos
+
+    def prefix(pos):  # positions < pos
+        out = [0, 0, 0, 0]
+        while pos > 0:
+            for t in range(4):
+                out[t] += trees[t][pos]
+            pos -= pos & -pos
+        return out
+
+    tot = [0, 0, 0, 0]
+    t1 = 0
+    for i in sorted(range(n), key=lambda i: X[i]):
+        xi, yi, r = X[i], Y[i], ranks[Y[i]]
+        lo = prefix(r)  # earlier points with y < y_i
+        hi = [tot[t] - lo[t] for t in range(4)]  # with y >= y_i
+        t1 += (xi * yi * lo[0] - xi * lo[2] - yi * lo[1] + lo[3])
+        t1 -= (xi * yi * hi[0] - xi * hi[2] - yi * hi[1] + hi[3])
+        vals = (1, xi, yi, xi * yi)
+        add(r, vals)
+        for t in range(4):
+            tot[t] += vals[t]
+    T1 = 2 * t1  # Σ over all ordered pairs
+    T2 = sum(a * b for a, b in zip(ra, rb))
+    Sa, Sb = sum(ra), sum(rb)
+    scale = Fraction(1, den * den)  # a_ij and b_ij each carry one factor den
+    V = Fraction(T1) - Fraction(2 * T2, n) + Fraction(Sa * Sb, n * n)
+    U = Fraction(T1) - Fraction(2 * T2, n - 2) + Fraction(Sa * Sb, (n - 1) * (n - 2))
+    return V * scale / (n * n), U * scale / (n * (n - 3))

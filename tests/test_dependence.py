@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import energystats as es
-from tests.reference import ref_matrix
+from tests.reference import exact_dcov_1d, ref_matrix
 
 
 def ref_dcov(X, Y, metric="energy", param=1.0):
@@ -258,6 +258,8 @@ def test_dcor_ttest_against_R():
     #   -> T -0.931319007205131, p 0.824059977522431, df 1174, bcdcor -0.0271709015086332
     #   i <- 1:30; x <- cbind(sin(i), cos(i^2), log(i)); y <- cbind(i %% 7 + 0.5*sin(i), sqrt(i))
     #   dcorT.test(x, y) -> T 6.87443790913807, p 1.18560716799720e-11, df 404
+    #   R forms that p-value as 1 - pt(T, df), which cancels: pt(6.87443790913807, 404,
+    #   lower.tail = FALSE) -> 1.18560480437749e-11 is the accurate value (ours, 2e-6 apart)
     from energystats.datasets import load_iris
     iris = load_iris()
     r = es.distance_correlation_ttest(iris.iloc[:50, :4].to_numpy(), iris.iloc[50:100, :4].to_numpy())
@@ -267,7 +269,8 @@ def test_dcor_ttest_against_R():
     x, y = _r_data()
     r = es.distance_correlation_ttest(x, y)
     assert r.statistic == pytest.approx(6.87443790913807, rel=1e-11) and r.df == 404
-    assert r.pvalue == pytest.approx(1.18560716799720e-11, rel=1e-8)
+    assert r.pvalue == pytest.approx(1.18560480437749e-11, rel=1e-11)
+    assert r.pvalue != pytest.approx(1.18560716799720e-11, rel=1e-7)
 
 
 class TestPartial:
@@ -468,21 +471,67 @@ class TestDistanceCorrelationMatrix:
             es.distance_correlation_matrix(df[["a"]])
 
 
+def _tied_pair(n, offset=50.0):
+    rng = np.random.default_rng(n)
+    x = np.round(rng.normal(size=n), 1) + offset        # ties and an offset
+    y = np.round(np.abs(x - offset) + rng.normal(size=n), 1)
+    return x, y
+
+
 class TestSortedPath:
     @pytest.mark.parametrize("n", [4, 7, 50, 3000])
     def test_sorted_equals_pairwise_with_ties(self, n):
-        rng = np.random.default_rng(n)
-        x = np.round(rng.normal(size=n), 1) + 50.0          # ties and an offset
-        y = np.round(np.abs(x - 50.0) + rng.normal(size=n), 1)
+        x, y = _tied_pair(n)
         a = es.distance_stats(x, y, method="sorted")
         b = es.distance_stats(x, y, method="pairwise")
-        tol = 1e-13 * max(1, n)                             # measured: 3e-12 at n = 2000
         for f in ("dcov_sqr", "dvar_x_sqr", "dvar_y_sqr", "dcov_u", "dvar_x_u"):
-            assert getattr(a, f) == pytest.approx(getattr(b, f), rel=tol, abs=1e-300), f
+            assert getattr(a, f) == pytest.approx(getattr(b, f), rel=1e-12, abs=1e-300), f
         if n <= 50:
             V, U = ref_dcov(x, y)
             np.testing.assert_allclose([a.dcov_sqr, a.dcov_u], [V[0], U[0]], rtol=1e-11)
 
+    @pytest.mark.parametrize("n", [5, 300, 5000])
+    @pytest.mark.parametrize("dependent", [False, True])
+    def test_sorted_is_exact(self, n, dependent):
+        # against exact integer arithmetic (tests/reference.py, independent of the package);
+        # independent pairs are the hard case: dCov² ~ 1/n, the sums combined ~ 1
+        x, y = _tied_pair(n, offset=1e3)
+        if not dependent:
+            y = np.random.default_rng(1).permutation(y)
+        V, U = exact_dcov_1d(x, y)
+        a = es.distance_stats(x, y, method="sorted")
+        assert a.dcov_sqr == pytest.approx(float(V), rel=1e-14)
+        assert a.dcov_u == pytest.approx(float(U), rel=1e-14)
+
+    def test_sorted_threads_same_bits(self):
+        x, y = _tied_pair(20_001)
+        a = es.distance_stats(x, y, n_threads=1)
+        b = es.distance_stats(x, y, n_threads=2)
+        assert (a.dcov_sqr, a.dcov_u, a.dvar_y_u) == (b.dcov_sqr, b.dcov_u, b.dvar_y_u)
+
+
+@pytest.mark.slow
+def test_sorted_path_at_large_n():
+    """The O(n log n) path against exact integer arithmetic at n = 10⁵ and against the blocked
+    O(n²) pass at n = 2·10⁴ (ties, offset, independent and dependent pairs), to 1e-10: the
+    sums it combines are of order n², the statistic of order n (measured: ≤ 3e-16 at 10⁵;
+    the former double-precision combination was 3e-10 off at 2·10⁴)."""
+    rng = np.random.default_rng(77)
+    n = 100_000
+    x = np.round(rng.normal(size=n) * 10, 1) + 1e3
+    for y in (np.round(rng.standard_t(3, size=n), 2) - 7, np.round(x**2 / 100, 1)):
+        V, U = exact_dcov_1d(x, y)
+        a = es.distance_stats(x, y)                           # n >= FAST_1D_MIN_N: sorted
+        assert a.dcov_sqr == pytest.approx(float(V), rel=1e-10)
+        assert a.dcov_u == pytest.approx(float(U), rel=1e-10)
+    x, y = x[:20_000], y[:20_000]
+    a = es.distance_stats(x, y, method="sorted")
+    b = es.distance_stats(x, y, method="pairwise")
+    for f in ("dcov_sqr", "dcov_u", "dvar_x_sqr", "dvar_y_u", "dcor_sqr", "dcor_u"):
+        assert getattr(a, f) == pytest.approx(getattr(b, f), rel=1e-10), f
+
+
+class TestSortedPathLimits:
     def test_sorted_needs_1d_exponent_1(self):
         x = np.arange(20.0)
         r = es.distance_stats(x, x**2, exponent=0.5, method="sorted")   # falls back: pairwise
@@ -556,3 +605,62 @@ def test_independence_null_in_the_data_units():
         assert r.pvalue == base.pvalue
     V, _ = ref_dcov(x, y[np.random.default_rng(2).permutation(30)])
     assert base.null_distribution[0] == pytest.approx(30 * V[0], rel=1e-11)
+
+
+@pytest.mark.slow
+def test_dcor_ttest_level_high_dimension():
+    """The t-test is for high dimension (Székely and Rizzo 2013): x and y independent with
+    p = q = 100 and n = 30, rejection rate at 0.05 and 0.10 within 2 binomial SE (1000 sets);
+    and power against y = x + 2 e in every coordinate.  (Against y = |x| + e it rejected 6
+    of 100: in high dimension distance correlation sees mainly linear dependence between
+    coordinates, as the guide says.)"""
+    rng = np.random.default_rng(20261124)
+    n_sets, n, d = 1000, 30, 100
+    p = np.array([es.distance_correlation_ttest(rng.normal(size=(n, d)), rng.standard_t(4, size=(n, d))).pvalue
+                  for _ in range(n_sets)])
+    for alpha in (0.05, 0.10):
+        rate = np.mean(p <= alpha)
+        assert abs(rate - alpha) <= 2 * np.sqrt(alpha * (1 - alpha) / n_sets), (alpha, rate)
+    power = 0
+    for _ in range(100):
+        x = rng.normal(size=(n, d))
+        y = x + 2 * rng.normal(size=(n, d))
+        power += es.distance_correlation_ttest(x, y).pvalue <= 0.05
+    assert power >= 95, power
+
+
+class TestMatrixPermutation:
+    def _frame(self):
+        rng = np.random.default_rng(8)
+        x = rng.normal(size=40)
+        return pd.DataFrame({"x": x, "sq": x**2 + 0.5 * rng.normal(size=40),
+                             "z": rng.normal(size=40), "w": rng.exponential(size=40)})
+
+    @pytest.mark.parametrize("budget", [2**30, 30_000])   # one block, or one column at a time
+    def test_each_pair_is_the_independence_test(self, budget):
+        df = self._frame()
+        res = es.distance_correlation_matrix(df, pvalue="permutation", n_resamples=199, rng=3,
+                                             adjust="bh", memory_budget=budget)
+        assert (res.pvalue_method, res.n_resamples, res.exact, res.seed) == ("permutation", 199, False, 3)
+        cols = list(df.columns)
+        for i, a in enumerate(cols):
+            for b in cols[i + 1:]:
+                want = es.independence_test(df[a], df[b], n_resamples=199, rng=3).pvalue
+                assert res.pvalues.loc[a, b] == res.pvalues.loc[b, a] == want, (a, b)
+        iu = np.triu_indices(4, 1)
+        np.testing.assert_allclose(res.adjusted.to_numpy()[iu], _bh_loop(list(res.pvalues.to_numpy()[iu])),
+                                   rtol=1e-15)
+        assert res.pvalues.loc["x", "sq"] == pytest.approx(1 / 200)
+
+    def test_exact_when_few_rows(self):
+        df = self._frame().iloc[:6]
+        res = es.distance_correlation_matrix(df, pvalue="permutation", adjust=None)
+        assert res.exact and res.n_resamples == 720 and res.seed is None
+        want = es.independence_test(df["x"], df["z"]).pvalue
+        assert res.pvalues.loc["x", "z"] == want
+
+    def test_bad_input(self):
+        with pytest.raises(ValueError, match="`pvalue`"):
+            es.distance_correlation_matrix(self._frame(), pvalue="perm")
+        with pytest.raises(ValueError, match="n_resamples"):
+            es.distance_correlation_matrix(self._frame(), pvalue="permutation", n_resamples=0)

@@ -22,8 +22,8 @@ import numpy as np
 cimport cython
 from cython cimport floating
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs, pow, sqrt
-from libc.stdlib cimport free, malloc
+from libc.math cimport fabs, fma, pow, sqrt
+from libc.stdlib cimport calloc, free, malloc
 
 from ._pairwise cimport kahan_add, sq_block, transform_sq
 
@@ -161,118 +161,277 @@ def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symm
                       double[::1] out,                 # OUT (R,)
                       int n_threads):
     """``out[r] = Σ_ij A[i, j] B[p_i, p_j]`` with ``p = perms[r]`` (symmetry: the upper triangle
-    twice plus the diagonal).  One permutation per thread, rows summed in a fixed order with
-    compensation: the same bits for any number of threads."""
+    twice plus the diagonal).
+
+    Four permutations share each pass over a row of A (the matrix is read R/4 times, not R
+    times: at n = 1000 the pass is bound by that traffic); each permutation keeps two
+    partial sums per row (even and odd j) and adds the rows in order with compensation.  A
+    permutation's arithmetic does not depend on the others in its group (a short last group
+    repeats its last permutation and discards the copies), so every value is the same bits
+    for any number of threads and any R.
+    """
     cdef Py_ssize_t R = perms.shape[0], n = A.shape[0]
-    cdef Py_ssize_t r, i, j, pi, j4
-    cdef double s, c, r0, r1, r2, r3
-    cdef const Py_ssize_t* p
-    cdef const double* brow
+    cdef Py_ssize_t nblocks = (R + 3) // 4, blk, r0, i, j
+    cdef double s0, s1, s2, s3, c0, c1, c2, c3
+    cdef double e0, e1, e2, e3, o0, o1, o2, o3, a, a1
+    cdef const Py_ssize_t* p0
+    cdef const Py_ssize_t* p1
+    cdef const Py_ssize_t* p2
+    cdef const Py_ssize_t* p3
+    cdef const double* b0
+    cdef const double* b1
+    cdef const double* b2
+    cdef const double* b3
     cdef const double* arow
     if n_threads < 1:
         n_threads = 1
+    if R == 0:
+        return
     with nogil, parallel(num_threads=n_threads):
-        for r in prange(R, schedule="dynamic", chunksize=1):
-            p = &perms[r, 0]
-            s = 0.0
-            c = 0.0
+        for blk in prange(nblocks, schedule="dynamic", chunksize=1):
+            r0 = 4 * blk
+            p0 = &perms[r0, 0]
+            p1 = &perms[r0 + 1 if r0 + 1 < R else R - 1, 0]
+            p2 = &perms[r0 + 2 if r0 + 2 < R else R - 1, 0]
+            p3 = &perms[r0 + 3 if r0 + 3 < R else R - 1, 0]
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            c0 = 0.0
+            c1 = 0.0
+            c2 = 0.0
+            c3 = 0.0
             for i in range(n):
-                pi = p[i]
-                brow = &B[pi, 0]
                 arow = &A[i, 0]
-                # four independent partial sums (the adds do not wait on each other); a fixed
-                # order, so the same bits for any thread count
-                r0 = 0.0
-                r1 = 0.0
-                r2 = 0.0
-                r3 = 0.0
+                b0 = &B[p0[i], 0]
+                b1 = &B[p1[i], 0]
+                b2 = &B[p2[i], 0]
+                b3 = &B[p3[i], 0]
+                e0 = 0.0
+                e1 = 0.0
+                e2 = 0.0
+                e3 = 0.0
+                o0 = 0.0
+                o1 = 0.0
+                o2 = 0.0
+                o3 = 0.0
                 j = i + 1
-                j4 = j + ((n - j) // 4) * 4
-                while j < j4:
-                    r0 = r0 + arow[j] * brow[p[j]]
-                    r1 = r1 + arow[j + 1] * brow[p[j + 1]]
-                    r2 = r2 + arow[j + 2] * brow[p[j + 2]]
-                    r3 = r3 + arow[j + 3] * brow[p[j + 3]]
-                    j = j + 4
-                while j < n:
-                    r0 = r0 + arow[j] * brow[p[j]]
-                    j = j + 1
-                kahan_add(&s, &c, 2.0 * ((r0 + r1) + (r2 + r3)) + arow[i] * brow[pi])
-            out[r] = s + c
+                while j + 1 < n:
+                    a = arow[j]
+                    a1 = arow[j + 1]
+                    e0 = e0 + a * b0[p0[j]]
+                    o0 = o0 + a1 * b0[p0[j + 1]]
+                    e1 = e1 + a * b1[p1[j]]
+                    o1 = o1 + a1 * b1[p1[j + 1]]
+                    e2 = e2 + a * b2[p2[j]]
+                    o2 = o2 + a1 * b2[p2[j + 1]]
+                    e3 = e3 + a * b3[p3[j]]
+                    o3 = o3 + a1 * b3[p3[j + 1]]
+                    j = j + 2
+                if j < n:
+                    a = arow[j]
+                    e0 = e0 + a * b0[p0[j]]
+                    e1 = e1 + a * b1[p1[j]]
+                    e2 = e2 + a * b2[p2[j]]
+                    e3 = e3 + a * b3[p3[j]]
+                a = arow[i]
+                kahan_add(&s0, &c0, 2.0 * (e0 + o0) + a * b0[p0[i]])
+                kahan_add(&s1, &c1, 2.0 * (e1 + o1) + a * b1[p1[i]])
+                kahan_add(&s2, &c2, 2.0 * (e2 + o2) + a * b2[p2[i]])
+                kahan_add(&s3, &c3, 2.0 * (e3 + o3) + a * b3[p3[i]])
+            out[r0] = s0 + c0
+            if r0 + 1 < R:
+                out[r0 + 1] = s1 + c1
+            if r0 + 2 < R:
+                out[r0 + 2] = s2 + c2
+            if r0 + 3 < R:
+                out[r0 + 3] = s3 + c3
 
 
-cdef inline void fenwick_add4(double* tree, Py_ssize_t n, Py_ssize_t pos, double c, double x,
-                              double y, double xy) noexcept nogil:
-    """Add (c, x, y, xy) at ``pos`` of four interleaved Fenwick trees (node k at tree[4k:4k+4])."""
+# -- double-double arithmetic (Dekker 1971; Knuth's TwoSum, the FMA TwoProduct) -----------------
+# The 1-D path combines sums of order n² (T1 = Σ a_ij b_ij, T2 / n = Σ a_i. b_i. / n, a.. b.. / n²)
+# whose difference, n² dCov², is of order n for independent data: about log10(n) digits cancel, so
+# the sums are carried as unevaluated pairs hi + lo (about 32 digits) and combined exactly by the
+# caller.  Nothing here may be reassociated (no -ffast-math).
+
+cdef inline void dd_add(double* h, double* l, double bh, double bl) noexcept nogil:
+    """(h, l) += (bh, bl)."""
+    cdef double s, v, e
+    s = h[0] + bh
+    v = s - h[0]
+    e = (h[0] - (s - v)) + (bh - v) + (l[0] + bl)
+    h[0] = s + e
+    l[0] = e - (h[0] - s)
+
+
+cdef inline void dd_mul_d(double ah, double al, double b, double* ph, double* pl) noexcept nogil:
+    """(ph, pl) = (ah, al) * b."""
+    ph[0] = ah * b
+    pl[0] = fma(ah, b, -ph[0]) + al * b
+
+
+cdef inline void fenwick_add_dd(double* tree, Py_ssize_t n, Py_ssize_t pos, double x, double y,
+                                double xyh, double xyl) noexcept nogil:
+    """Add (1, x, y, xy) at ``pos`` of the interleaved trees: node k is tree[8k:8k+8] = count,
+    Σx, Σy, Σxy, each sum a double-double pair (one cache line per node)."""
     cdef double* node
     pos += 1
     while pos <= n:
-        node = tree + 4 * pos
-        node[0] += c
-        node[1] += x
-        node[2] += y
-        node[3] += xy
+        node = tree + 8 * pos
+        node[0] += 1.0
+        dd_add(&node[1], &node[2], x, 0.0)
+        dd_add(&node[3], &node[4], y, 0.0)
+        dd_add(&node[5], &node[6], xyh, xyl)
         pos += pos & (-pos)
 
 
-cdef inline void fenwick_prefix4(const double* tree, Py_ssize_t pos, double* out) noexcept nogil:
-    """Sums of the four trees over the positions < pos, into out[0:4]."""
+cdef inline void fenwick_prefix_dd(const double* tree, Py_ssize_t pos, double* q) noexcept nogil:
+    """Sums over the positions < pos into q[0:7] = count, Σx (hi, lo), Σy (hi, lo), Σxy (hi, lo)."""
     cdef const double* node
+    cdef int t
+    for t in range(7):
+        q[t] = 0.0
+    while pos > 0:
+        node = tree + 8 * pos
+        q[0] += node[0]
+        dd_add(&q[1], &q[2], node[1], node[2])
+        dd_add(&q[3], &q[4], node[3], node[4])
+        dd_add(&q[5], &q[6], node[5], node[6])
+        pos -= pos & (-pos)
+
+
+cdef inline void centred_moment(double xj, double yj, double xyh, double xyl, const double* q,
+                                double* h, double* l) noexcept nogil:
+    """(h, l) = Σ_i (x_j − x_i)(y_j − y_i) over the points summarised by q, in double-double."""
+    cdef double ph, pl
+    dd_mul_d(xyh, xyl, q[0], h, l)              # x_j y_j · count
+    dd_mul_d(q[3], q[4], -xj, &ph, &pl)         # − x_j Σy
+    dd_add(h, l, ph, pl)
+    dd_mul_d(q[1], q[2], -yj, &ph, &pl)         # − y_j Σx
+    dd_add(h, l, ph, pl)
+    dd_add(h, l, q[5], q[6])                    # + Σxy
+
+
+cdef int dominance_moment(const double* xs, const double* ys, const Py_ssize_t* rank,
+                          Py_ssize_t n, double* out) noexcept nogil:
+    """out[0:2] = Σ over i < j with rank_i < rank_j of (x_j − x_i)(y_j − y_i), double-double;
+    rank is a permutation of 0..n-1.  Returns -1 when out of memory."""
+    cdef Py_ssize_t j
+    cdef double xj, yj, xyh, xyl, h, l
+    cdef double q[7]
+    cdef double* tree = <double*> calloc(8 * (n + 1), sizeof(double))
+    if tree == NULL:
+        return -1
     out[0] = 0.0
     out[1] = 0.0
-    out[2] = 0.0
-    out[3] = 0.0
-    while pos > 0:
-        node = tree + 4 * pos
-        out[0] += node[0]
-        out[1] += node[1]
-        out[2] += node[2]
-        out[3] += node[3]
-        pos -= pos & (-pos)
+    for j in range(n):
+        xj = xs[j]
+        yj = ys[j]
+        xyh = xj * yj
+        xyl = fma(xj, yj, -xyh)
+        fenwick_prefix_dd(tree, rank[j], q)
+        centred_moment(xj, yj, xyh, xyl, q, &h, &l)
+        dd_add(&out[0], &out[1], h, l)
+        fenwick_add_dd(tree, n, rank[j], xj, yj, xyh, xyl)
+    free(tree)
+    return 0
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def cross_sum_1d(const double[::1] xs,          # IN (n,) x in increasing order
-                 const double[::1] ys,          # IN (n,) y of the same points
-                 const Py_ssize_t[::1] ry):     # IN (n,) rank of each y (ties share the lowest rank)
-    """``Σ_{i<j} |x_i − x_j| |y_i − y_j|`` in O(n log n) (Huo and Székely 2016).
+def dominance_moment_1d(const double[::1] xs,          # IN (n,) x in increasing order
+                        const double[::1] ys,          # IN (n,) y of the same points
+                        const Py_ssize_t[::1] yorder,  # IN (n,) the positions 0..n-1 by increasing y
+                        Py_ssize_t h,                  # IN the split: first half 0..h-1
+                        const Py_ssize_t[::1] rank_l,  # IN (h,) y rank of each point < h among them
+                        const Py_ssize_t[::1] rank_r,  # IN (n-h,) y rank of each point >= h among them
+                        int n_threads):
+    """``D = Σ (x_j − x_i)(y_j − y_i)`` over the pairs with x_i <= x_j and y_i <= y_j (``i``
+    before ``j`` in both orders), as a double-double ``(hi, lo)``.
 
-    The points are visited in increasing x; for point j the earlier points with
-    ``y_i < y_j`` and with ``y_i >= y_j`` are summed through Fenwick trees over
-    the y ranks (count, Σx, Σy, Σxy, interleaved node by node), so that
-    ``Σ_{i<j} (x_j − x_i)|y_j − y_i|`` follows from four prefix sums.  The data
-    should be centred (the per-point expansions then cancel little); the
-    contributions are added with compensation.
+    With ``F = n Σ x y − Σ x Σ y`` (the same sum over all pairs ``i < j``),
+    ``Σ_{i<j} |x_i − x_j| |y_i − y_j| = 2 D − F`` (Huo and Székely 2016; pairs tied in x or
+    y contribute 0 whichever way they are counted).  The points are split at ``h``: the
+    pairs within each half are summed by Fenwick trees over the y ranks (count, Σx, Σy, Σxy,
+    each sum double-double, products exact by fused multiply–add), the two halves on two
+    threads; the pairs across, in one pass by increasing y with running sums over the first
+    half.  About 32 significant digits of the centred data's exact value; the same bits for
+    any number of threads.
     """
-    cdef Py_ssize_t n = xs.shape[0], j, r
-    cdef double xj, yj, lt, ge, s = 0.0, comp = 0.0
-    cdef double tc = 0.0, tx = 0.0, ty = 0.0, txy = 0.0
-    cdef double q[4]
-    cdef double* tree = <double*> malloc(4 * (n + 1) * sizeof(double))
-    if tree == NULL:
-        raise MemoryError("cross_sum_1d: no memory for the Fenwick trees")
-    try:
-        with nogil:
-            for j in range(4 * (n + 1)):
-                tree[j] = 0.0
-            for j in range(n):
-                xj = xs[j]
-                yj = ys[j]
-                r = ry[j]
-                fenwick_prefix4(tree, r, q)
-                # Σ (x_j − x_i)(y_j − y_i) over earlier i with y_i < y_j, and over y_i >= y_j
-                lt = xj * yj * q[0] - xj * q[2] - yj * q[1] + q[3]
-                ge = xj * yj * (tc - q[0]) - xj * (ty - q[2]) - yj * (tx - q[1]) + (txy - q[3])
-                kahan_add(&s, &comp, lt - ge)
-                fenwick_add4(tree, n, r, 1.0, xj, yj, xj * yj)
-                tc += 1.0
-                tx += xj
-                ty += yj
-                txy += xj * yj
-    finally:
-        free(tree)
-    return s + comp
+    cdef Py_ssize_t n = xs.shape[0], k, j
+    cdef double parts[4]
+    cdef double run[7]
+    cdef double ch = 0.0, cl = 0.0, xyh, xyl, mh, ml
+    cdef int t, failed = 0
+    if n_threads < 1:
+        n_threads = 1
+    with nogil:
+        for t in prange(2, num_threads=min(n_threads, 2), schedule="static", chunksize=1):
+            if t == 0:
+                if dominance_moment(&xs[0], &ys[0], &rank_l[0], h, &parts[0]) != 0:
+                    failed = 1
+            elif dominance_moment(&xs[h], &ys[h], &rank_r[0], n - h, &parts[2]) != 0:
+                failed = 1
+        if not failed:
+            for t in range(7):
+                run[t] = 0.0
+            for k in range(n):
+                j = yorder[k]
+                xyh = xs[j] * ys[j]
+                xyl = fma(xs[j], ys[j], -xyh)
+                if j < h:
+                    run[0] += 1.0
+                    dd_add(&run[1], &run[2], xs[j], 0.0)
+                    dd_add(&run[3], &run[4], ys[j], 0.0)
+                    dd_add(&run[5], &run[6], xyh, xyl)
+                else:
+                    centred_moment(xs[j], ys[j], xyh, xyl, run, &mh, &ml)
+                    dd_add(&ch, &cl, mh, ml)
+            dd_add(&ch, &cl, parts[0], parts[1])
+            dd_add(&ch, &cl, parts[2], parts[3])
+    if failed:
+        raise MemoryError("dominance_moment_1d: no memory for the Fenwick trees")
+    return ch, cl
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def sorted_row_sums_dd(const double[::1] s,    # IN (n,) values in increasing order
+                       double[::1] hi,         # OUT (n,)
+                       double[::1] lo):        # OUT (n,)
+    """``Σ_l |s_k − s_l|`` for every k as double-double pairs: ``s_k (2k − n) − 2 P_k + P_n``
+    with the prefix sums ``P_k`` carried in double-double and the product exact."""
+    cdef Py_ssize_t n = s.shape[0], k
+    cdef double th = 0.0, tl = 0.0, ph = 0.0, pl = 0.0, h, l, m
+    with nogil:
+        for k in range(n):
+            dd_add(&th, &tl, s[k], 0.0)
+        for k in range(n):
+            m = <double> (2 * k - n)
+            h = s[k] * m
+            l = fma(s[k], m, -h)
+            dd_add(&h, &l, -2.0 * ph, -2.0 * pl)
+            dd_add(&h, &l, th, tl)
+            hi[k] = h
+            lo[k] = l
+            dd_add(&ph, &pl, s[k], 0.0)
+    return th, tl
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def dd_dot(const double[::1] ah, const double[::1] al, const double[::1] bh,
+           const double[::1] bl):
+    """``Σ (ah_i + al_i)(bh_i + bl_i)`` as a double-double ``(hi, lo)``, in order."""
+    cdef Py_ssize_t i, n = ah.shape[0]
+    cdef double h = 0.0, l = 0.0, p, e
+    with nogil:
+        for i in range(n):
+            p = ah[i] * bh[i]
+            e = fma(ah[i], bh[i], -p) + (ah[i] * bl[i] + al[i] * bh[i])
+            dd_add(&h, &l, p, e)
+    return h, l
 
 
 @cython.boundscheck(False)
