@@ -434,23 +434,36 @@ def _cmd_dcor_matrix(args):
     if len(cols) < 2:
         raise CLIError(f"{args.file}: dcor-matrix needs at least 2 numeric columns; got {cols}.")
     adjust = None if args.adjust == "none" else args.adjust
+    if args.resamples < 1:
+        raise CLIError(f"option --resamples: must be >= 1; got {args.resamples}.")
+    if args.pvalues != "permutation" and (args.resamples != 999 or args.seed is not None):
+        raise CLIError("options --resamples/--seed: only with --pvalues permutation.")
+    seed = _draw_seed(args) if args.pvalues == "permutation" else None
     t0 = time.perf_counter()
     res = distance_correlation_matrix(df[cols], exponent=args.exponent, estimator=args.estimator,
-                                      pvalue="ttest" if args.pvalues else None, adjust=adjust)
+                                      pvalue=args.pvalues, adjust=adjust,
+                                      n_resamples=args.resamples, rng=seed)
     _note(args, f"distance correlation matrix of {len(cols)} columns in "
-                f"{time.perf_counter() - t0:.2f} s")
+                f"{time.perf_counter() - t0:.2f} s"
+                + (f" ({res.n_resamples} permutations, seed {res.seed})" if seed is not None else ""))
     if args.format == "json":
         out = {"command": "dcor-matrix", "columns": cols, "estimator": args.estimator,
                "exponent": args.exponent, "dcor": res.dcor.to_numpy().tolist()}
         if args.pvalues:
-            out.update(adjust=args.adjust, pvalues=res.pvalues.to_numpy().tolist(),
+            out.update(pvalue_method=args.pvalues, adjust=args.adjust,
+                       pvalues=res.pvalues.to_numpy().tolist(),
                        adjusted=res.adjusted.to_numpy().tolist())
+        if seed is not None:
+            out.update(n_resamples=res.n_resamples, exact=res.exact, seed=res.seed)
         _print_json(out)
         return 0
     sections = [("distance correlation" + (" (bias-corrected)" if args.estimator == "U" else ""),
                  res.dcor)]
     if args.pvalues:
-        sections.append((f"t-test p-values, adjusted over the pairs ({args.adjust})", res.adjusted))
+        how = ("t-test" if args.pvalues == "ttest" else
+               f"permutation ({res.n_resamples} permutations"
+               + (", all of them" if res.exact else f", seed {res.seed}") + ")")
+        sections.append((f"{how} p-values, adjusted over the pairs ({args.adjust})", res.adjusted))
     emit(sections, args.format)
     return 0
 
@@ -748,17 +761,26 @@ def build_parser():
         "dcor-matrix", parents=[data, common], formatter_class=_FMT,
         help="distance correlation of every pair of columns",
         description=_wrap("Distance correlation of every pair of numeric columns of one file "
-                          "(each column one variable), optionally with t-test p-values adjusted "
-                          "over the pairs (Holm or Benjamini-Hochberg)."),
-        epilog="example:\n  energystats dcor-matrix data.csv --pvalues --adjust bh --format csv",
+                          "(each column one variable), optionally with p-values (t-test, or "
+                          "permutation test of every pair with shared permutations) adjusted over "
+                          "the pairs (Holm or Benjamini-Hochberg)."),
+        epilog="examples:\n  energystats dcor-matrix data.csv --pvalues --adjust bh --format csv\n"
+               "  energystats dcor-matrix data.csv --pvalues permutation -R 9999 --seed 1",
     )
     p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
     p.add_argument("--exponent", type=float, default=1.0, help="exponent of |x-y|, in (0, 2] (default: 1)")
     p.add_argument("--estimator", choices=("V", "U"), default="V",
                    help="V: dCor (root); U: bias-corrected dCor (default: V)")
-    p.add_argument("--pvalues", action="store_true", help="add t-test p-values (adjusted)")
+    p.add_argument("--pvalues", nargs="?", const="ttest", choices=("ttest", "permutation"),
+                   default=None, help="add adjusted p-values: ttest (the default when the option "
+                                      "is given alone) or permutation")
     p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
                    help="adjustment of the p-values over the pairs (default: holm)")
+    p.add_argument("--resamples", "-R", type=int, default=999,
+                   help="permutations with --pvalues permutation (default: 999)")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help="random seed of the permutations, an integer >= 0 (default: a fresh one, "
+                        "printed)")
     p.set_defaults(func=_cmd_dcor_matrix)
 
     p = sub.add_parser(
