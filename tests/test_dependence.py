@@ -235,7 +235,7 @@ class TestIndependenceTest:
 
 @pytest.mark.slow
 def test_independence_test_level_and_power():
-    """Level within 3 binomial SE of 0.05 (two-sided; default R = 999); power against
+    """Level within 2 binomial SE of 0.05 (two-sided; default R = 999); power against
     y = x² + noise, where Pearson's test has almost none."""
     from scipy import stats
     rng = np.random.default_rng(20261123)
@@ -243,7 +243,7 @@ def test_independence_test_level_and_power():
     rej = 0
     for _ in range(n_sets):
         rej += es.independence_test(rng.normal(size=(30, 2)), rng.standard_t(3, size=30), rng=rng).pvalue <= 0.05
-    assert abs(rej / n_sets - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
+    assert abs(rej / n_sets - 0.05) <= 2 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
     pw = pe = 0
     for _ in range(100):
         x = rng.normal(size=50)
@@ -341,13 +341,13 @@ class TestPartialTest:
 
 @pytest.mark.slow
 def test_partial_test_level():
-    """x, y, z independent: rejection rate within 3 binomial SE of 0.05 (default R = 999)."""
+    """x, y, z independent: rejection rate within 2 binomial SE of 0.05 (default R = 999)."""
     rng = np.random.default_rng(11)
     n_sets, rej = 200, 0
     for _ in range(n_sets):
         x, y, z = rng.normal(size=(30, 2)), rng.normal(size=30), rng.normal(size=(30, 1))
         rej += es.partial_distance_correlation_test(x, y, z, rng=rng).pvalue <= 0.05
-    assert abs(rej / n_sets - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
+    assert abs(rej / n_sets - 0.05) <= 2 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
 
 
 class TestMutualIndependence:
@@ -397,7 +397,7 @@ def test_mutual_independence_level():
     for _ in range(n_sets):
         rej += es.mutual_independence_test(rng.normal(size=25), rng.exponential(size=25),
                                            rng.normal(size=(25, 2)), rng=rng).pvalue <= 0.05
-    assert abs(rej / n_sets - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
+    assert abs(rej / n_sets - 0.05) <= 2 * np.sqrt(0.05 * 0.95 / n_sets), rej / n_sets
 
 
 def _holm_loop(p):
