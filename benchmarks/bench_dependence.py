@@ -92,7 +92,7 @@ def main(argv=None):
 
     x4 = rng.normal(size=10**6)
     y4 = x4**2 + rng.normal(size=10**6)
-    ours = best(lambda: es.distance_correlation(x4, y4), 2)
+    ours = best(lambda: es.distance_correlation(x4, y4), 5)  # shared machine: the best of 5
     rows.append(("1-D dCor, n = 10^6 (sorted path)", ours, None, None, ""))
 
     p = args.matrix_columns

@@ -214,10 +214,6 @@ def _exact(pair):
     return Fraction(pair[0]) + Fraction(pair[1])
 
 
-def _dd_dot(a, b):
-    return _exact(_dependence.dd_dot(a[0], a[1], b[0], b[1]))
-
-
 def _sums_1d(x, y, n_threads):
     """The V and U sums of :func:`_centred_sums` for 1-D x, y and |x − y|, in O(n log n).
 
@@ -230,10 +226,13 @@ def _sums_1d(x, y, n_threads):
     n = x.size
     x = np.asarray(x, dtype=np.float64) - _csum(x) / n  # centred: the expansions cancel little
     y = np.asarray(y, dtype=np.float64) - _csum(y) / n
-    ra, ox = _sorted_row_sums(x)
-    rb, oy = _sorted_row_sums(y)
-    zeros = np.zeros(n)
-    ones = np.ones(n)
+    if n_threads > 1:  # the two sorts release the GIL
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as pool:
+            (ra, ox), (rb, oy) = pool.map(_sorted_row_sums, (x, y))
+    else:
+        (ra, ox), (rb, oy) = _sorted_row_sums(x), _sorted_row_sums(y)
     # Σ_{i<j} |x_i − x_j||y_i − y_j| = 2 D − F: D over the pairs ordered alike in x and y
     xs, ys = np.ascontiguousarray(x[ox]), np.ascontiguousarray(y[ox])
     pos = np.empty(n, dtype=np.intp)
@@ -246,16 +245,12 @@ def _sums_1d(x, y, n_threads):
     rank_r[yorder[~first] - h] = np.arange(n - h)
     nt = _engine.effective_threads(n_threads, float(n) * math.log2(n) * 100)
     D = _exact(_dependence.dominance_moment_1d(xs, ys, yorder, h, rank_l, rank_r, nt))
-    F = n * _dd_dot((x, zeros), (y, zeros)) - _dd_dot((x, zeros), (ones, zeros)) * _dd_dot(
-        (y, zeros), (ones, zeros))
+    m = np.empty(20)
+    _dependence.moments_dd(x, y, ra[0], ra[1], rb[0], rb[1], m)
+    sx, sy, sxx, syy, sxy, Sa, Sb, T2, T2a, T2b = (_exact(m[2 * k:2 * k + 2]) for k in range(10))
+    F = n * sxy - sx * sy
     T1 = 2 * (2 * D - F)
-
-    def self_sum(v):  # Σ_ij |v_i − v_j|² = 2 n Σ v² − 2 (Σ v)²
-        return 2 * n * _dd_dot((v, zeros), (v, zeros)) - 2 * _dd_dot((v, zeros), (ones, zeros)) ** 2
-
-    Saa, Sbb = self_sum(x), self_sum(y)
-    Sa, Sb = _dd_dot(ra, (ones, zeros)), _dd_dot(rb, (ones, zeros))
-    T2, T2a, T2b = _dd_dot(ra, rb), _dd_dot(ra, ra), _dd_dot(rb, rb)
+    Saa, Sbb = 2 * n * sxx - 2 * sx * sx, 2 * n * syy - 2 * sy * sy  # Σ_ij (v_i − v_j)²
     V = (T1 - 2 * T2 / n + Sa * Sb / n**2, Saa - 2 * T2a / n + Sa * Sa / n**2,
          Sbb - 2 * T2b / n + Sb * Sb / n**2)
     if n > 2:

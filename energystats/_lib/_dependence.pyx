@@ -421,17 +421,43 @@ def sorted_row_sums_dd(const double[::1] s,    # IN (n,) values in increasing or
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def dd_dot(const double[::1] ah, const double[::1] al, const double[::1] bh,
-           const double[::1] bl):
-    """``Σ (ah_i + al_i)(bh_i + bl_i)`` as a double-double ``(hi, lo)``, in order."""
-    cdef Py_ssize_t i, n = ah.shape[0]
-    cdef double h = 0.0, l = 0.0, p, e
+def moments_dd(const double[::1] x, const double[::1] y,
+               const double[::1] ah, const double[::1] al,
+               const double[::1] bh, const double[::1] bl,
+               double[::1] out):                # OUT (20,) ten double-double sums
+    """One pass, in order: Σx, Σy, Σx², Σy², Σxy, Σa, Σb, Σab, Σa², Σb² (a = ah + al,
+    b = bh + bl), each as a double-double pair ``out[2k], out[2k + 1]``."""
+    cdef Py_ssize_t i, k, n = x.shape[0]
+    cdef double p, e, xi, yi, a, b, a2, b2
     with nogil:
+        for k in range(20):
+            out[k] = 0.0
         for i in range(n):
-            p = ah[i] * bh[i]
-            e = fma(ah[i], bh[i], -p) + (ah[i] * bl[i] + al[i] * bh[i])
-            dd_add(&h, &l, p, e)
-    return h, l
+            xi = x[i]
+            yi = y[i]
+            a = ah[i]
+            a2 = al[i]
+            b = bh[i]
+            b2 = bl[i]
+            dd_add(&out[0], &out[1], xi, 0.0)
+            dd_add(&out[2], &out[3], yi, 0.0)
+            p = xi * xi
+            dd_add(&out[4], &out[5], p, fma(xi, xi, -p))
+            p = yi * yi
+            dd_add(&out[6], &out[7], p, fma(yi, yi, -p))
+            p = xi * yi
+            dd_add(&out[8], &out[9], p, fma(xi, yi, -p))
+            dd_add(&out[10], &out[11], a, a2)
+            dd_add(&out[12], &out[13], b, b2)
+            p = a * b
+            e = fma(a, b, -p) + (a * b2 + a2 * b)
+            dd_add(&out[14], &out[15], p, e)
+            p = a * a
+            e = fma(a, a, -p) + 2.0 * (a * a2)
+            dd_add(&out[16], &out[17], p, e)
+            p = b * b
+            e = fma(b, b, -p) + 2.0 * (b * b2)
+            dd_add(&out[18], &out[19], p, e)
 
 
 @cython.boundscheck(False)
