@@ -604,34 +604,86 @@ def _centred_matrices(X, Y, met, nt):
     return A, B, sx, sy
 
 
-def _permuted_sums(A, B, total, perms, nt):
-    """``Σ_ij A[i, j] B[p_i, p_j]`` for ``total`` permutations ``perms(r0, m)`` (rows r0..r0+m-1),
-    in batches of at most 64 MiB of permutations."""
-    n = A.shape[0]
+class _MatrixProducts:
+    """``Σ_ij A_ij B_{p_i p_j}`` from the two double-centred n×n matrices (one gather per term)."""
+
+    def __init__(self, A, B, nt):
+        self.A, self.B, self.nt, self.n = A, B, nt, A.shape[0]
+        self.batch = int(max(1, min(256, 2**26 // (8 * self.n))))  # ≤ 64 MiB of permutations
+        # Σ A², Σ B²: the Cauchy–Schwarz bound of the sum's terms, and dCor's denominator
+        self.norms = (float(np.vdot(A, A)), float(np.vdot(B, B)))
+
+    def __call__(self, perms, out):
+        _dependence.permuted_products(self.A, self.B, perms, out, self.nt)
+
+
+class _StreamedProducts:
+    """The same sums with no n×n matrix: every term formed from the data (working units) and
+    the centring vectors; R n² (d_x + d_y) work in place of 16 n² bytes."""
+
+    def __init__(self, X, Y, met, nt):
+        X, mx, _ = _engine.normalise(met, X)
+        Y, my, _ = _engine.normalise(met, Y)
+        if X.dtype != Y.dtype:
+            X, Y = X.astype(np.float64), Y.astype(np.float64)
+        self.X, self.XT, self.Y = np.ascontiguousarray(X), np.ascontiguousarray(X.T), np.ascontiguousarray(Y)
+        self.code, self.px, self.py, self.nt = met.code, mx.param, my.param, nt
+        n = self.n = X.shape[0]
+        d = X.shape[1] + Y.shape[1]
+        step = int(max(1, CALL_WORK // max(1.0, n * d)))
+        rs = np.empty((n, 2))
+        YT = np.ascontiguousarray(Y.T)
+        for r0 in range(0, n, step):
+            _dependence.row_sums(self.X, self.XT, self.Y, YT, self.code, self.px, self.py, r0,
+                                 min(n, r0 + step), rs, _engine.effective_threads(nt, float(n) * n * d))
+        Sa, Sb = math.fsum(rs[:, 0]), math.fsum(rs[:, 1])
+        self.va, self.ga = rs[:, 0] / n, Sa / n**2
+        self.vb, self.gb = rs[:, 1] / n, Sb / n**2
+        V, _ = _streamed_sums(X, Y, met.code, mx.param, my.param, nt)
+        self.norms = (V[1], V[2])
+        # a call's work (pairs × features × permutations) about CALL_WORK: Ctrl-C between calls
+        self.batch = int(max(8, 8 * (CALL_WORK // max(1.0, 4.0 * n * n * d))))
+
+    def __call__(self, perms, out):
+        _dependence.streamed_permuted_products(self.X, self.XT, self.Y, self.code, self.px, self.py,
+                                               self.va, self.ga, self.vb, self.gb, perms, out, self.nt)
+
+
+def _products(X, Y, met, nt, memory_budget):
+    """The sums of the permutation test: from the centred matrices when the two fit within
+    ``memory_budget`` (or the metric is not built in), else streamed.  Also the scales."""
+    from ._permutation import effective_budget
+
+    n = X.shape[0]
+    if met.kind == "builtin" and 16.0 * n * n > effective_budget(memory_budget):
+        sx = _engine.normalise(met, X)[2]
+        sy = _engine.normalise(met, Y)[2]
+        return _StreamedProducts(X, Y, met, nt), sx, sy
+    A, B, sx, sy = _centred_matrices(X, Y, met, nt)
+    return _MatrixProducts(A, B, nt), sx, sy
+
+
+def _permuted_sums(kernel, total, perms):
+    """The kernel's sums for ``total`` permutations ``perms(r0, m)`` (rows r0..r0+m-1), in
+    batches."""
     out = np.empty(total)
-    batch = int(max(1, min(256, 2**26 // (8 * n))))
-    for r0 in range(0, total, batch):
-        m = min(batch, total - r0)
-        _dependence.permuted_products(A, B, np.ascontiguousarray(perms(r0, m), dtype=np.intp),
-                                      out[r0:r0 + m], nt)
+    for r0 in range(0, total, kernel.batch):
+        m = min(kernel.batch, total - r0)
+        kernel(np.ascontiguousarray(perms(r0, m), dtype=np.intp), out[r0:r0 + m])
     return out
 
 
-def _product_tolerance(A, B):
-    """Rounding error allowed in ``Σ A_ij B_ij`` (64 eps of the Cauchy–Schwarz bound of its terms):
-    permutations that reproduce the observed sum exactly count as ties."""
-    return 64 * np.finfo(float).eps * math.sqrt(float(np.sum(A * A)) * float(np.sum(B * B)))
-
-
-def _permutation_pvalue(A, B, perms, total, is_exact, nt):
+def _permutation_pvalue(kernel, perms, total, is_exact):
     """``(observed Σ A_ij B_ij, the permuted sums, p-value)``: the p-value by the package's rule
-    on the sums themselves (ties within :func:`_product_tolerance`)."""
+    on the sums themselves, permutations that reproduce the observed sum up to its rounding
+    error (64 eps of the Cauchy–Schwarz bound √(ΣA² ΣB²) of its terms) counting as ties."""
     from ._permutation import pvalue_from_null
 
     obs = np.empty(1)
-    _dependence.permuted_products(A, B, np.arange(A.shape[0], dtype=np.intp)[None, :], obs, nt)
-    null = _permuted_sums(A, B, total, perms, nt)
-    p = float(pvalue_from_null(obs[0], null, is_exact, tol=_product_tolerance(A, B)))
+    kernel(np.arange(kernel.n, dtype=np.intp)[None, :], obs)
+    null = _permuted_sums(kernel, total, perms)
+    tol = 64 * np.finfo(float).eps * math.sqrt(kernel.norms[0] * kernel.norms[1])
+    p = float(pvalue_from_null(obs[0], null, is_exact, tol=tol))
     return float(obs[0]), null, p
 
 
@@ -656,7 +708,7 @@ def _permutation_plan(n, st, R, exact, gen):
 
 def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exponent=1.0,
                       metric="energy", sigma=1.0, rng=None, exact=None, strata=None,
-                      n_threads=None):
+                      memory_budget=2**30, n_threads=None):
     r"""Permutation test of independence of x and y by distance covariance.
 
     Parameters
@@ -676,6 +728,11 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
         ``n_resamples`` of them; True: always (n ≤ 9); False: never.
     strata : array_like of shape (n,), optional
         Permute ``y`` only within strata (blocked designs).
+    memory_budget : float, default 1 GiB
+        Bytes the two double-centred n×n matrices may take (16 n²; lowered
+        to 80 % of the memory available).  Beyond it (n above about 8 000 by
+        default) each permutation recomputes the distances from the data —
+        no n×n matrix, R n² (d_x + d_y) work.
 
     Returns
     -------
@@ -692,8 +749,11 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
     strictly greater values in the same rule.  The test is consistent
     against every alternative with finite first moments (0 < exponent < 2).
     The double-centred n×n matrices of x and y are held in memory (16 n²
-    bytes, checked before), and each permutation costs one compiled pass
-    over the upper triangle.
+    bytes, within ``memory_budget``), and each permutation costs one compiled
+    pass over the upper triangle, four permutations per pass; larger n is
+    streamed (see ``memory_budget``).  Either way a permutation's sum is
+    formed by one thread in a fixed order: the same null distribution for
+    any number of threads.
 
     References
     ----------
@@ -735,7 +795,7 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
         st = Strata(lab.codes)
     if est.dvar_x_sqr == 0 or est.dvar_y_sqr == 0:
         _check_constant(est, "test of independence")
-    A, B, sx, sy = _centred_matrices(X, Y, met, nt)
+    kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget))
     is_exact, total, perms = _permutation_plan(n, st, R, exact, gen)
     # report the statistic in the data's units
     stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
@@ -743,11 +803,11 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
         return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est,
                                       None, None, est.columns_x, est.columns_y,
                                       None if st is None else list(lab.groups))
-    _, null, p = _permutation_pvalue(A, B, perms, total, is_exact, nt)
+    _, null, p = _permutation_pvalue(kernel, perms, total, is_exact)
     if statistic == "dcov":  # n V² is of degree one in each variable's rho; dCor is scale-free
         null = sy.apply(sx.apply(null / n))
     else:
-        null = null / math.sqrt(float(np.sum(A * A)) * float(np.sum(B * B)))
+        null = null / math.sqrt(kernel.norms[0] * kernel.norms[1])
     return IndependenceTestResult(stat_out, p, null, statistic, total, bool(is_exact), est,
                                   pvalue_se(p, total, is_exact), None if is_exact else seed,
                                   est.columns_x, est.columns_y,
@@ -1084,7 +1144,7 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     >>> round(res.statistic, 3), res.pvalue > 0.05
     (0.008, True)
     """
-    from ._permutation import draw_permutations, pvalue_from_null, pvalue_se
+    from ._permutation import draw_permutations, pvalue_se
     from ._validation import check_int, seeded_rng
 
     R = check_int(n_resamples, "n_resamples", 0)
@@ -1100,15 +1160,11 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     if stat == 0.0 and not (px > 0 and py > 0):
         return PartialDistanceTestResult(stat, 1.0, np.zeros(R), R, pdcov, 0.0, seed)
     norm = n * (n - 3) * math.sqrt(px * py)
-    Pxc, Pyc = np.ascontiguousarray(Px), np.ascontiguousarray(Py)
-    obs = np.empty(1)
-    _dependence.permuted_products(Pxc, Pyc, np.arange(n, dtype=np.intp)[None, :], obs, nt)
-    observed = obs[0] / norm
-    # Σ Px[p_i, p_j] Py[i, j]: the projection of x permuted
-    null = _permuted_sums(Pyc, Pxc, R, lambda r0, m: draw_permutations(gen, np.arange(n), m), nt) / norm
-    tol = _product_tolerance(Px, Py) / norm
-    p = float(pvalue_from_null(observed, null, False, tol=tol))
-    return PartialDistanceTestResult(stat, p, null, R, pdcov, pvalue_se(p, R, False), seed)
+    # Σ Py[i, j] Px[p_i, p_j]: the projection of x permuted
+    kernel = _MatrixProducts(np.ascontiguousarray(Py), np.ascontiguousarray(Px), nt)
+    _, null, p = _permutation_pvalue(kernel, lambda r0, m: draw_permutations(gen, np.arange(n), m),
+                                     R, False)
+    return PartialDistanceTestResult(stat, p, null / norm, R, pdcov, pvalue_se(p, R, False), seed)
 
 
 # -- mutual independence ------------------------------------------------------------
@@ -1562,4 +1618,5 @@ def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt):
                 for b, B in enumerate(Aj, j0):
                     if b > a:
                         P[a, b] = P[b, a] = _permutation_pvalue(
-                            A, B, lambda r0, m: perms[r0:r0 + m], total, is_exact, nt)[2]
+                            _MatrixProducts(A, B, nt), lambda r0, m: perms[r0:r0 + m], total,
+                            is_exact)[2]

@@ -664,3 +664,42 @@ class TestMatrixPermutation:
             es.distance_correlation_matrix(self._frame(), pvalue="perm")
         with pytest.raises(ValueError, match="n_resamples"):
             es.distance_correlation_matrix(self._frame(), pvalue="permutation", n_resamples=0)
+
+
+class TestStreamedPermutations:
+    """Beyond ``memory_budget`` the permutation test forms every term from the data."""
+
+    @pytest.mark.parametrize("metric,dtype", [("energy", np.float64), ("laplacian", np.float64),
+                                              ("energy", np.float32)])
+    def test_equals_the_matrix_path(self, metric, dtype):
+        rng = np.random.default_rng(5)
+        x = rng.normal(size=(61, 3)).astype(dtype)
+        y = (np.abs(x[:, :2]) + rng.normal(size=(61, 2))).astype(dtype)
+        for stat in ("dcov", "dcor"):
+            a = es.independence_test(x, y, statistic=stat, n_resamples=101, rng=2, metric=metric)
+            b = es.independence_test(x, y, statistic=stat, n_resamples=101, rng=2, metric=metric,
+                                     memory_budget=1000)            # 16 n² > 1000: streamed
+            np.testing.assert_allclose(b.null_distribution, a.null_distribution, rtol=1e-12)
+            assert b.pvalue == a.pvalue and b.statistic == a.statistic
+
+    def test_against_the_definition_and_threads(self):
+        rng = np.random.default_rng(6)
+        x, y = rng.normal(size=(23, 2)), rng.normal(size=23)
+        res = es.independence_test(x, y, n_resamples=9, rng=3, memory_budget=100, n_threads=2)
+        gen = np.random.default_rng(3)
+        for r in range(9):
+            want = 23 * ref_dcov(x, y[gen.permutation(23)])[0][0]      # n V², y permuted
+            assert res.null_distribution[r] == pytest.approx(want, rel=1e-11)
+        one = es.independence_test(x, y, n_resamples=9, rng=3, memory_budget=100, n_threads=1)
+        np.testing.assert_array_equal(one.null_distribution, res.null_distribution)
+
+    def test_strata_and_exact(self):
+        x = np.arange(7.0)
+        y = np.array([3.0, 1, 4, 1, 5, 9, 2])
+        a = es.independence_test(x, y, exact=True)
+        b = es.independence_test(x, y, exact=True, memory_budget=10)
+        assert a.pvalue == b.pvalue and a.n_resamples == 5040
+        g = [0, 0, 0, 1, 1, 1, 1]
+        a = es.independence_test(x, y, strata=g, n_resamples=50, rng=1)
+        b = es.independence_test(x, y, strata=g, n_resamples=50, rng=1, memory_budget=10)
+        np.testing.assert_allclose(b.null_distribution, a.null_distribution, rtol=1e-12)

@@ -249,6 +249,99 @@ def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symm
                 out[r0 + 3] = s3 + c3
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def streamed_permuted_products(const floating[:, ::1] X, const floating[:, ::1] XT,
+                               const floating[:, ::1] Y,
+                               int metric, double param_x, double param_y,
+                               const double[::1] va, double ga,   # IN x centring ā_i, ā
+                               const double[::1] vb, double gb,   # IN y centring b̄_i, b̄
+                               const Py_ssize_t[:, ::1] perms,    # IN (R, n)
+                               double[::1] out,                   # OUT (R,)
+                               int n_threads):
+    """``out[r] = Σ_ij A_ij B_{p_i p_j}`` as :func:`permuted_products`, with no n×n matrix:
+    the double-centred ``A_ij`` and ``B_{p_i p_j}`` are formed pair by pair from the data and
+    the centring vectors, four permutations per pass over the pairs (each thread holds the
+    four permuted, transposed copies of y).  Each permutation's sum is formed by one thread,
+    rows in order with compensation: the same bits for any number of threads."""
+    cdef Py_ssize_t R = perms.shape[0], n = X.shape[0], dx = X.shape[1], dy = Y.shape[1]
+    cdef Py_ssize_t nblocks = (R + 3) // 4, blk, r0, i, j, j0, j1, m, k, t
+    cdef const Py_ssize_t* pk
+    cdef double Ad, sk, bi
+    cdef double* ypt
+    cdef double* yi
+    cdef double* vbp
+    cdef double* bx
+    cdef double* by
+    cdef double* acc
+    cdef int failed[1]
+    failed[0] = 0
+    if n_threads < 1:
+        n_threads = 1
+    if R == 0:
+        return
+    with nogil, parallel(num_threads=n_threads):
+        ypt = <double*> malloc(4 * dy * n * sizeof(double))
+        yi = <double*> malloc(dy * sizeof(double))
+        vbp = <double*> malloc(4 * n * sizeof(double))
+        bx = <double*> malloc(COL_BLOCK * sizeof(double))
+        by = <double*> malloc(COL_BLOCK * sizeof(double))
+        acc = <double*> malloc(12 * sizeof(double))
+        for blk in prange(nblocks, schedule="dynamic", chunksize=1):
+            if ypt == NULL or yi == NULL or vbp == NULL or bx == NULL or by == NULL or acc == NULL:
+                failed[0] = 1
+            else:
+                r0 = 4 * blk
+                for k in range(4):   # a short last group repeats its last permutation
+                    pk = &perms[r0 + k if r0 + k < R else R - 1, 0]
+                    for i in range(n):
+                        vbp[k * n + i] = vb[pk[i]]
+                        for t in range(dy):
+                            ypt[(k * dy + t) * n + i] = Y[pk[i], t]
+                for t in range(8):
+                    acc[t] = 0.0
+                for i in range(n):
+                    for k in range(4):
+                        acc[8 + k] = 0.0   # row i's sum over j > i, permutation k
+                    j0 = i + 1
+                    while j0 < n:
+                        j1 = j0 + COL_BLOCK
+                        if j1 > n:
+                            j1 = n
+                        m = j1 - j0
+                        sq_block(&X[i, 0], &XT[0, 0], n, dx, j0, j1, bx)
+                        transform_sq(bx, m, metric, param_x)
+                        for j in range(m):
+                            bx[j] = bx[j] - va[i] - va[j0 + j] + ga
+                        for k in range(4):
+                            for t in range(dy):
+                                yi[t] = ypt[(k * dy + t) * n + i]
+                            sq_block(yi, &ypt[k * dy * n], n, dy, j0, j1, by)
+                            transform_sq(by, m, metric, param_y)
+                            bi = gb - vbp[k * n + i]
+                            sk = 0.0
+                            for j in range(m):
+                                sk = sk + bx[j] * (by[j] + bi - vbp[k * n + j0 + j])
+                            acc[8 + k] = acc[8 + k] + sk
+                        j0 = j1
+                    Ad = ga - 2.0 * va[i]
+                    for k in range(4):
+                        kahan_add(&acc[k], &acc[4 + k],
+                                  2.0 * acc[8 + k] + Ad * (gb - 2.0 * vbp[k * n + i]))
+                for k in range(4):
+                    if r0 + k < R:
+                        out[r0 + k] = acc[k] + acc[4 + k]
+        free(ypt)
+        free(yi)
+        free(vbp)
+        free(bx)
+        free(by)
+        free(acc)
+    if failed[0]:
+        raise MemoryError("streamed_permuted_products: no memory for the permuted copies of y")
+
+
 # -- double-double arithmetic (Dekker 1971; Knuth's TwoSum, the FMA TwoProduct) -----------------
 # The 1-D path combines sums of order n² (T1 = Σ a_ij b_ij, T2 / n = Σ a_i. b_i. / n, a.. b.. / n²)
 # whose difference, n² dCov², is of order n for independent data: about log10(n) digits cancel, so
