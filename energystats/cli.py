@@ -434,10 +434,16 @@ def _cmd_dcor_matrix(args):
     if len(cols) < 2:
         raise CLIError(f"{args.file}: dcor-matrix needs at least 2 numeric columns; got {cols}.")
     adjust = None if args.adjust == "none" else args.adjust
+    if args.pvalue_method == "permutation":
+        args.pvalues = "permutation"
+    elif args.pvalues:
+        args.pvalues = "ttest"
+    else:
+        args.pvalues = None
     if args.resamples < 1:
         raise CLIError(f"option --resamples: must be >= 1; got {args.resamples}.")
     if args.pvalues != "permutation" and (args.resamples != 999 or args.seed is not None):
-        raise CLIError("options --resamples/--seed: only with --pvalues permutation.")
+        raise CLIError("options --resamples/--seed: only with --pvalue-method permutation.")
     seed = _draw_seed(args) if args.pvalues == "permutation" else None
     t0 = time.perf_counter()
     res = distance_correlation_matrix(df[cols], exponent=args.exponent, estimator=args.estimator,
@@ -765,19 +771,20 @@ def build_parser():
                           "permutation test of every pair with shared permutations) adjusted over "
                           "the pairs (Holm or Benjamini-Hochberg)."),
         epilog="examples:\n  energystats dcor-matrix data.csv --pvalues --adjust bh --format csv\n"
-               "  energystats dcor-matrix data.csv --pvalues permutation -R 9999 --seed 1",
+               "  energystats dcor-matrix data.csv --pvalue-method permutation -R 9999 --seed 1",
     )
     p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
     p.add_argument("--exponent", type=float, default=1.0, help="exponent of |x-y|, in (0, 2] (default: 1)")
     p.add_argument("--estimator", choices=("V", "U"), default="V",
                    help="V: dCor (root); U: bias-corrected dCor (default: V)")
-    p.add_argument("--pvalues", nargs="?", const="ttest", choices=("ttest", "permutation"),
-                   default=None, help="add adjusted p-values: ttest (the default when the option "
-                                      "is given alone) or permutation")
+    p.add_argument("--pvalues", action="store_true", help="add p-values adjusted over the pairs")
+    p.add_argument("--pvalue-method", choices=("ttest", "permutation"), default="ttest",
+                   help="ttest, or the permutation test of every pair (implies --pvalues; "
+                        "default: ttest)")
     p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
                    help="adjustment of the p-values over the pairs (default: holm)")
     p.add_argument("--resamples", "-R", type=int, default=999,
-                   help="permutations with --pvalues permutation (default: 999)")
+                   help="permutations with --pvalue-method permutation (default: 999)")
     p.add_argument("--seed", type=_seed, default=None,
                    help="random seed of the permutations, an integer >= 0 (default: a fresh one, "
                         "printed)")

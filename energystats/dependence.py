@@ -223,7 +223,12 @@ def _sums_1d(x, y, n_threads):
     double-double and they are combined in exact rational arithmetic; the one rounding is the
     final conversion.
     """
+    from . import _memory
+
     n = x.size
+    # the Fenwick trees (64 n bytes) and about twenty work arrays of n values
+    _memory.check_fits(64.0 * n + 160.0 * n, f"the O(n log n) path's work arrays (n = {n})",
+                       "Use a random subsample of the rows.")
     x = np.asarray(x, dtype=np.float64) - _csum(x) / n  # centred: the expansions cancel little
     y = np.asarray(y, dtype=np.float64) - _csum(y) / n
     if n_threads > 1:  # the two sorts release the GIL
@@ -622,8 +627,8 @@ class _StreamedProducts:
     the centring vectors; R n² (d_x + d_y) work in place of 16 n² bytes."""
 
     def __init__(self, X, Y, met, nt):
-        X, mx, _ = _engine.normalise(met, X)
-        Y, my, _ = _engine.normalise(met, Y)
+        X, mx, self.sx = _engine.normalise(met, X)
+        Y, my, self.sy = _engine.normalise(met, Y)
         if X.dtype != Y.dtype:
             X, Y = X.astype(np.float64), Y.astype(np.float64)
         self.X, self.XT, self.Y = np.ascontiguousarray(X), np.ascontiguousarray(X.T), np.ascontiguousarray(Y)
@@ -656,9 +661,8 @@ def _products(X, Y, met, nt, memory_budget):
 
     n = X.shape[0]
     if met.kind == "builtin" and 16.0 * n * n > effective_budget(memory_budget):
-        sx = _engine.normalise(met, X)[2]
-        sy = _engine.normalise(met, Y)[2]
-        return _StreamedProducts(X, Y, met, nt), sx, sy
+        kernel = _StreamedProducts(X, Y, met, nt)
+        return kernel, kernel.sx, kernel.sy
     A, B, sx, sy = _centred_matrices(X, Y, met, nt)
     return _MatrixProducts(A, B, nt), sx, sy
 

@@ -773,11 +773,11 @@ class TestDcor:
         np.testing.assert_allclose(rec["adjusted"], want.adjusted.to_numpy(), rtol=1e-12)
         rc, out, err = run_cli("dcor-matrix", d / "data.csv", "-q")
         assert rc == 2 and "--numeric-only" in err     # text columns are an error, as elsewhere
-        rc, out, err = run_cli("dcor-matrix", d / "data.csv", "--columns", "x,y", "--pvalues", "permutation",
+        rc, out, err = run_cli("dcor-matrix", d / "data.csv", "--columns", "x,y", "--pvalue-method", "permutation",
                                "-R", "99", "--seed", "4", "--format", "json", "-q")
         assert rc == 0, err
         rec = json.loads(out)
         want = energystats.independence_test(df["x"], df["y"], n_resamples=99, rng=4).pvalue
         assert rec["pvalues"][0][1] == want and rec["seed"] == 4 and rec["n_resamples"] == 99
         rc, out, err = run_cli("dcor-matrix", d / "data.csv", "--columns", "x,y", "--seed", "4")
-        assert rc == 2 and "only with --pvalues permutation" in err
+        assert rc == 2 and "only with --pvalue-method permutation" in err
