@@ -59,7 +59,7 @@ def main():
 
     only_dc = (dc_adj[iu, ju] <= 0.05) & (pear_adj[iu, ju] > 0.05)
     rows = [{"pair": f"{cols[i]} / {cols[j]}", "dCor": float(res.dcor.iloc[i, j]),
-             "dCor p (BH)": float(dc_adj[i, j]), "|Pearson|": float(pear[i, j]),
+             "dCor p (BH)": float(dc_adj[i, j]), "abs(Pearson r)": float(pear[i, j]),
              "Pearson p (BH)": float(pear_adj[i, j])}
             for i, j, k in zip(iu, ju, only_dc) if k]
     t = pd.DataFrame(rows).set_index("pair") if rows else None
