@@ -267,6 +267,12 @@ def _sums_1d(x, y, n_threads):
 
 
 def _streamed_sums(X, Y, code, param_x, param_y, n_threads):
+    return _streamed_sums_and_rows(X, Y, code, param_x, param_y, n_threads)[:2]
+
+
+def _streamed_sums_and_rows(X, Y, code, param_x, param_y, n_threads):
+    """The V and U sums of :func:`_centred_sums` by the two streamed passes, and the rows'
+    distance sums ``(Σ_j a_ij, Σ_j b_ij)`` of the first."""
     n = X.shape[0]
     if X.dtype != Y.dtype:
         X, Y = X.astype(np.float64), Y.astype(np.float64)
@@ -278,8 +284,9 @@ def _streamed_sums(X, Y, code, param_x, param_y, n_threads):
     rs = np.empty((n, 2))
     for r0 in range(0, n, step):
         _dependence.row_sums(X, XT, Y, YT, code, param_x, param_y, r0, min(n, r0 + step), rs, nt)
-    return _centred_sums(rs[:, 0], rs[:, 1], n, lambda *args: _dependence.centred_products(
+    V, U = _centred_sums(rs[:, 0], rs[:, 1], n, lambda *args: _dependence.centred_products(
         X, XT, Y, YT, code, param_x, param_y, *args), nt, step)
+    return V, U, rs
 
 
 def _centred_sums(ra, rb, n, kernel, nt, step):
@@ -635,17 +642,10 @@ class _StreamedProducts:
         self.code, self.px, self.py, self.nt = met.code, mx.param, my.param, nt
         n = self.n = X.shape[0]
         d = X.shape[1] + Y.shape[1]
-        step = int(max(1, CALL_WORK // max(1.0, n * d)))
-        rs = np.empty((n, 2))
-        YT = np.ascontiguousarray(Y.T)
-        for r0 in range(0, n, step):
-            _dependence.row_sums(self.X, self.XT, self.Y, YT, self.code, self.px, self.py, r0,
-                                 min(n, r0 + step), rs, _engine.effective_threads(nt, float(n) * n * d))
-        Sa, Sb = math.fsum(rs[:, 0]), math.fsum(rs[:, 1])
-        self.va, self.ga = rs[:, 0] / n, Sa / n**2
-        self.vb, self.gb = rs[:, 1] / n, Sb / n**2
-        V, _ = _streamed_sums(X, Y, met.code, mx.param, my.param, nt)
-        self.norms = (V[1], V[2])
+        V, _, rs = _streamed_sums_and_rows(self.X, self.Y, met.code, mx.param, my.param, nt)
+        self.norms = (V[1], V[2])  # Σ A², Σ B²
+        self.va, self.ga = rs[:, 0] / n, math.fsum(rs[:, 0]) / n**2
+        self.vb, self.gb = rs[:, 1] / n, math.fsum(rs[:, 1]) / n**2
         # a call's work (pairs × features × permutations) about CALL_WORK: Ctrl-C between calls
         self.batch = int(max(8, 8 * (CALL_WORK // max(1.0, 4.0 * n * n * d))))
 
@@ -656,11 +656,10 @@ class _StreamedProducts:
 
 def _products(X, Y, met, nt, memory_budget):
     """The sums of the permutation test: from the centred matrices when the two fit within
-    ``memory_budget`` (or the metric is not built in), else streamed.  Also the scales."""
-    from ._permutation import effective_budget
-
+    ``memory_budget`` (bytes, already lowered to the memory available; or the metric is not
+    built in), else streamed.  Also the scales."""
     n = X.shape[0]
-    if met.kind == "builtin" and 16.0 * n * n > effective_budget(memory_budget):
+    if met.kind == "builtin" and 16.0 * n * n > memory_budget:
         kernel = _StreamedProducts(X, Y, met, nt)
         return kernel, kernel.sx, kernel.sy
     A, B, sx, sy = _centred_matrices(X, Y, met, nt)
