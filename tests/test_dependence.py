@@ -693,6 +693,43 @@ class TestStreamedPermutations:
         one = es.independence_test(x, y, n_resamples=9, rng=3, memory_budget=100, n_threads=1)
         np.testing.assert_array_equal(one.null_distribution, res.null_distribution)
 
+    def test_rows_split_over_calls(self, monkeypatch):
+        # a small CALL_WORK splits every batch's rows over many calls (Ctrl-C between them):
+        # the same bits as one call per batch
+        from energystats import dependence
+
+        rng = np.random.default_rng(8)
+        x, y = rng.normal(size=(41, 3)), rng.normal(size=(41, 2))
+        whole = es.independence_test(x, y, n_resamples=19, rng=4, memory_budget=100)
+        calls = []
+        kernel = dependence._dependence.streamed_permuted_products
+        monkeypatch.setattr(dependence, "CALL_WORK", 2000.0)
+        monkeypatch.setattr(dependence._dependence, "streamed_permuted_products",
+                            lambda *a: calls.append(a[11:13]) or kernel(*a))
+        split = es.independence_test(x, y, n_resamples=19, rng=4, memory_budget=100)
+        assert len(calls) > 19 and all(i1 > i0 for i0, i1 in calls)
+        np.testing.assert_array_equal(split.null_distribution, whole.null_distribution)
+
+    def test_permuted_products_kernel(self):
+        # the compiled sum Σ_ij A_ij B_{p_i p_j} against math.fsum, with 16-bit and native
+        # indices (the same bits), for n below, at and above the 4-wide inner step
+        from energystats._lib import _dependence
+
+        rng = np.random.default_rng(12)
+        for n in (1, 2, 3, 4, 5, 7, 8, 9, 13, 64, 67):
+            A = rng.normal(size=(n, n))
+            B = rng.normal(size=(n, n))
+            A, B = A + A.T, B + B.T
+            P = np.argsort(rng.random((6, n)), axis=1)
+            wide, narrow = np.empty(6), np.empty(6)
+            _dependence.permuted_products(A, B, P, wide, 2)
+            _dependence.permuted_products(A, B, P.astype(np.uint16), narrow, 1)
+            np.testing.assert_array_equal(wide, narrow)
+            for r, p in enumerate(P):
+                terms = (A * B[np.ix_(p, p)]).ravel()
+                bound = math.fsum(np.abs(terms))
+                assert abs(wide[r] - math.fsum(terms)) <= 1e-14 * bound
+
     def test_strata_and_exact(self):
         x = np.arange(7.0)
         y = np.array([3.0, 1, 4, 1, 5, 9, 2])
