@@ -156,7 +156,15 @@ def centred_products(const floating[:, ::1] X, const floating[:, ::1] XT,
 
 
 cdef extern from *:
-    void __builtin_prefetch(const void* addr) noexcept nogil  # GCC/Clang: a hint, never faults
+    """
+    /* a hint that never faults; nothing where the compiler has no such builtin (MSVC) */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define ES_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define ES_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void ES_PREFETCH(const void* addr) noexcept nogil
 
 ctypedef fused perm_index:
     uint16_t
@@ -270,14 +278,14 @@ def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symm
                 q = 0
                 while j + 3 < n:
                     if q < n:
-                        __builtin_prefetch(nb0 + q)
-                        __builtin_prefetch(nb1 + q)
-                        __builtin_prefetch(nb2 + q)
-                        __builtin_prefetch(nb3 + q)
-                        __builtin_prefetch(nb0 + q + 8)
-                        __builtin_prefetch(nb1 + q + 8)
-                        __builtin_prefetch(nb2 + q + 8)
-                        __builtin_prefetch(nb3 + q + 8)
+                        ES_PREFETCH(nb0 + q)
+                        ES_PREFETCH(nb1 + q)
+                        ES_PREFETCH(nb2 + q)
+                        ES_PREFETCH(nb3 + q)
+                        ES_PREFETCH(nb0 + q + 8)
+                        ES_PREFETCH(nb1 + q + 8)
+                        ES_PREFETCH(nb2 + q + 8)
+                        ES_PREFETCH(nb3 + q + 8)
                         q = q + 16
                     if perm_index is uint16_t:
                         w0 = load4(p0 + j)
