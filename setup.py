@@ -16,7 +16,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("ENERGYSTATS_DEBUG", "0") not in ("", "0")
-KERNELS = ["_pairwise", "_sorted1d", "_hartigan", "_permutation", "_dependence"]
+KERNELS = ["_pairwise", "_sorted1d", "_hartigan", "_permutation", "_dependence", "_gof"]
 
 
 def _openmp_flags(compiler):

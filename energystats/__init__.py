@@ -56,6 +56,11 @@ _EXPORTS = {
     "DistanceCorrelationMatrixResult": "dependence",
     "DistanceCorrelationTTestResult": "dependence",
     "IndependenceTestResult": "dependence",
+    "GoodnessOfFitResult": "goodness_of_fit",
+    "PoissonTestsResult": "goodness_of_fit",
+    "normality_test": "goodness_of_fit",
+    "poisson_test": "goodness_of_fit",
+    "gof_test": "goodness_of_fit",
     "DataConversionWarning": "_validation",
     "DegenerateStatisticWarning": "_permutation",
 }

@@ -225,6 +225,8 @@ def _jsonable(v):
         return [_jsonable(x) for x in v.tolist()]
     if isinstance(v, (list, tuple)):
         return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
     if pd.api.types.is_scalar(v) and pd.isna(v):

@@ -474,6 +474,87 @@ def _cmd_dcor_matrix(args):
     return 0
 
 
+def _param_value(text):
+    """``NAME=VALUE`` of --param as (name, float)."""
+    name, sep, value = text.partition("=")
+    try:
+        if not sep or not name.strip():
+            raise ValueError
+        return name.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with a number, e.g. loc=0; got {text!r}") from None
+
+
+def _cmd_gof(args):
+    import numpy as np
+    import pandas as pd
+
+    from . import gof_test, normality_test, poisson_test
+    from ._gof_families import ALIASES
+    from ._io import emit, split_names
+
+    dist = ALIASES.get(args.dist.strip().lower(), args.dist.strip().lower())
+    if args.resamples < 0:
+        raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
+    if args.column and args.columns:
+        raise CLIError("options --column and --columns: give one (--columns for multivariate "
+                       "normality).")
+    wanted = [args.column] if args.column else split_names(args.columns)
+    df, cols = _load(args, args.file, columns=wanted,
+                     option="--column" if args.column else "--columns")
+    if len(cols) > 1 and dist != "norm":
+        raise CLIError(f"--dist {args.dist}: the test takes one column (--column); got {cols}. "
+                       "Only --dist normal takes several (multivariate normality).")
+    known = dict(args.param or [])
+    if args.method == "limit" and (dist != "norm" or len(cols) > 1):
+        raise CLIError("option --method limit: only for univariate normality (--dist normal, one "
+                       "column).")
+    if args.statistic != "energy" and dist != "poisson":
+        raise CLIError("option --statistic: only with --dist poisson.")
+    if known and (len(cols) > 1 or args.method == "limit" or args.statistic != "energy"):
+        raise CLIError("option --param: only for the one-column test of a SciPy law (not with "
+                       "--columns, --method limit or --statistic).")
+    seed = _draw_seed(args) if args.resamples > 0 and args.method != "limit" else None
+    t0 = time.perf_counter()
+    data = df[cols]
+    if dist == "norm" and not known:   # R energy's normal.test / mvnorm.test
+        res = normality_test(data, method=args.method, n_resamples=args.resamples, rng=seed)
+    elif dist == "poisson" and not known:   # R energy's poisson.tests
+        res = poisson_test(data, statistic=args.statistic, n_resamples=args.resamples, rng=seed)
+    else:
+        res = gof_test(data, args.dist, known_params=known or None, n_resamples=args.resamples,
+                       rng=seed)
+    results = list(res.results.values()) if hasattr(res, "results") else [res]
+    first = results[0]
+    how = ("limit distribution" if first.method == "limit" else
+           f"{first.n_resamples} bootstrap samples" + (f"; seed {seed} (pass --seed {seed} to "
+                                                       "repeat)" if seed is not None else ""))
+    _note(args, f"goodness of fit ({first.distribution}): {how}, {time.perf_counter() - t0:.2f} s")
+    if args.format == "json":
+        _print_json({"command": "gof", "results": [_record(r) for r in results]})
+        return 0
+    rows = []
+    for r in results:
+        row = {"distribution": r.distribution, "statistic_name": r.statistic_name,
+               "statistic": r.statistic, "pvalue": r.pvalue, "pvalue_se": r.pvalue_se,
+               "method": r.method, "n": r.n_samples}
+        for k, v in r.params.items():
+            if np.ndim(v) == 0:
+                row[k] = v
+        rows.append(row)
+    title = ("energy goodness of fit: statistic n x energy distance between the sample and the "
+             "fitted law; parameters estimated (re-estimated in every bootstrap sample)")
+    emit([(title, pd.DataFrame(rows).set_index(["distribution", "statistic_name"]))], args.format)
+    if first.pvalue is not None:
+        p = min(r.pvalue for r in results)
+        se = first.pvalue_se
+        verdict = (f"the data are not {first.distribution}" if p <= args.alpha else
+                   f"no evidence against a {first.distribution} law")
+        _verdict(args, f"verdict: {verdict} ({_pvalue_text(p, se)}; alpha = {args.alpha:g}).",
+                 p, se)
+    return 0
+
+
 def _cmd_cluster(args):
     import numpy as np
     import pandas as pd
@@ -789,6 +870,36 @@ def build_parser():
                    help="random seed of the permutations, an integer >= 0 (default: a fresh one, "
                         "printed)")
     p.set_defaults(func=_cmd_dcor_matrix)
+
+    p = sub.add_parser(
+        "gof", parents=[data, common], formatter_class=_FMT,
+        help="energy goodness-of-fit test: normality (uni- or multivariate), Poisson, SciPy laws",
+        description=_wrap("Energy goodness-of-fit test of one column (--column) against a "
+                          "distribution (--dist: normal, poisson, or a scipy.stats name such as "
+                          "exponential, gamma, lognormal, weibull), parameters estimated and "
+                          "re-estimated in every parametric bootstrap sample; with --dist normal "
+                          "and several --columns, the test of multivariate normality (R energy's "
+                          "mvnorm.test)."),
+        epilog="examples:\n  energystats gof data.csv --column x --dist normal --seed 1\n"
+               "  energystats gof data.csv --columns a,b,c --dist normal -R 199\n"
+               "  energystats gof data.csv --column x --dist normal --method limit\n"
+               "  energystats gof counts.csv --column n --dist poisson --statistic all\n"
+               "  energystats gof data.csv --column x --dist gamma --param loc=0",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--column", help="the column to test (or --columns for multivariate normality)")
+    p.add_argument("--dist", default="normal",
+                   help="hypothesised family: normal (default), poisson, or a scipy.stats name")
+    p.add_argument("--method", choices=("bootstrap", "limit"), default="bootstrap",
+                   help="p-value: parametric bootstrap (default) or, for univariate normality, "
+                        "the limit distribution")
+    p.add_argument("--statistic", choices=("energy", "m-cvm", "m-ad", "all"), default="energy",
+                   help="with --dist poisson: the statistic (default: energy)")
+    p.add_argument("--param", action="append", type=_param_value, metavar="NAME=VALUE",
+                   help="a parameter held fixed (SciPy name, e.g. loc=0); repeatable; the others "
+                        "are estimated")
+    _add_inference_args(p, 999, "parametric bootstrap samples")
+    p.set_defaults(func=_cmd_gof)
 
     p = sub.add_parser(
         "cluster", parents=[data, metric, common], formatter_class=_FMT,

@@ -781,3 +781,62 @@ class TestDcor:
         assert rec["pvalues"][0][1] == want and rec["seed"] == 4 and rec["n_resamples"] == 99
         rc, out, err = run_cli("dcor-matrix", d / "data.csv", "--columns", "x,y", "--seed", "4")
         assert rc == 2 and "only with --pvalue-method permutation" in err
+
+
+# -- gof --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gof_file(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.gamma(2.0, size=60),
+                       "n": rng.poisson(3.0, size=60), "s": ["a"] * 60})
+    path = tmp_path_factory.mktemp("gof") / "g.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+class TestGof:
+    def test_normal_univariate_and_multivariate(self, gof_file):
+        path, df = gof_file
+        rc, out, err = run_cli("gof", path, "--column", "x", "-R", "99", "--seed", "2", "--format", "json", "-q")
+        assert rc == 0, err
+        rec = json.loads(out)["results"][0]
+        want = energystats.normality_test(df["x"], n_resamples=99, rng=2)
+        assert rec["statistic"] == pytest.approx(want.statistic, rel=1e-14)
+        assert rec["pvalue"] == want.pvalue and rec["seed"] == 2 and rec["columns"] == ["x"]
+        rc, out, err = run_cli("gof", path, "--columns", "x,y", "-R", "19", "--seed", "2", "--format", "json", "-q")
+        assert rc == 0, err
+        rec = json.loads(out)["results"][0]
+        assert rec["distribution"] == "multivariate normal" and rec["n_features"] == 2
+        rc, out, err = run_cli("gof", path, "--column", "x", "--method", "limit")
+        assert rc == 0 and "limit" in out and "verdict" in out and "limit distribution" in err
+
+    def test_poisson_and_scipy_families(self, gof_file):
+        path, df = gof_file
+        rc, out, err = run_cli("gof", path, "--column", "n", "--dist", "poisson", "--statistic", "all",
+                               "-R", "49", "--seed", "1", "--format", "json", "-q")
+        assert rc == 0, err
+        recs = json.loads(out)["results"]
+        want = energystats.poisson_test(df["n"], statistic="all", n_resamples=49, rng=1)
+        assert [r["statistic_name"] for r in recs] == ["energy", "m-cvm", "m-ad"]
+        assert [r["pvalue"] for r in recs] == [want[k].pvalue for k in ("energy", "m-cvm", "m-ad")]
+        rc, out, err = run_cli("gof", path, "--column", "y", "--dist", "gamma", "--param", "loc=0",
+                               "-R", "19", "--seed", "1", "--format", "json", "-q")
+        assert rc == 0, err
+        rec = json.loads(out)["results"][0]
+        want = energystats.gof_test(df["y"], "gamma", known_params={"loc": 0}, n_resamples=19, rng=1)
+        assert rec["pvalue"] == want.pvalue and rec["params"]["loc"] == 0.0
+        assert rec["fitted"] == ["a", "scale"]
+
+    def test_bad_input(self, gof_file):
+        path, _ = gof_file
+        for args, msg in [(("--column", "x", "--dist", "poisson"), "non-negative integer counts"),
+                          (("--column", "s"), "not numeric"),
+                          (("--column", "x", "--columns", "y"), "give one"),
+                          (("--columns", "x,y", "--method", "limit"), "only for univariate normality"),
+                          (("--columns", "x,y", "--dist", "gamma"), "takes one column"),
+                          (("--column", "x", "--param", "loc"), "NAME=VALUE"),
+                          (("--column", "x", "--dist", "gausian"), "not a distribution of scipy.stats"),
+                          (("--column", "x", "--statistic", "m-ad"), "only with --dist poisson")]:
+            rc, out, err = run_cli("gof", path, *args)
+            assert rc == 2 and msg in err and "Traceback" not in err, (args, err)

@@ -35,6 +35,7 @@ API_SECTIONS = [
     ("Energy clustering", ["energystats.clustering", "energystats.hierarchy"]),
     ("Significance after clustering", ["energystats.significance"]),
     ("Dependence: distance covariance and correlation", ["energystats.dependence"]),
+    ("Goodness of fit", ["energystats.goodness_of_fit"]),
     ("One-dimensional methods", ["energystats.onedim"]),
     ("Data sets", ["energystats.datasets"]),
 ]
