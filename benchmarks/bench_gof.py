@@ -49,8 +49,8 @@ def r_seconds(x, call, integer=False):
                    "if (ncol(x) == 1) x <- x[, 1]; "))
         code = (f"suppressMessages(library(energy)); {load} set.seed(1); "
                 f"t <- system.time(r <- {call})[['elapsed']]; "
-                "s <- if (is.data.frame(r)) r[1, 1] else r$statistic; "
-                "p <- if (is.data.frame(r)) r[1, 2] else r$p.value; cat(t, s, p)")
+                "s <- if (is.data.frame(r)) r['M-CvM', 'statistic'] else r$statistic; "
+                "p <- if (is.data.frame(r)) r['M-CvM', 'p.value'] else r$p.value; cat(t, s, p)")
         out = subprocess.run(["Rscript", "-e", code], capture_output=True, text=True)
         try:
             return tuple(float(v) for v in out.stdout.split()[-3:])
