@@ -31,6 +31,7 @@ from ._lib import _gof
 from ._metrics import resolve_metric
 from ._permutation import pvalue_from_null, pvalue_se
 from ._validation import as_data, check_int, check_n_threads, seeded_rng
+from .frames import select_frame
 
 __all__ = ["GoodnessOfFitResult", "PoissonTestsResult", "normality_test", "poisson_test",
            "gof_test"]
@@ -129,22 +130,11 @@ class PoissonTestsResult:
 
 def _sample(x, columns, name="x", allow_2d=True):
     """``(array n×d float64, columns used or None)``."""
-    used = None
-    if isinstance(x, pd.DataFrame):
-        if columns is not None:
-            if isinstance(columns, str):
-                columns = [columns]
-            missing = [c for c in columns if c not in x.columns]
-            if missing:
-                raise KeyError(f"`columns` {missing} not in `{name}` (columns: {list(x.columns)[:8]}).")
-            x = x[list(columns)]
-        used = list(x.columns)
-    elif isinstance(x, pd.Series):
-        if columns is not None:
-            raise TypeError(f"`columns` needs `{name}` to be a DataFrame; got a Series.")
-        used = None if x.name is None else [x.name]
-    elif columns is not None:
-        raise TypeError(f"`columns` needs `{name}` to be a DataFrame; got {type(x).__name__}.")
+    if isinstance(columns, str):
+        columns = [columns]
+    x, used, _ = select_frame(x, columns, name=name)
+    if isinstance(x, pd.Series) and x.name is not None:
+        used = [x.name]
     arr, _ = as_data(x, name, dtype=np.float64)
     if not allow_2d and arr.shape[1] != 1:
         raise ValueError(f"`{name}` must be one-dimensional (one column); got {arr.shape[1]} "
