@@ -693,6 +693,20 @@ def pvalue_se(pvalue, n_resamples, exact):
     return float(se) if se.ndim == 0 else se
 
 
+def decide_exact(cell_codes, n_cells, strata, n_resamples, exact, exact_limit=10**6):
+    """Whether the test enumerates every relabelling (``exact``: None, True or False)."""
+    if exact is None:
+        return bool(n_resamples > 0
+                    and count_stratified(cell_codes, n_cells, strata, n_resamples) <= n_resamples)
+    if exact:
+        N = count_stratified(cell_codes, n_cells, strata, exact_limit)
+        if N > exact_limit:
+            raise ValueError(f"`exact=True`: more than {exact_limit} distinct relabellings; "
+                             "use random relabellings (`exact=None`).")
+        return True
+    return False
+
+
 def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples, rng,
                      exact=None, exact_limit=10**6, progress=False, strata=None):
     """Observed statistic and its null distribution.
@@ -718,17 +732,7 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
     observed, null, is_exact, M_observed (list per factor, each (k_f, k_f))
     """
     n_cells = len(factor_maps[0])
-    if exact is None:
-        is_exact = (n_resamples > 0
-                    and count_stratified(cell_codes, n_cells, strata, n_resamples) <= n_resamples)
-    elif exact:
-        N = count_stratified(cell_codes, n_cells, strata, exact_limit)
-        if N > exact_limit:
-            raise ValueError(f"`exact=True`: more than {exact_limit} distinct relabellings; "
-                             "use random relabellings (`exact=None`).")
-        is_exact = True
-    else:
-        is_exact = False
+    is_exact = decide_exact(cell_codes, n_cells, strata, n_resamples, exact, exact_limit)
 
     identity = [np.array_equal(fm, np.arange(fm.size)) for fm in factor_maps]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from . import _engine
+from . import _engine, backends
 from ._metrics import resolve_metric
 from ._validation import as_square_matrix, check_n_threads
 from .frames import grouped_data
@@ -120,7 +120,8 @@ def dispersion_from_sums(M, sizes, groups):
 
 
 def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_only=False,
-               metric="energy", exponent=1.0, sigma=1.0, method="auto", n_threads=None):
+               metric="energy", exponent=1.0, sigma=1.0, method="auto", n_threads=None, backend=None,
+               compute=True):
     r"""Energy dispersion of a partition: W (within), S (between), T (total), F.
 
     Parameters
@@ -191,6 +192,9 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     True
     """
     met = resolve_metric(metric, exponent, sigma)
+    if backends.use_dask(backend, compute, (X, labels)):
+        return _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads,
+                                compute)
     nt = check_n_threads(n_threads)
     data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only)
     Xa = data.X
@@ -201,6 +205,30 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
                                         sorted_path=sorted_path, working_units=True)
     res = dispersion_from_sums(M, data.labels.sizes, data.labels.groups)
     return replace(rescale(res, scale), columns=data.columns)
+
+
+def _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads, compute):
+    """:func:`dispersion` on the Dask backend (:mod:`energystats.backends`)."""
+    import dask
+
+    if met.kind != "builtin":
+        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
+                        f"got {met.name!r}.")
+    if method not in ("auto", "pairwise"):
+        raise ValueError(f"`method={method!r}` is not available with backend='dask' (its tiles are the "
+                         "'pairwise' method); use method='auto'.")
+    nt = 1 if n_threads is None else check_n_threads(n_threads)
+    if labels is None and by is None:
+        raise TypeError("`labels` (or `by=` with a DataFrame) is required.")
+    data, lab, cols, _ = backends.grouped_input((X,), labels, by, columns, None, dropna, numeric_only,
+                                                "dispersion")
+    M, scale = backends.lazy_group_sums(data, lab.codes, lab.k, met, nt)
+    out = dask.delayed(_dispersion_finish, pure=True)(M, scale, lab.sizes, list(lab.groups), cols)
+    return out.compute() if compute else out
+
+
+def _dispersion_finish(M, scale, sizes, groups, cols):
+    return replace(rescale(dispersion_from_sums(M, sizes, groups), scale), columns=cols)
 
 
 def rescale(res, scale):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _engine
+from . import _engine, backends
 from ._metrics import resolve_metric
 from ._validation import as_data, as_square_matrix, check_n_threads, short_list
 from .frames import grouped_data, match_columns, select_frame
@@ -158,7 +158,7 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, x0=None, n_threa
 
 def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_only=False,
                     metric="energy", exponent=1.0, sigma=1.0, method="auto", estimator="V",
-                    n_threads=None):
+                    n_threads=None, backend=None, compute=True):
     r"""Two-sample energy distance :math:`\mathcal{E}(A, B)` (V-statistic, no square root).
 
     Parameters
@@ -229,6 +229,9 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     if estimator not in ("V", "U"):
         raise ValueError(f"`estimator` must be 'V' or 'U'; got {estimator!r}.")
     met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
+    if backends.use_dask(backend, compute, (x, y)):
+        return _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, estimator,
+                                     n_threads, compute)
     nt = check_n_threads(n_threads)
     if by is not None:
         if y is not None:
@@ -252,7 +255,11 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     sorted_path = _engine.use_sorted_path(pooled, met, method)
     M, scale = _engine.group_sum_matrix(pooled, codes, 2, met, nt, sorted_path=sorted_path,
                                         working_units=True)
-    n, m = a.shape[0], b.shape[0]
+    return _energy_from_sums(M, scale, a.shape[0], b.shape[0], estimator)
+
+
+def _energy_from_sums(M, scale, n, m, estimator):
+    """The energy distance from the 2×2 group sums ``M`` (working units) of samples of n and m."""
     if estimator == "U":
         if n < 2 or m < 2:
             raise ValueError(f"`estimator='U'` needs at least 2 points in each sample (it averages "
@@ -262,6 +269,44 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
                                  - M[1, 1] / (m * (m - 1))))
     gab, gaa, gbb = M[0, 1] / (n * m), M[0, 0] / n**2, M[1, 1] / m**2
     return float(scale.apply(nonnegative(2.0 * gab - gaa - gbb, 2.0 * gab + gaa + gbb)))
+
+
+def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, estimator, n_threads,
+                          compute):
+    """:func:`energy_distance` on the Dask backend (:mod:`energystats.backends`)."""
+    import dask
+
+    if met.kind != "builtin":
+        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
+                        f"got {met.name!r}.")
+    if method not in ("auto", "pairwise"):
+        raise ValueError(f"`method={method!r}` is not available with backend='dask' (its tiles are the "
+                         "'pairwise' method); use method='auto'.")
+    nt = 1 if n_threads is None else check_n_threads(n_threads)
+    if by is not None:
+        if y is not None:
+            raise TypeError("give either `y` or `by`, not both.")
+        data, lab, _, _ = backends.grouped_input((x,), None, by, columns, None, dropna, numeric_only,
+                                                 "energy_distance")
+        if lab.k != 2:
+            raise ValueError(f"`by` must split `x` into exactly 2 groups; got {lab.k} "
+                             f"({short_list(lab.groups)}).")
+        codes, (n, m) = lab.codes, lab.sizes
+    elif y is None:
+        raise TypeError("`y` (or `by=` with a DataFrame `x`) is required.")
+    else:
+        if columns is not None or dropna:
+            raise TypeError("`columns=` and `dropna=` with Dask input need the `x, by=` form.")
+        data, sizes = backends.concat([backends.as_dask_data(x, "x"), backends.as_dask_data(y, "y")],
+                                      ["x", "y"])
+        n, m = (int(v) for v in sizes)
+        codes = np.repeat(np.arange(2, dtype=np.intp), sizes)
+    if estimator == "U" and (n < 2 or m < 2):
+        raise ValueError(f"`estimator='U'` needs at least 2 points in each sample (it averages "
+                         f"over distinct pairs); got {n} and {m}.")
+    M, scale = backends.lazy_group_sums(data, codes, 2, met, nt)
+    out = dask.delayed(_energy_from_sums, pure=True)(M, scale, int(n), int(m), estimator)
+    return out.compute() if compute else out
 
 
 def nonnegative(E, size):

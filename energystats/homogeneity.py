@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _permutation
+from . import _permutation, backends
 from ._metrics import resolve_metric
 from ._permutation import DEFAULT_MEMORY_BUDGET
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix, check_int,
@@ -426,7 +426,62 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
     _check_groups(labs, names, fname)
     return _Setup(X=X, labs=labs, names=names, cols=cols, strata=strata_lab, strata_name=strata_name,
                   metric=met, n_threads=nt, method=method, budget=budget, R=R, gen=gen, seed=seed,
-                  scale=scale, exact=exact, user_metric=(metric, exponent, sigma))
+                  scale=scale, exact=exact, user_metric=(metric, exponent, sigma), dask=False)
+
+
+def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                  n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata):
+    """:func:`_prepare` for the Dask backend: the data stay lazy (:mod:`energystats.backends`)."""
+    met = resolve_metric(metric, exponent, sigma)
+    if met.kind != "builtin":
+        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
+                        f"got {met.name!r}.")
+    R = check_int(n_resamples, "n_resamples", 0)
+    gen, seed = seeded_rng(rng)
+    _check_method(method)
+    _check_budget(memory_budget)
+    backends.check_dask_options(method, memory_budget, DEFAULT_MEMORY_BUDGET, progress)
+    nt = 1 if n_threads is None else check_n_threads(n_threads)
+    _check_exact(exact)
+    data, lab, cols, strata_lab = backends.grouped_input(samples, labels, by, columns, strata, dropna,
+                                                         numeric_only, fname)
+    name = by[0] if isinstance(by, (list, tuple)) else by
+    if name is None and isinstance(labels, pd.Series):
+        name = labels.name
+    _check_groups([lab], [name], fname)
+    return _Setup(X=data, labs=[lab], names=[name], cols=cols, strata=strata_lab,
+                  strata_name=strata if isinstance(strata, str) else None, metric=met, n_threads=nt,
+                  method=method, budget=None, R=R, gen=gen, seed=seed, scale=None, exact=exact,
+                  user_metric=(metric, exponent, sigma), dask=True)
+
+
+def _dask_test(st, unit, stat, exact, kind, compute):
+    """A test on the Dask backend: the graph of its result (computed unless ``compute=False``)."""
+    import dask
+
+    is_exact = _permutation.decide_exact(unit.cells, unit.k, unit.strata, st.R, exact)
+    M, scale = backends.lazy_group_sums(st.X, unit.cells, unit.k, st.metric, st.n_threads)
+    batches = None
+    if is_exact:
+        batches = list(_permutation.enumerate_relabellings(unit.cells, unit.k, 4096, unit.strata))
+    null = None
+    if is_exact or st.R > 0:
+        null = backends.lazy_permutation_null(st.X, st.metric, unit.cells, unit.k, unit.layout.sizes,
+                                              stat, R=st.R, gen=st.gen, exact_batches=batches,
+                                              strata=unit.strata, n_threads=st.n_threads)
+    light = _Setup(**{**st.__dict__, "X": None})  # the graph carries no data
+    out = dask.delayed(_dask_finish, pure=True)(kind, light, unit, stat, M, scale, null, is_exact)
+    return out.compute() if compute else out
+
+
+def _dask_finish(kind, st, unit, stat, M, scale, null, is_exact):
+    st = _Setup(**{**st.__dict__, "scale": scale})
+    observed = stat([M[None]])[0]
+    if null is None:
+        null = np.empty((0,) + np.shape(observed))
+    if kind == "energy":
+        return _energy_test_finish(st, unit, stat, observed, null, is_exact, [M], "dask")
+    return _disco_finish(st, [unit], [(stat, observed, null, [M])], is_exact, "dask")
 
 
 def _combine(code_arrays):
@@ -574,7 +629,7 @@ class _MarginalDisco:
 def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropna=False,
                 numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0,
                 rng=None, exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET,
-                progress=False, n_threads=None):
+                progress=False, n_threads=None, backend=None, compute=True):
     r"""Energy test of equal distributions for k ≥ 2 samples (permutation test).
 
     Parameters
@@ -736,19 +791,32 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     >>> es.energy_test(z, labels=group, strata=block, rng=0).pvalue
     0.008
     """
-    st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
-                  n_resamples, rng, method, memory_budget, n_threads, exact, "energy_test",
-                  strata=strata)
+    if backends.use_dask(backend, compute, samples + (labels, strata)):
+        st = _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent,
+                           sigma, n_resamples, rng, method, memory_budget, progress, n_threads,
+                           exact, "energy_test", strata)
+    else:
+        st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                      n_resamples, rng, method, memory_budget, n_threads, exact, "energy_test",
+                      strata=strata)
     lab = st.labs[0]
     unit = _Unit(lab, [] if st.strata is None else [st.strata.codes])
     if unit.layout.df_between < 1:
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
     unit.layout.warn_idle("strata")
-    engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
     stat = _EnergyStatistic(unit.layout)
+    if st.dask:
+        return _dask_test(st, unit, stat, exact, "energy", compute)
+    engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
     observed, null, is_exact, obs_M = _permutation.permutation_null(
         [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen, exact=exact,
         progress=progress, strata=unit.strata)
+    return _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine.name)
+
+
+def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_name):
+    """The :class:`EnergyTestResult` from the observed sums and the null distribution."""
+    lab = st.labs[0]
     # pooled group sums (cells summed over strata) give the groups' energy distances
     A = np.zeros((unit.k, lab.k))
     A[np.arange(unit.k), unit.layout.group] = 1.0
@@ -768,7 +836,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     scale = st.scale
     return EnergyTestResult(float(scale.apply(observed)), pvalue, scale.apply(null), R_used,
                             bool(is_exact), lab.sizes.copy(), list(lab.groups), scale.apply(E),
-                            engine.name,
+                            engine_name,
                             pvalue_se=_permutation.pvalue_se(pvalue, R_used, is_exact),
                             seed=st.seed if R_used and not is_exact else None, columns=st.cols,
                             strata=None if st.strata is None else list(st.strata.groups),
@@ -778,7 +846,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
 def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional=True, dropna=False,
           numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0, rng=None,
           exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET, progress=False,
-          n_threads=None):
+          n_threads=None, backend=None, compute=True):
     r"""DISCO: distance-components analysis of k ≥ 2 groups (permutation F test).
 
     Parameters
@@ -886,9 +954,17 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     """
     if conditional not in (True, False):
         raise ValueError(f"`conditional` must be True or False; got {conditional!r}.")
-    st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
-                  n_resamples, rng, method, memory_budget, n_threads, exact, "disco",
-                  allow_factors=True, strata=strata)
+    if backends.use_dask(backend, compute, samples + (labels, strata)):
+        if isinstance(by, (list, tuple)) and len(by) > 1 or isinstance(labels, pd.DataFrame):
+            raise ValueError("several factors are not available with backend='dask' yet; test one "
+                             "factor at a time (with `strata=` for another).")
+        st = _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent,
+                           sigma, n_resamples, rng, method, memory_budget, progress, n_threads,
+                           exact, "disco", strata)
+    else:
+        st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                      n_resamples, rng, method, memory_budget, n_threads, exact, "disco",
+                      allow_factors=True, strata=strata)
     labs, names = st.labs, st.names
     single = len(labs) == 1
     n = int(labs[0].sizes.sum())
@@ -917,7 +993,9 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
         raise ValueError(f"`disco` needs within-group degrees of freedom n - (number of {cells}) "
                          f">= 1 for its F ratio; got {df_within} (n={n}, {units[0].k} {cells}): "
                          "too many groups of one point.")
-    obs, nulls, tols, S, W, engine, D = [], [], [], [], None, None, None
+    if st.dask:
+        return _dask_test(st, units[0], _DiscoStatistic(units[0].layout), exact, "disco", compute)
+    parts, engine, D = [], None, None
     for unit in units:
         engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp), D=D)
         D = getattr(engine, "D", None)
@@ -925,6 +1003,17 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
         o, nl, is_exact, obs_M = _permutation.permutation_null(
             [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen,
             exact=exact if single else False, progress=progress, strata=unit.strata)
+        parts.append((stat, o, nl, obs_M))
+    return _disco_finish(st, units, parts, is_exact, engine.name)
+
+
+def _disco_finish(st, units, parts, is_exact, engine_name):
+    """The :class:`DiscoResult` from each factor's (statistic, observed, null, observed sums)."""
+    single = len(units) == 1
+    n = int(st.labs[0].sizes.sum())
+    df_within = units[0].layout.df_within
+    obs, nulls, tols, S, W = [], [], [], [], None
+    for stat, o, nl, obs_M in parts:
         obs.append(float(o))
         nulls.append(nl)
         tols.append(stat.tolerance(obs_M))
@@ -945,7 +1034,7 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     scale = st.scale
     return _disco_result(st, n, F, pvalue, scale.apply(np.array(S)), scale.apply(W), scale.apply(T),
                          np.array([u.layout.df_between for u in units]), df_within, null, is_exact,
-                         engine.name, test)
+                         engine_name, test)
 
 
 def _marginal_disco(st, n, progress):

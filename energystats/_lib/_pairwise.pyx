@@ -159,3 +159,64 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
                     j0 = j1
                 b = b + n_stripes
         free(buf)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def cross_group_sums(const floating[:, ::1] X,        # IN (n, d): the row block I
+                     const floating[:, ::1] YT,       # IN (d, m): the row block J, sorted by group, transposed
+                     const Py_ssize_t[::1] labels,    # IN (n,): group code of every row of X
+                     const Py_ssize_t[::1] bounds,    # IN (k + 1,): group h is columns [bounds[h], bounds[h+1]) of YT
+                     int metric, double param,
+                     double[:, :, ::1] acc,           # OUT (ceil(n / ROW_BLOCK), k, k) zeroed: one table per row block
+                     double[:, :, ::1] comp,          # OUT the same shape, zeroed: compensation terms
+                     int n_threads):
+    """Streamed k×k sums ``Σ_{x∈I∩C_g, y∈J∩C_h} rho(x, y)`` of a rectangular tile.
+
+    The tile of two different row blocks I and J (the Dask backend's unit of
+    work; :func:`group_sums` is the tile of a block with itself).  Row block
+    ``b`` of ``X`` (``ROW_BLOCK`` rows) is summed, in a fixed order, into
+    ``acc[b] + comp[b]``; the caller adds the blocks up in block order, so the
+    result does not depend on the number of threads.  Memory: one
+    ``COL_BLOCK`` buffer per thread; no n×m matrix.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = YT.shape[1], k = bounds.shape[0] - 1
+    cdef Py_ssize_t nblocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    cdef Py_ssize_t b, i, i0, i1, j, j0, j1, e, g, h
+    cdef double s
+    cdef double* buf
+    if n_threads < 1:
+        n_threads = 1
+    if n == 0 or m == 0 or k == 0:
+        return
+    with nogil, parallel(num_threads=n_threads):
+        buf = <double*> malloc(COL_BLOCK * sizeof(double))
+        for b in prange(nblocks, schedule="dynamic", chunksize=1):
+            i0 = b * ROW_BLOCK
+            i1 = i0 + ROW_BLOCK
+            if i1 > n:
+                i1 = n
+            j0 = 0
+            while j0 < m:
+                j1 = j0 + COL_BLOCK
+                if j1 > m:
+                    j1 = m
+                for i in range(i0, i1):
+                    sq_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, buf)
+                    transform_sq(buf, j1 - j0, metric, param)
+                    g = labels[i]
+                    j = j0
+                    while j < j1:
+                        h = 0
+                        while bounds[h + 1] <= j:
+                            h = h + 1
+                        e = bounds[h + 1]
+                        if e > j1:
+                            e = j1
+                        s = 0.0
+                        while j < e:
+                            s = s + buf[j - j0]
+                            j = j + 1
+                        kahan_add(&acc[b, g, h], &comp[b, g, h], s)
+                j0 = j1
+        free(buf)

@@ -1,0 +1,293 @@
+"""The Dask backend (energystats.backends): same numbers as the threads backend, lazy input
+never materialised by validation, p-values independent of workers and chunking.
+
+The cluster is a module-scoped ``distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+processes=True)``: tasks run in other processes, so every task and its arguments are pickled
+as on a real cluster.
+"""
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import energystats as es
+from energystats import _engine, backends
+from energystats._metrics import resolve_metric
+
+from .reference import ref_group_sums
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+import dask  # noqa: E402
+from dask.delayed import Delayed  # noqa: E402
+
+pytestmark = pytest.mark.dask
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=40)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 128 rows (statistics) and 256 rows (permutation tiles): many tiles on small data."""
+    monkeypatch.setattr(backends, "TILE_WORK", 128.0**2)
+    monkeypatch.setattr(backends, "PERM_ROWS", 256)
+
+
+def _data(seed=0, n=700, m=530, d=3):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)), rng.normal(size=(m, d)) + 0.15
+
+
+METRICS = [("energy", 1.0, 1.0), ("energy", 0.5, 1.0), ("energy", 2.0, 1.0), ("laplacian", 1.0, 0.7),
+           ("gaussian", 1.0, 1.3)]
+
+
+# -- statistics -----------------------------------------------------------------------
+
+class TestStatistics:
+    def test_blocks_cover_tiles(self, small_blocks):
+        assert backends.block_rows(700, 3) == 128
+        assert backends.block_rows(700, 3, perm=True) == 256
+        assert backends.block_rows(50, 3) == 50
+
+    @pytest.mark.parametrize("metric, exponent, sigma", METRICS)
+    def test_group_sums_equal_double_loop(self, client, small_blocks, metric, exponent, sigma):
+        x, y = _data(n=180, m=150)
+        X = np.vstack([x, y])
+        codes = np.random.default_rng(1).integers(0, 3, X.shape[0])
+        met = resolve_metric(metric, exponent, sigma)
+        data = backends.as_dask_data(da.from_array(X, chunks=(97, 3)))
+        M, scale = dask.compute(*backends.lazy_group_sums(data, codes, 3, met))
+        assert len(backends._blocks(data, backends.block_rows(data.n, data.d))[0]) == 3  # 6 tiles
+        ref = np.array(ref_group_sums(X, codes, metric, exponent if metric == "energy" else sigma)[2])
+        np.testing.assert_allclose(scale.apply(M), ref, rtol=1e-12)
+        assert np.array_equal(M, M.T)
+
+    @pytest.mark.parametrize("metric, exponent, sigma", METRICS)
+    @pytest.mark.parametrize("estimator", ["V", "U"])
+    def test_energy_distance(self, client, small_blocks, metric, exponent, sigma, estimator):
+        x, y = _data()
+        kw = dict(metric=metric, exponent=exponent, sigma=sigma, estimator=estimator)
+        want = es.energy_distance(x, y, **kw)
+        got = es.energy_distance(da.from_array(x, chunks=(200, 3)), da.from_array(y, chunks=(111, 3)), **kw)
+        assert got == pytest.approx(want, rel=1e-12)
+        assert es.energy_distance(x, y, backend="dask", **kw) == pytest.approx(want, rel=1e-12)
+
+    def test_float32_and_integers(self, client, small_blocks):
+        x, y = _data()
+        x32, y32 = x.astype(np.float32), y.astype(np.float32)
+        assert es.energy_distance(da.from_array(x32, chunks=100), y32) == pytest.approx(
+            es.energy_distance(x32, y32), rel=1e-12)
+        xi, yi = np.round(10 * x).astype(np.int64), np.round(10 * y).astype(np.int32)
+        assert es.energy_distance(da.from_array(xi, chunks=100), da.from_array(yi)) == pytest.approx(
+            es.energy_distance(xi, yi), rel=1e-12)
+
+    def test_extreme_magnitudes(self, client, small_blocks):
+        x, y = _data()
+        for s in (1e-300, 1e300):
+            assert es.energy_distance(da.from_array(x * s, chunks=100), y * s) == pytest.approx(
+                es.energy_distance(x * s, y * s), rel=1e-12)
+
+    @pytest.mark.parametrize("metric, exponent, sigma", METRICS[:1] + METRICS[3:])
+    def test_dispersion(self, client, small_blocks, metric, exponent, sigma):
+        x, y = _data()
+        X = np.vstack([x, y])
+        lab = np.random.default_rng(2).choice(["a", "b", "c", "d"], X.shape[0])
+        kw = dict(metric=metric, exponent=exponent, sigma=sigma)
+        want = es.dispersion(X, lab, **kw)
+        got = es.dispersion(da.from_array(X, chunks=(150, 3)), lab, **kw)
+        for f in ("W", "S", "T", "F"):
+            assert getattr(got, f) == pytest.approx(getattr(want, f), rel=1e-12), f
+        np.testing.assert_allclose(got.g, want.g, rtol=1e-12)
+        assert got.groups == want.groups and np.array_equal(got.sizes, want.sizes)
+
+    def test_dask_dataframe_by(self, client, small_blocks):
+        x, y = _data()
+        df = pd.DataFrame(np.vstack([x, y]), columns=["u", "v", "w"])
+        df["g"] = ["x"] * len(x) + ["y"] * len(y)
+        df["note"] = "text"
+        ddf = dd.from_pandas(df, npartitions=4)
+        want = es.energy_distance(df, by="g", numeric_only=True)
+        assert es.energy_distance(ddf, by="g", numeric_only=True) == pytest.approx(want, rel=1e-12)
+        res = es.dispersion(ddf, by="g", columns=["u", "w"])
+        ref = es.dispersion(df, by="g", columns=["u", "w"])
+        assert res.columns == ["u", "w"] and res.W == pytest.approx(ref.W, rel=1e-12)
+        with pytest.raises(TypeError, match="not numeric"):
+            es.dispersion(ddf, by="g")
+
+
+# -- laziness -------------------------------------------------------------------------
+
+def _exploding(n, d):
+    def boom():
+        raise RuntimeError("the input was computed")
+
+    return da.from_delayed(dask.delayed(boom)(), shape=(n, d), dtype=np.float64)
+
+
+class TestLazy:
+    def test_validation_never_computes_input(self, client, small_blocks):
+        bad = _exploding(300, 3)
+        y = np.zeros((40, 3))
+        lab = np.arange(300) % 2
+        lazy = [es.energy_distance(bad, y, compute=False),
+                es.energy_distance(bad, y, estimator="U", compute=False),
+                es.dispersion(bad, lab, compute=False),
+                es.energy_test(bad, y, rng=1, compute=False),
+                es.energy_test(bad, labels=lab, strata=np.arange(300) % 3, rng=1, compute=False),
+                es.disco(bad, labels=lab, rng=1, compute=False)]
+        for obj in lazy:
+            assert isinstance(obj, Delayed)
+            with pytest.raises(RuntimeError, match="the input was computed"):
+                obj.compute()
+
+    def test_compute_false_gives_the_result(self, client, small_blocks):
+        x, y = _data()
+        lazy = es.energy_test(da.from_array(x, chunks=100), y, rng=4, n_resamples=99, compute=False)
+        assert isinstance(lazy, Delayed)
+        res = lazy.compute()
+        assert isinstance(res, es.EnergyTestResult) and res.engine == "dask"
+        assert res.pvalue == es.energy_test(x, y, rng=4, n_resamples=99).pvalue
+
+    def test_non_finite_found_in_the_tasks(self, client, small_blocks):
+        x, y = _data()
+        x[417, 1] = np.nan
+        with pytest.raises(ValueError, match=r"`x` contains NaN .*first row 417"):
+            es.energy_distance(da.from_array(x, chunks=100), y)
+        y[3, 0] = np.inf
+        with pytest.raises(ValueError, match=r"`samples\[1\]` contains inf"):
+            es.energy_test(x[:400], da.from_array(y, chunks=50), rng=0)
+
+
+# -- permutation tests ------------------------------------------------------------------
+
+def _close_null(got, want, scale):
+    """Null distributions equal up to the statistic's rounding (its terms are of size ``scale``)."""
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * scale)
+
+
+class TestPermutation:
+    @pytest.mark.parametrize("metric, exponent, sigma", [METRICS[0], METRICS[3]])
+    def test_energy_test_equals_threads(self, client, small_blocks, metric, exponent, sigma):
+        x, y = _data(n=400, m=300)
+        kw = dict(metric=metric, exponent=exponent, sigma=sigma, n_resamples=199, rng=7)
+        want = es.energy_test(x, y, **kw)
+        got = es.energy_test(da.from_array(x, chunks=(130, 3)), y, **kw)
+        assert got.statistic == pytest.approx(want.statistic, rel=1e-12)
+        assert got.pvalue == want.pvalue and got.seed == want.seed == 7
+        _close_null(got.null_distribution, want.null_distribution, want.statistic + 1)
+        np.testing.assert_allclose(got.energy_distances, want.energy_distances, rtol=1e-12, atol=0)
+
+    def test_three_groups_strata_and_disco(self, client, small_blocks):
+        x, y = _data(n=400, m=300)
+        X = np.vstack([x, y])
+        rng = np.random.default_rng(3)
+        lab = rng.integers(0, 3, X.shape[0])
+        lab[:50] = 0  # unequal sizes: the largest group is not the last code
+        strata = rng.integers(0, 2, X.shape[0])
+        Xd = da.from_array(X, chunks=(233, 3))
+        for f, kw in [(es.energy_test, dict(labels=lab)), (es.energy_test, dict(labels=lab, strata=strata)),
+                      (es.disco, dict(labels=lab)), (es.disco, dict(labels=lab, strata=strata))]:
+            want = f(X, n_resamples=99, rng=11, **kw)
+            got = f(Xd, n_resamples=99, rng=11, **kw)
+            assert got.statistic == pytest.approx(want.statistic, rel=1e-12)
+            assert got.pvalue == want.pvalue
+            _close_null(got.null_distribution, want.null_distribution, abs(want.statistic) + 1)
+        res = es.disco(Xd, labels=lab, n_resamples=0)
+        ref = es.disco(X, labels=lab, n_resamples=0)
+        assert res.pvalue is None and res.null_distribution.shape == (0,)
+        for f in ("between", "within", "total"):
+            assert getattr(res, f) == pytest.approx(getattr(ref, f), rel=1e-12)
+
+    def test_exact_enumeration(self, client):
+        a, b = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.5])
+        want = es.energy_test(a, b)
+        got = es.energy_test(a, b, backend="dask")
+        assert got.exact and want.exact and got.pvalue == want.pvalue == 0.1
+        np.testing.assert_allclose(got.null_distribution, want.null_distribution, rtol=1e-13)
+
+    def test_same_pvalue_any_workers_and_chunking(self, client, small_blocks):
+        x, y = _data(seed=5, n=400, m=380)
+        y[:, 0] -= 0.1  # a p-value away from the extremes
+        res = [es.energy_test(da.from_array(x, chunks=c), da.from_array(y, chunks=c), n_resamples=199,
+                              rng=2024) for c in ((400, 3), (61, 1))]
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      dashboard_address=":0", silence_logs=40) as one, \
+                distributed.Client(one, set_as_default=False) as c1:
+            lazy = es.energy_test(da.from_array(x, chunks=(97, 3)), y, n_resamples=199, rng=2024,
+                                  compute=False)
+            res.append(c1.compute(lazy).result())
+        assert 0.01 < res[0].pvalue < 0.99
+        for r in res[1:]:
+            assert r.pvalue == res[0].pvalue
+            assert np.array_equal(r.null_distribution, res[0].null_distribution)  # the same bits
+            assert r.statistic == res[0].statistic
+
+    def test_batches_equal_one_batch(self, client, small_blocks, monkeypatch):
+        x, y = _data(n=300, m=200)
+        want = es.energy_test(da.from_array(x), y, n_resamples=150, rng=9)
+        monkeypatch.setattr(backends, "PERM_BATCH_BYTES", 8 * 256 * 7)  # 7 relabellings a batch
+        assert backends.perm_batch_size(500, 2, 150) == 7
+        got = es.energy_test(da.from_array(x), y, n_resamples=150, rng=9)
+        # the same relabellings; products of other shapes round differently
+        assert got.pvalue == want.pvalue
+        _close_null(got.null_distribution, want.null_distribution, want.statistic + 1)
+
+    def test_generator_rng(self, client, small_blocks):
+        x, y = _data(n=200, m=150)
+        want = es.energy_test(x, y, n_resamples=99, rng=np.random.default_rng(8))
+        got = es.energy_test(x, y, n_resamples=99, rng=np.random.default_rng(8), backend="dask")
+        assert got.pvalue == want.pvalue and got.seed is None
+
+
+# -- input validation --------------------------------------------------------------------
+
+class TestInput:
+    def test_errors(self, client):
+        x, y = _data(n=50, m=40)
+        xd = da.from_array(x)
+        with pytest.raises(TypeError, match="backend='threads'. got Dask input"):
+            es.energy_distance(xd, y, backend="threads")
+        with pytest.raises(ValueError, match="`compute=False` .* needs backend='dask'"):
+            es.energy_distance(x, y, compute=False)
+        with pytest.raises(ValueError, match="`backend` must be"):
+            es.dispersion(x, np.arange(50) % 2, backend="spark")
+        with pytest.raises(ValueError, match="method='sorted'"):
+            es.energy_distance(xd[:, :1], y[:, :1], method="sorted")
+        with pytest.raises(TypeError, match="built-in metric"):
+            es.energy_test(xd, y, metric=lambda a, b: float(np.abs(a - b).sum()))
+        with pytest.raises(ValueError, match="memory_budget"):
+            es.energy_test(xd, y, memory_budget=2**20)
+        with pytest.raises(ValueError, match="progress"):
+            es.energy_test(xd, y, progress=True)
+        with pytest.raises(ValueError, match="several factors"):
+            es.disco(xd, labels=pd.DataFrame({"a": np.arange(50) % 2, "b": np.arange(50) % 3}))
+        with pytest.raises(TypeError, match="dropna"):
+            es.energy_test(xd, labels=np.arange(50) % 2, dropna=True)
+        with pytest.raises(TypeError, match="must be numeric"):
+            es.energy_distance(da.from_array(np.array([["a"], ["b"]])), y[:, :1])
+        with pytest.raises(ValueError, match="same number of features"):
+            es.energy_distance(xd, y[:, :2])
+        unknown = xd[xd[:, 0] > 0]
+        with pytest.raises(ValueError, match="unknown chunk sizes"):
+            es.energy_distance(unknown, y)
+        with pytest.raises(ValueError, match="2 groups"):
+            ddf = dd.from_pandas(pd.DataFrame({"u": np.arange(6.0), "g": list("abcabc")}), npartitions=2)
+            es.energy_distance(ddf, by="g")
+
+    def test_without_dask(self, monkeypatch):
+        monkeypatch.setitem(sys.modules, "dask", None)
+        with pytest.raises(ImportError, match=r'pip install "energy-statistics\[dask\]"'):
+            es.energy_distance(np.zeros(3), np.ones(3), backend="dask")
+        assert es.energy_distance(np.zeros(3), np.ones(3)) == 2.0  # the threads backend is unaffected
