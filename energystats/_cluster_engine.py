@@ -150,11 +150,15 @@ def kmeanspp_labels(G, k, rng):
     squared distance to the nearest centre.  Every point then joins its
     nearest centre; each centre keeps its own point, so no cluster is empty.
     """
-    n = G.shape[0]
-    diag = np.diagonal(G)
+    return _kmeanspp(np.diagonal(G), lambda i: G[i], k, rng)
+
+
+def _kmeanspp(diag, row, k, rng):
+    """k-means++ from the diagonal of G and a function giving its rows (see :func:`kmeanspp_labels`)."""
+    n = diag.shape[0]
     centres = np.empty(k, dtype=np.intp)
     centres[0] = rng.integers(n)
-    best = np.maximum(diag + diag[centres[0]] - 2.0 * G[centres[0]], 0.0)
+    best = np.maximum(diag + diag[centres[0]] - 2.0 * row(centres[0]), 0.0)
     labels = np.zeros(n, dtype=np.intp)
     for c in range(1, k):
         p = best.copy()
@@ -166,7 +170,7 @@ def kmeanspp_labels(G, k, rng):
             free = np.setdiff1d(np.arange(n), centres[:c])
             nxt = rng.choice(free)
         centres[c] = nxt
-        d = np.maximum(diag + diag[nxt] - 2.0 * G[nxt], 0.0)
+        d = np.maximum(diag + diag[nxt] - 2.0 * row(nxt), 0.0)
         closer = d < best
         labels[closer] = c
         best = np.where(closer, d, best)
@@ -306,6 +310,123 @@ def _spectral(G, k, init, n_init, max_iter, rng, n_threads):
     labels, _, it = fit_partition(L, k, "lloyd", init, n_init, max_iter, rng, n_threads)
     _, Q, sizes = initial_bookkeeping(G, labels, k)
     return labels, float(np.trace(G)) - float(_hartigan.objective(Q, sizes, k)), it
+
+
+# -- without the n×n matrix -------------------------------------------------------
+
+#: with engine='auto', the n×n matrix is used while it takes at most this many bytes
+MATRIX_BYTES = 2**30
+
+
+def choose_engine(engine, n, d):
+    """'matrix' or 'streamed' for ``engine`` in ('auto', 'matrix', 'streamed')."""
+    if engine == "auto":
+        return "matrix" if semimetric_bytes(n, d) <= MATRIX_BYTES else "streamed"
+    return engine
+
+
+class StreamedGram:
+    """The centred Gram matrix ``-1/2 J D J`` of ``X``, never formed.
+
+    One pass over the rows of D (block by block, :func:`semimetric_rows`)
+    gives its row means ``r`` and their mean ``mu``; any row of G is then
+    computed from the data in O(n·d) (:func:`energystats._lib._hartigan.gram_rows`),
+    every bit as :func:`centred_gram` would hold it.  Memory O(n·d).
+    """
+
+    def __init__(self, X, metric, n_threads):
+        n = X.shape[0]
+        r = np.empty(n)
+        for i0, D in semimetric_rows(X, metric, n_threads):
+            r[i0:i0 + D.shape[0]] = D.mean(axis=1)
+        self.r = r
+        self.mu = float(r.mean())
+        # the diagonal as centred_gram computes it (rho(x, x) = 0)
+        self.diag = ((0.0 - (r + r)) + self.mu) * -0.5
+        Xw, met, scale = _engine.normalise(metric, X)
+        self.X, self.XT, self.metric = Xw, np.ascontiguousarray(Xw.T), met
+        if scale.identity:
+            self.mult, self.whole = 1.0, 0
+        else:
+            p = scale.shift * scale.degree
+            self.whole = int(np.floor(p))
+            self.mult = 2.0 ** (p - self.whole)
+        self.n = n
+        self.n_threads = n_threads
+
+    def rows(self, idx, n_threads=None):
+        idx = np.ascontiguousarray(np.atleast_1d(idx), dtype=np.intp)
+        out = np.empty((idx.size, self.n))
+        _hartigan.gram_rows(self.X, self.XT, self.metric.code, self.metric.param, self.mult, self.whole,
+                            self.r, self.mu, idx, out, self.n_threads if n_threads is None else n_threads)
+        return out
+
+    def row(self, i):
+        return self.rows([i])[0]
+
+    def products(self, label_sets, k):
+        """``[G @ Z_s for every labelling s]`` (Z one-hot), in one pass over the rows of G."""
+        n = self.n
+        Zs = []
+        for labels in label_sets:
+            Z = np.zeros((n, k))
+            Z[np.arange(n), labels] = 1.0
+            Zs.append(Z)
+        out = [np.empty((n, k)) for _ in label_sets]
+        step = block_rows(n)
+        for i0 in range(0, n, step):
+            Gb = self.rows(np.arange(i0, min(n, i0 + step)))
+            for Z, QX in zip(Zs, out):
+                QX[i0:i0 + Gb.shape[0]] = Gb @ Z
+        return out
+
+
+def fit_streamed(X, metric, k, algorithm, init, n_init, max_iter, rng, n_threads):
+    """:func:`fit_partition` without the n×n matrix: the same restarts, seeds and partition.
+
+    Returns (labels, n_iter).  The initial labellings of all restarts are
+    drawn first, their n×k tables come from one pass over the rows of G,
+    then the restarts run (:func:`energystats._lib._hartigan.hartigan_streamed`)
+    in parallel threads.
+    """
+    if algorithm not in ("hartigan", "lloyd"):
+        raise ValueError(f"`engine='streamed'` runs algorithm 'hartigan' or 'lloyd'; got {algorithm!r}.")
+    gram = StreamedGram(X, metric, n_threads)
+    diag = gram.diag
+    tol = 16.0 * np.finfo(float).eps * (gram.n + 1) * max(float(np.max(np.abs(diag))),
+                                                          np.finfo(float).tiny)
+    if isinstance(init, np.ndarray):
+        n_init = 1
+    seeds = rng.integers(0, 2**63 - 1, size=n_init)
+    starts = []
+    for seed in seeds:
+        if isinstance(init, np.ndarray):
+            starts.append(init.copy())
+        elif init == "k-means++":
+            starts.append(_kmeanspp(diag, gram.row, k, np.random.default_rng(seed)))
+        else:
+            starts.append(random_labels(gram.n, k, np.random.default_rng(seed)))
+    tables = gram.products(starts, k)
+    order = {int(s): t for t, s in enumerate(seeds)}
+    per = max(1, n_threads // max(1, min(n_threads, len(seeds))))
+
+    def one(seed, stop):
+        t = order[int(seed)]
+        labels = np.ascontiguousarray(starts[t], dtype=np.intp)
+        QX = tables[t]
+        Q = np.bincount(labels, weights=QX[np.arange(gram.n), labels], minlength=k).astype(np.float64)
+        sizes = np.bincount(labels, minlength=k).astype(np.intp)
+        _check_stop(stop)
+        it, _, _ = _hartigan.hartigan_streamed(gram.X, gram.XT, gram.metric.code, gram.metric.param,
+                                               gram.mult, gram.whole, gram.r, gram.mu, diag, labels, k,
+                                               QX, Q, sizes, max_iter, tol,
+                                               lloyd=algorithm == "lloyd", n_threads=per)
+        return labels, float(_hartigan.objective(Q, sizes, k)), int(it)
+
+    results = run_restarts(one, seeds, n_threads, gram.n)
+    best = max(range(len(results)), key=lambda r: (results[r][1], -r))
+    labels, _, it = results[best]
+    return labels, it
 
 
 def group_sums_from_gram(G, labels, k):

@@ -93,7 +93,7 @@ def _reject_sparse_complex(X):
 
 
 def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter,
-                   random_state, n_threads):
+                   random_state, n_threads, engine="auto"):
     """Validate once; returns a dict of resolved settings and the data."""
     _reject_sparse_complex(X)
     met = resolve_metric(metric, exponent, sigma)
@@ -112,6 +112,19 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
         raise ValueError("`algorithm='exact-1d'` needs 1-D data with metric='energy' and exponent=1; "
                          f"got {A.shape[1] if met.kind != 'precomputed' else 'precomputed'} "
                          f"feature(s), metric={met.name!r}.")
+    if engine not in ("auto", "matrix", "streamed"):
+        raise ValueError(f"`engine` must be 'auto', 'matrix' or 'streamed'; got {engine!r}.")
+    if engine == "streamed" and met.kind != "builtin":
+        raise ValueError(f"`engine='streamed'` computes rho from the data: it needs a built-in metric "
+                         f"('energy', 'laplacian', 'gaussian'); got {met.name!r}.")
+    if engine == "streamed" and algorithm not in ("hartigan", "lloyd"):
+        raise ValueError(f"`engine='streamed'` runs algorithm 'hartigan' or 'lloyd'; got {algorithm!r}.")
+    if algorithm == "exact-1d":
+        eng = "sorted"
+    elif engine == "auto" and (met.kind != "builtin" or algorithm == "spectral"):
+        eng = "matrix"
+    else:
+        eng = _ce.choose_engine(engine, n, A.shape[1])
     if isinstance(init, str):
         if init not in ("k-means++", "random"):
             raise ValueError(f"`init` must be 'k-means++', 'random' or an array of labels; got {init!r}.")
@@ -124,7 +137,7 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
     return dict(
         X=A, index=index, metric=met, k=k, algorithm=algorithm, init=init_v,
         n_init=check_int(n_init, "n_init", 1), max_iter=check_int(max_iter, "max_iter", 1),
-        rng=check_rng(random_state), n_threads=check_n_threads(n_threads),
+        rng=check_rng(random_state), n_threads=check_n_threads(n_threads), engine=eng,
     )
 
 
@@ -136,6 +149,11 @@ def _fit(opts):
         labels = _ce.canonical_labels(labels, k)
         M = _engine.sorted_group_sums(X[:, 0], labels, k)
         n_iter = 1
+    elif opts["engine"] == "streamed":
+        labels, n_iter = _ce.fit_streamed(X, met, k, opts["algorithm"], opts["init"], opts["n_init"],
+                                          opts["max_iter"], opts["rng"], nt)
+        labels = _ce.canonical_labels(labels, k)
+        M = _engine.group_sum_matrix(X, labels, k, met, nt)  # the exact W, streamed
     else:
         G = _ce.centred_gram(_ce.semimetric_matrix(X, met, nt))
         labels, _, n_iter = _ce.fit_partition(G, k, opts["algorithm"], opts["init"], opts["n_init"],
@@ -182,6 +200,16 @@ class EnergyClustering(*_Bases):
         Seeds the restarts.
     n_threads : int, optional
         Threads (restarts in parallel; the Gram matrix); all cores by default.
+    engine : {'auto', 'matrix', 'streamed'}, default 'auto'
+        How the Gram matrix is held.  'matrix': in memory (n² doubles);
+        'streamed': never formed — one pass over the rows of rho gives the
+        centring, the n×k tables of all restarts come from a second pass, and
+        each move computes the one row of G it needs from the data (O(n·d)),
+        so memory is O(n·(d + k·n_init)); 'auto': 'matrix' while it takes at
+        most 1 GiB (n ≈ 11 500), else 'streamed' (algorithms 'hartigan' and
+        'lloyd' with a built-in metric).  Both give the same partition, bit for
+        bit, from the same ``random_state`` (the rows are computed with the
+        matrix's own arithmetic); W, S, T then come from the streamed k×k sums.
 
     Attributes
     ----------
@@ -192,6 +220,8 @@ class EnergyClustering(*_Bases):
         and Székely 2010).
     n_iter_ : int
         Sweeps / iterations of the best run.
+    engine_ : str
+        The engine used: 'matrix', 'streamed' or (``algorithm='exact-1d'``) 'sorted'.
     dispersion_ : DispersionResult
         The full decomposition (``g``, sizes, F).
     n_features_in_ : int
@@ -244,7 +274,7 @@ class EnergyClustering(*_Bases):
 
     def __init__(self, n_clusters=2, *, metric="energy", exponent=1.0, sigma=1.0,
                  algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
-                 random_state=None, n_threads=None):
+                 random_state=None, n_threads=None, engine="auto"):
         self.n_clusters = n_clusters
         self.metric = metric
         self.exponent = exponent
@@ -255,11 +285,12 @@ class EnergyClustering(*_Bases):
         self.max_iter = max_iter
         self.random_state = random_state
         self.n_threads = n_threads
+        self.engine = engine
 
     def _opts(self, X):
         return _clustering_iv(X, self.n_clusters, self.metric, self.exponent, self.sigma,
                               self.algorithm, self.init, self.n_init, self.max_iter,
-                              self.random_state, self.n_threads)
+                              self.random_state, self.n_threads, self.engine)
 
     def fit(self, X, y=None):
         """Cluster ``X`` (array, DataFrame or, with 'precomputed', an n×n matrix); returns self."""
@@ -269,6 +300,7 @@ class EnergyClustering(*_Bases):
         self.dispersion_ = disp
         self.W_, self.S_, self.T_ = disp.W, disp.S, disp.T
         self.n_iter_ = n_iter
+        self.engine_ = opts["engine"]
         self.n_features_in_ = opts["X"].shape[1]
         if isinstance(X, pd.DataFrame) and opts["metric"].kind != "precomputed":
             self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
@@ -377,6 +409,9 @@ class EnergyClusteringResult:
         repeat the run); None when ``rng`` was a Generator.
     columns : list or None
         The DataFrame columns used as data (None for array input).
+    engine : str
+        How the Gram matrix was held: 'matrix', 'streamed' or 'sorted'
+        (see :class:`EnergyClustering`).
     """
 
     labels: object = field(repr=False)
@@ -390,6 +425,7 @@ class EnergyClusteringResult:
     dispersion: DispersionResult = field(repr=False)
     seed: int | None = None
     columns: list | None = None
+    engine: str = "matrix"
 
     def to_frame(self, kind="components"):
         """``'components'``: Between/Within/Total table; ``'labels'``: one row per point;
@@ -409,14 +445,14 @@ class EnergyClusteringResult:
 def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metric="energy",
                       exponent=1.0, sigma=1.0,
                       algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
-                      rng=None, n_threads=None):
+                      rng=None, n_threads=None, engine="auto"):
     r"""Energy clustering of ``X`` into ``n_clusters`` groups (functional form).
 
     Parameters
     ----------
     X : array_like or DataFrame, shape (n_samples, n_features)
         Data; with ``metric='precomputed'`` an n×n semimetric matrix.
-    n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter, n_threads
+    n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter, n_threads, engine
         As in :class:`EnergyClustering`.
     columns : list, optional
         With a DataFrame ``X``: the columns to use (default: all, which must
@@ -458,13 +494,13 @@ def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metr
     X, cols, _ = select_frame(X, columns, numeric_only=numeric_only)
     gen, seed = seeded_rng(rng)
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
-                          max_iter, gen, n_threads)
+                          max_iter, gen, n_threads, engine)
     labels, disp, n_iter = _fit(opts)
     out = labels
     if opts["index"] is not None:
         out = pd.Series(labels, index=opts["index"], name="cluster")
     return EnergyClusteringResult(out, disp.W, disp.S, disp.T, disp.F, disp.sizes, n_iter,
-                                  opts["algorithm"], disp, seed, cols)
+                                  opts["algorithm"], disp, seed, cols, opts["engine"])
 
 
 # -- accuracy ------------------------------------------------------------------

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import _cluster_engine as _ce
-from . import _memory
+from . import _engine, _memory
 from ._lib import _hartigan
 from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
@@ -170,17 +170,19 @@ def _ticking(values, bar):
         yield v
 
 
-def _reference_workers(n, n_threads, n_resamples):
+def _reference_workers(n, n_threads, n_resamples, engine="matrix"):
     """Reference clusterings run side by side: as many as threads allow and memory holds.
 
-    Each holds its own n×n Gram matrix (8·n² bytes and a little more), so
-    with little memory they run fewer at a time, never more than fit.
+    With the 'matrix' engine each holds its own n×n Gram matrix (8·n² bytes
+    and a little more), so with little memory they run fewer at a time, never
+    more than fit; a 'streamed' fit holds O(n) rows of G at a time.
     """
     workers = max(1, min(n_threads, n_resamples))
     if workers > 1:
         avail, _ = _memory.available_memory()
         if avail is not None:
-            per_fit = 8.0 * n * n * 1.1 + 2 * _memory.MiB
+            per_fit = (8.0 * n * n * 1.1 if engine == "matrix" else
+                       8.0 * n * _ce.block_rows(n) * 2.2) + 2 * _memory.MiB
             workers = int(max(1, min(workers, 0.8 * avail // per_fit)))
     return workers
 
@@ -211,7 +213,7 @@ def _pvalue(obs, null, tol):
 def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gaussian", n_resamples=99, metric="energy",
                  exponent=1.0, sigma=1.0, algorithm="hartigan", init="k-means++", n_init=10,
                  max_iter=300, random_state=None, rng=None, naive=False, progress=False,
-                 n_threads=None):
+                 n_threads=None, engine="auto"):
     r"""Is the data more clustered than a no-cluster reference? (parametric bootstrap)
 
     Parameters
@@ -254,6 +256,9 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         time left on stderr (or on the given stream).
     n_threads : int, optional
         Reference clusterings run in this many threads (kernels release the GIL).
+    engine : {'auto', 'matrix', 'streamed'}, default 'auto'
+        As in :class:`EnergyClustering`: 'streamed' clusters the data and
+        every reference data set without an n×n matrix (the same partitions).
 
     Returns
     -------
@@ -336,7 +341,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     gen, seed = seeded_rng(rng)
     seed_obs = gen.integers(0, 2**63 - 1) if random_state is None else random_state
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
-                          max_iter, seed_obs, n_threads)
+                          max_iter, seed_obs, n_threads, engine)
     labels, disp, _ = _fit(opts)
     obs = _stat(disp)
     labels_out = labels if opts["index"] is None else pd.Series(labels, index=opts["index"], name="cluster")
@@ -350,11 +355,12 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
                       "clusters). Use the default reference calibration instead.",
                       AntiConservativeWarning, stacklevel=2)
         Xa, met, k = opts["X"], opts["metric"], opts["k"]
-        G = _ce.centred_gram(_ce.semimetric_matrix(Xa, met, nt))
+        G = None if opts["engine"] == "streamed" else _ce.centred_gram(_ce.semimetric_matrix(Xa, met, nt))
         null_dist = np.empty(B)
         for b in range(B):
             perm = gen.permutation(labels)
-            M = _ce.group_sums_from_gram(G, perm, k)
+            M = (_engine.group_sum_matrix(Xa, perm, k, met, nt) if G is None
+                 else _ce.group_sums_from_gram(G, perm, k))
             null_dist[b] = _stat(dispersion_from_sums(M, disp.sizes, disp.groups))
         p = _pvalue(obs, null_dist, _tolerance(disp))
         return ClusterTestResult(obs, p, null_dist, "permutation (naive)", B, labels_out, disp,
@@ -381,7 +387,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
 
     bar = progress_bar(B, progress, desc="reference clusterings", unit="fit")
     try:
-        workers = _reference_workers(opts["X"].shape[0], nt, B)
+        workers = _reference_workers(opts["X"].shape[0], nt, B, opts["engine"])
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 try:

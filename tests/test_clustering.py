@@ -14,6 +14,8 @@ import energystats as es
 from energystats import _cluster_engine as ce
 from energystats._lib import _hartigan
 
+from .reference import ref_wst
+
 # -- independent references ------------------------------------------------------
 
 
@@ -687,3 +689,96 @@ class TestProperties:
         ha = es.energy_clustering(x, k, n_init=3, rng=0)
         assert ex.W <= ha.W + 1e-9 * max(1.0, ha.T)
         assert ex.W == pytest.approx(ref_W(ref_rho(x), ex.labels), rel=1e-9, abs=1e-9)
+
+
+# -- engine='streamed': no n×n matrix, the same partition -----------------------------------
+
+class TestStreamedEngine:
+    @staticmethod
+    def _mixture(seed=0, n=(300, 260, 240), d=3, scale=1.0):
+        rng = np.random.default_rng(seed)
+        parts = [rng.normal(1.3 * j, 1.0, (m, d)) for j, m in enumerate(n)]
+        return np.vstack(parts) * scale
+
+    @pytest.mark.parametrize("metric, kw", [("energy", {}), ("energy", {"exponent": 0.5}),
+                                            ("energy", {"exponent": 2.0}),
+                                            ("laplacian", {"sigma": 2.0}), ("gaussian", {"sigma": 1.5})])
+    @pytest.mark.parametrize("algorithm", ["hartigan", "lloyd"])
+    def test_same_partition_as_matrix(self, metric, kw, algorithm):
+        X = self._mixture()
+        for init in ("k-means++", "random"):
+            a = es.EnergyClustering(3, metric=metric, algorithm=algorithm, init=init, n_init=3,
+                                    random_state=4, engine="matrix", **kw).fit(X)
+            b = es.EnergyClustering(3, metric=metric, algorithm=algorithm, init=init, n_init=3,
+                                    random_state=4, engine="streamed", **kw).fit(X)
+            assert np.array_equal(a.labels_, b.labels_) and a.n_iter_ == b.n_iter_
+            assert (a.engine_, b.engine_) == ("matrix", "streamed")
+            for f in ("W_", "S_", "T_"):
+                assert getattr(b, f) == pytest.approx(getattr(a, f), rel=1e-12)
+
+    @pytest.mark.parametrize("scale", [1e-150, 3.0, 1e150])
+    @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+    @pytest.mark.parametrize("n_threads", [1, 2])
+    def test_scales_dtypes_threads(self, scale, dtype, n_threads):
+        X = self._mixture(seed=1, scale=scale if dtype == np.float64 else 1.0).astype(dtype)
+        a = es.EnergyClustering(3, random_state=2, n_init=2, engine="matrix", n_threads=n_threads).fit(X)
+        b = es.EnergyClustering(3, random_state=2, n_init=2, engine="streamed", n_threads=n_threads).fit(X)
+        assert np.array_equal(a.labels_, b.labels_)
+        assert b.W_ == pytest.approx(a.W_, rel=1e-12)
+
+    def test_rows_are_the_matrix_rows(self):
+        from energystats import _cluster_engine as ce
+        from energystats._metrics import resolve_metric
+
+        X = self._mixture(seed=3, scale=7.0)
+        for met in (resolve_metric("energy", 0.5, 1.0), resolve_metric("laplacian", 1.0, 0.3)):
+            G = ce.centred_gram(ce.semimetric_matrix(X, met, 2))
+            g = ce.StreamedGram(X, met, 2)
+            rows = np.array([0, 5, 799, 400])
+            assert np.array_equal(g.rows(rows), G[rows])  # bit for bit
+            assert np.array_equal(g.rows(rows, n_threads=1), G[rows])
+            assert np.array_equal(g.diag, np.diagonal(G))
+            assert np.array_equal(g.rows(np.arange(800)), G)
+
+    def test_W_against_double_loop(self):
+        X = self._mixture(seed=5, n=(40, 30, 35))
+        b = es.EnergyClustering(3, random_state=0, engine="streamed").fit(X)
+        W, S, T = ref_wst(X, b.labels_)
+        assert b.W_ == pytest.approx(W, rel=1e-12) and b.S_ == pytest.approx(S, rel=1e-12)
+
+    def test_auto_switches_above_the_matrix_budget(self, monkeypatch):
+        from energystats import _cluster_engine as ce
+
+        X = self._mixture(seed=6)
+        assert es.EnergyClustering(3, random_state=0).fit(X).engine_ == "matrix"
+        monkeypatch.setattr(ce, "MATRIX_BYTES", 8 * 100 * 100)
+        est = es.EnergyClustering(3, random_state=0).fit(X)
+        assert est.engine_ == "streamed"
+        assert es.EnergyClustering(3, random_state=0, algorithm="spectral").fit(X).engine_ == "matrix"
+        res = es.energy_clustering(X, 3, rng=0)
+        assert res.engine == "streamed" and np.array_equal(res.labels, est.labels_)
+
+    def test_init_labels_and_cluster_test(self):
+        X = self._mixture(seed=7, n=(120, 100, 90))
+        init = np.arange(X.shape[0]) % 3
+        a = es.EnergyClustering(3, init=init, engine="matrix").fit(X)
+        b = es.EnergyClustering(3, init=init, engine="streamed").fit(X)
+        assert np.array_equal(a.labels_, b.labels_)
+        r1 = es.cluster_test(X, 3, n_resamples=9, n_init=2, rng=1, engine="matrix")
+        r2 = es.cluster_test(X, 3, n_resamples=9, n_init=2, rng=1, engine="streamed")
+        assert r2.pvalue == r1.pvalue
+        np.testing.assert_allclose(r2.null_distribution, r1.null_distribution, rtol=1e-12)
+        with pytest.warns(es.AntiConservativeWarning):
+            r3 = es.cluster_test(X, 3, n_resamples=9, n_init=2, rng=1, engine="streamed", naive=True)
+        with pytest.warns(es.AntiConservativeWarning):
+            r4 = es.cluster_test(X, 3, n_resamples=9, n_init=2, rng=1, engine="matrix", naive=True)
+        np.testing.assert_allclose(r3.null_distribution, r4.null_distribution, rtol=1e-12)
+
+    def test_engine_errors(self):
+        X = self._mixture(seed=8, n=(20, 20, 20))
+        with pytest.raises(ValueError, match="`engine` must be 'auto', 'matrix' or 'streamed'; got 'gpu'"):
+            es.EnergyClustering(3, engine="gpu").fit(X)
+        with pytest.raises(ValueError, match="built-in metric"):
+            es.EnergyClustering(3, engine="streamed", metric=lambda a, b: abs(a - b).sum()).fit(X)
+        with pytest.raises(ValueError, match="'hartigan' or 'lloyd'; got 'spectral'"):
+            es.EnergyClustering(3, engine="streamed", algorithm="spectral").fit(X)

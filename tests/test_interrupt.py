@@ -296,7 +296,7 @@ MEMORY_CHILD = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as on Linux")
-@pytest.mark.parametrize("call", ["es.energy_linkage(X)", "es.EnergyClustering(2).fit(X)"])
+@pytest.mark.parametrize("call", ["es.energy_linkage(X)", "es.EnergyClustering(2, engine='matrix').fit(X)"])
 def test_too_big_fails_at_once_under_ulimit(call):
     pytest.importorskip("resource")
     proc = subprocess.run([sys.executable, "-c", MEMORY_CHILD.format(call=call)],

@@ -43,8 +43,11 @@ import numpy as np
 cimport cython
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython.parallel cimport prange
-from libc.math cimport INFINITY, fabs, sqrt
+from cython cimport floating
+from libc.math cimport INFINITY, fabs, ldexp, sqrt
 from libc.stdint cimport int64_t
+
+from energystats._lib._pairwise cimport sq_block, transform_sq
 
 ctypedef Py_ssize_t intp
 
@@ -298,6 +301,245 @@ def lloyd(const double[:, ::1] G,       # IN  n×n Gram matrix
     if halted or energystats_cancelled():
         _raise_cancelled()
     return it, moves, converged
+
+
+# -- without the n×n matrix: rows of G computed from the data when needed ----------------
+
+cdef enum:
+    ROW_COLS = 256  # columns of one piece of a row (the pairwise kernels' column block)
+
+
+cdef struct GramRow:
+    # what a row of the centred Gram matrix -1/2 J D J is computed from
+    const void* X          # (n, d) data in working units, float32 or float64
+    const void* XT         # (d, n) the same, transposed
+    bint single            # float32 data
+    intp n, d
+    int metric
+    double param
+    double mult            # D in original units = ldexp(D_working * mult, whole) (Scale.apply)
+    int whole
+    double pow2            # 2^whole when |whole| <= 1000
+    const double* r        # row means of D
+    double mu              # mean of r
+
+
+cdef inline void _rho_piece(GramRow* g, intp i, intp j0, intp j1, double* out) noexcept nogil:
+    if g.single:
+        sq_block(&(<const float*> g.X)[i * g.d], <const float*> g.XT, g.n, g.d, j0, j1, out)
+    else:
+        sq_block(&(<const double*> g.X)[i * g.d], <const double*> g.XT, g.n, g.d, j0, j1, out)
+    transform_sq(out, j1 - j0, g.metric, g.param)
+
+
+cdef inline void _gram_piece(GramRow* g, intp i, intp j0, intp j1, double* out) noexcept nogil:
+    """``out[m - j0] = G[i, m]`` for m in [j0, j1), every bit as
+    :func:`energystats._cluster_engine.centred_gram` of the n×n matrix of
+    :func:`energystats._engine.pairwise_values` gives it."""
+    cdef intp m, a, e
+    cdef double ri = g.r[i]
+    a = j0
+    while a < j1:  # in pieces of ROW_COLS columns: the squared distances stay in L1
+        e = a + ROW_COLS
+        if e > j1:
+            e = j1
+        _rho_piece(g, i, a, e, &out[a - j0])
+        a = e
+    if g.mult != 1.0 or g.whole != 0:  # Scale.apply: back to the original units
+        if -1000 <= g.whole <= 1000:
+            # x·2^w is exactly ldexp(x, w) (both round the exact product once) when 2^w is a
+            # double; a multiplication vectorises, a call of ldexp does not
+            for m in range(j1 - j0):
+                out[m] = (out[m] * g.mult) * g.pow2
+        else:
+            for m in range(j1 - j0):
+                out[m] = ldexp(out[m] * g.mult, g.whole)
+    for m in range(j1 - j0):
+        out[m] = ((out[m] - (ri + g.r[j0 + m])) + g.mu) * -0.5
+
+
+cdef void _gram_row(GramRow* g, intp i, double* out, int n_threads) noexcept nogil:
+    """Row i of G into ``out`` (its pieces shared by ``n_threads`` threads)."""
+    cdef intp nb = (g.n + ROW_COLS - 1) // ROW_COLS
+    cdef intp b, j0, j1
+    if n_threads <= 1:
+        _gram_piece(g, i, 0, g.n, out)
+        return
+    for b in prange(nb, num_threads=n_threads, schedule="static"):
+        j0 = b * ROW_COLS
+        j1 = j0 + ROW_COLS
+        if j1 > g.n:
+            j1 = g.n
+        _gram_piece(g, i, j0, j1, &out[j0])
+
+
+cdef GramRow _gram_setup(const floating[:, ::1] X, const floating[:, ::1] XT, int metric,
+                         double param, double mult, int whole, const double[::1] r, double mu):
+    cdef GramRow g
+    g.X = <const void*> &X[0, 0]
+    g.XT = <const void*> &XT[0, 0]
+    g.single = floating is float
+    g.n = X.shape[0]
+    g.d = X.shape[1]
+    g.metric = metric
+    g.param = param
+    g.mult = mult
+    g.whole = whole
+    g.pow2 = ldexp(1.0, whole) if -1000 <= whole <= 1000 else 0.0
+    g.r = &r[0]
+    g.mu = mu
+    return g
+
+
+def gram_rows(const floating[:, ::1] X,     # IN (n, d) data in working units
+              const floating[:, ::1] XT,    # IN (d, n) the same, transposed
+              int metric, double param,
+              double mult, int whole,       # IN the Scale back to original units
+              const double[::1] r,          # IN (n,) row means of D
+              double mu,                    # IN mean of r
+              const intp[::1] rows,         # IN the rows wanted
+              double[:, ::1] out,           # OUT (len(rows), n)
+              int n_threads):
+    """Rows ``rows`` of the centred Gram matrix, computed from the data (O(n·d) each)."""
+    cdef GramRow g = _gram_setup(X, XT, metric, param, mult, whole, r, mu)
+    cdef intp t, nr = rows.shape[0]
+    with nogil:
+        if nr >= 4 * n_threads:  # a row per thread
+            for t in prange(nr, num_threads=n_threads, schedule="dynamic", chunksize=4):
+                _gram_piece(&g, rows[t], 0, g.n, &out[t, 0])
+        else:
+            for t in range(nr):
+                _gram_row(&g, rows[t], &out[t, 0], n_threads)
+
+
+cdef inline void _move_row(const double* gi, intp n, intp[::1] labels, double[:, ::1] QX,
+                           double[::1] Q, intp[::1] sizes, intp i, intp j, intp l,
+                           double gii) noexcept nogil:
+    """:func:`_move` with row i of G given (``gi``)."""
+    cdef intp m
+    cdef intp k = QX.shape[1]
+    cdef double* qx = &QX[0, 0]
+    Q[j] = Q[j] - 2.0 * QX[i, j] + gii
+    Q[l] = Q[l] + 2.0 * QX[i, l] + gii
+    for m in range(n):
+        qx[m * k + j] -= gi[m]
+        qx[m * k + l] += gi[m]
+    sizes[j] -= 1
+    sizes[l] += 1
+    labels[i] = l
+
+
+def hartigan_streamed(const floating[:, ::1] X,   # IN (n, d) data in working units
+                      const floating[:, ::1] XT,  # IN (d, n) the same, transposed
+                      int metric, double param, double mult, int whole,
+                      const double[::1] r,        # IN (n,) row means of D
+                      double mu,                  # IN mean of r
+                      const double[::1] gdiag,    # IN (n,) the diagonal of G
+                      intp[::1] labels,           # IN/OUT codes 0..k-1, every cluster non-empty
+                      intp k,
+                      double[:, ::1] QX,          # IN/OUT n×k bookkeeping
+                      double[::1] Q,              # IN/OUT k
+                      intp[::1] sizes,            # IN/OUT k
+                      intp max_iter,
+                      double tol,
+                      bint lloyd=False,
+                      int n_threads=1):
+    """:func:`hartigan` (or, with ``lloyd``, :func:`lloyd`) without the n×n matrix.
+
+    The same sweeps, decisions and bookkeeping, operation for operation; the
+    row of G a move needs is computed from the data (O(n·d)) instead of
+    read, with the very arithmetic that builds the matrix, so the partition
+    is the same, bit for bit.  Memory: the n×k table and one row.  Returns
+    ``(n_sweeps, n_moves, converged)``; raises KeyboardInterrupt when cancelled.
+    """
+    cdef GramRow g = _gram_setup(X, XT, metric, param, mult, whole, r, mu)
+    cdef intp n = X.shape[0]
+    cdef intp i, j, l, best, sweep = 0, moves = 0, moved
+    cdef double gii, base, d, dbest, dcur
+    cdef bint converged = False, halted = False
+    cdef double[::1] row = np.empty(n)
+    cdef intp[::1] target = np.empty(n, dtype=np.intp)
+    with nogil:
+        while sweep < max_iter:
+            if lloyd and energystats_cancelled():
+                halted = True
+                break
+            sweep += 1
+            moved = 0
+            if lloyd:
+                for i in range(n):
+                    j = labels[i]
+                    dcur = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * QX[i, j] / sizes[j]
+                    best = j
+                    dbest = dcur - tol
+                    for l in range(k):
+                        if l == j:
+                            continue
+                        d = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * QX[i, l] / sizes[l]
+                        if d < dbest:
+                            dbest = d
+                            best = l
+                    target[i] = best
+                for i in range(n):
+                    if (i & CHECK_MASK) == 0 and energystats_cancelled():
+                        halted = True
+                        break
+                    j = labels[i]
+                    l = target[i]
+                    if l != j and sizes[j] > 1:
+                        _gram_row(&g, i, &row[0], n_threads)
+                        _move_row(&row[0], n, labels, QX, Q, sizes, i, j, l, gdiag[i])
+                        moved += 1
+                if halted:
+                    break
+                moves += moved
+                if moved == 0:
+                    converged = True
+                    break
+                for l in range(k):
+                    Q[l] = 0.0
+                for i in range(n):
+                    Q[labels[i]] += QX[i, labels[i]]
+                continue
+            if sweep > 1:
+                for l in range(k):
+                    Q[l] = 0.0
+                for i in range(n):
+                    Q[labels[i]] += QX[i, labels[i]]
+            for i in range(n):
+                if (i & CHECK_MASK) == 0 and energystats_cancelled():
+                    halted = True
+                    break
+                j = labels[i]
+                if sizes[j] <= 1:
+                    continue
+                gii = gdiag[i]
+                base = (Q[j] / sizes[j] - 2.0 * QX[i, j] + gii) / (sizes[j] - 1)
+                best = -1
+                dbest = tol
+                for l in range(k):
+                    if l == j:
+                        continue
+                    d = base - (Q[l] / sizes[l] - 2.0 * QX[i, l] - gii) / (sizes[l] + 1)
+                    if d > dbest:
+                        dbest = d
+                        best = l
+                if best >= 0:
+                    if energystats_cancelled():
+                        halted = True
+                        break
+                    _gram_row(&g, i, &row[0], n_threads)
+                    _move_row(&row[0], n, labels, QX, Q, sizes, i, j, best, gii)
+                    moved += 1
+                    moves += 1
+            if halted:
+                break
+            if moved == 0:
+                converged = True
+                break
+    if halted or energystats_cancelled():
+        _raise_cancelled()
+    return sweep, moves, converged
 
 
 def objective(const double[::1] Q, const intp[::1] sizes, intp k):
