@@ -429,6 +429,80 @@ def fit_streamed(X, metric, k, algorithm, init, n_init, max_iter, rng, n_threads
     return labels, it
 
 
+# -- approximate: k-means on a Nyström feature map of the induced kernel ------------------
+
+class NystromFeatures:
+    r"""A rank-r feature map ``F`` (n × r') with ``F Fᵀ ≈`` the kernel that rho induces.
+
+    Landmarks ``L`` (r distinct rows drawn without replacement) define the
+    kernel centred at them, :math:`K(x, y) = -\tfrac12(\rho(x, y) - a(x) - a(y) + c)`
+    with :math:`a(x)` the mean of :math:`\rho(x, l)` over the landmarks and
+    :math:`c` the mean of :math:`a(l)`; it generates rho
+    (:math:`K(x,x) + K(y,y) - 2K(x,y) = \rho(x,y)`), so W is that of rho.
+    With :math:`K_{LL} = U \Lambda U^\top` (eigenvalues above
+    :math:`10^{-10}\lambda_{max}` kept), :math:`F = K_{XL} U \Lambda^{-1/2}`,
+    built block by block (Williams and Seeger 2001).
+    """
+
+    def __init__(self, X, metric, r, rng, n_threads):
+        n = X.shape[0]
+        r = min(r, n)
+        self.landmarks = np.sort(rng.choice(n, size=r, replace=False))
+        L = np.ascontiguousarray(X[self.landmarks])
+        DLL = _engine.pairwise_values(L, L, metric, n_threads)
+        aL = DLL.mean(axis=1)
+        c = float(aL.mean())
+        KLL = -0.5 * (DLL - aL[:, None] - aL[None, :] + c)
+        lam, U = np.linalg.eigh(0.5 * (KLL + KLL.T))
+        keep = lam > 1e-10 * max(float(lam[-1]), np.finfo(float).tiny)
+        self.rank = int(keep.sum())
+        Mp = U[:, keep] / np.sqrt(lam[keep])
+        F = np.empty((n, self.rank))
+        step = block_rows(r)
+        for i0 in range(0, n, step):
+            D = _engine.pairwise_values(X[i0:i0 + step], L, metric, n_threads)
+            a = D.mean(axis=1)
+            F[i0:i0 + D.shape[0]] = (-0.5 * (D - a[:, None] - aL[None, :] + c)) @ Mp
+        self.F = F
+        self.g = np.einsum("ij,ij->i", F, F)
+
+
+def fit_features(F, g, k, algorithm, init, n_init, max_iter, rng, n_threads):
+    """Best of ``n_init`` Hartigan (or Lloyd) runs on explicit features; returns (labels, n_iter).
+
+    Seeds and restarts as :func:`fit_partition` (k-means++ on the distances
+    ``g_i + g_j - 2 F_i · F_j``); the best run has the largest
+    ``Σ_l |S_l|² / n_l`` (the lowest approximate W).
+    """
+    if algorithm not in ("hartigan", "lloyd"):
+        raise ValueError(f"`approximation='nystrom'` runs algorithm 'hartigan' or 'lloyd'; got {algorithm!r}.")
+    n, r = F.shape
+    k = int(k)
+    tol = 16.0 * np.finfo(float).eps * (n + 1) * max(float(np.max(np.abs(g))), np.finfo(float).tiny)
+    if isinstance(init, np.ndarray):
+        n_init = 1
+    seeds = rng.integers(0, 2**63 - 1, size=n_init)
+
+    def one(seed, stop):
+        if isinstance(init, np.ndarray):
+            labels = init.copy()
+        elif init == "k-means++":
+            labels = _kmeanspp(g, lambda i: F @ F[i], k, np.random.default_rng(seed))
+        else:
+            labels = random_labels(n, k, np.random.default_rng(seed))
+        labels = np.ascontiguousarray(labels, dtype=np.intp)
+        S, Q, sizes = np.empty((k, r)), np.empty(k), np.empty(k, dtype=np.intp)
+        _check_stop(stop)
+        it, _, _ = _hartigan.hartigan_features(F, g, labels, k, S, Q, sizes, max_iter, tol,
+                                               lloyd=algorithm == "lloyd")
+        return labels, float(_hartigan.objective(Q, sizes, k)), int(it)
+
+    results = run_restarts(one, seeds, n_threads, n)
+    best = max(range(len(results)), key=lambda t: (results[t][1], -t))
+    labels, _, it = results[best]
+    return labels, it
+
+
 def group_sums_from_gram(G, labels, k):
     r"""k×k matrix :math:`M_{gh} = \sum_{x\in C_g, y\in C_h} \rho(x, y)` from a Gram matrix."""
     Z = np.zeros((G.shape[0], k))

@@ -93,7 +93,7 @@ def _reject_sparse_complex(X):
 
 
 def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter,
-                   random_state, n_threads, engine="auto"):
+                   random_state, n_threads, engine="auto", approximation=None, n_components=256):
     """Validate once; returns a dict of resolved settings and the data."""
     _reject_sparse_complex(X)
     met = resolve_metric(metric, exponent, sigma)
@@ -119,8 +119,23 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
                          f"('energy', 'laplacian', 'gaussian'); got {met.name!r}.")
     if engine == "streamed" and algorithm not in ("hartigan", "lloyd"):
         raise ValueError(f"`engine='streamed'` runs algorithm 'hartigan' or 'lloyd'; got {algorithm!r}.")
+    if approximation not in (None, "nystrom"):
+        raise ValueError(f"`approximation` must be None or 'nystrom'; got {approximation!r}.")
+    if approximation == "nystrom":
+        if met.kind == "precomputed":
+            raise ValueError("`approximation='nystrom'` needs the data (rho to the landmarks); "
+                             "got metric='precomputed'.")
+        if algorithm not in ("hartigan", "lloyd"):
+            raise ValueError(f"`approximation='nystrom'` runs algorithm 'hartigan' or 'lloyd'; "
+                             f"got {algorithm!r}.")
+        if engine == "streamed":
+            raise ValueError("`engine='streamed'` is the exact matrix-free mode; with "
+                             "`approximation='nystrom'` leave `engine='auto'`.")
+        n_comp = check_int(n_components, "n_components", 1)
     if algorithm == "exact-1d":
         eng = "sorted"
+    elif approximation == "nystrom":
+        eng = "nystrom"
     elif engine == "auto" and (met.kind != "builtin" or algorithm == "spectral"):
         eng = "matrix"
     else:
@@ -138,6 +153,7 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
         X=A, index=index, metric=met, k=k, algorithm=algorithm, init=init_v,
         n_init=check_int(n_init, "n_init", 1), max_iter=check_int(max_iter, "max_iter", 1),
         rng=check_rng(random_state), n_threads=check_n_threads(n_threads), engine=eng,
+        n_components=n_comp if approximation == "nystrom" else None,
     )
 
 
@@ -149,6 +165,14 @@ def _fit(opts):
         labels = _ce.canonical_labels(labels, k)
         M = _engine.sorted_group_sums(X[:, 0], labels, k)
         n_iter = 1
+    elif opts["engine"] == "nystrom":
+        feats = _ce.NystromFeatures(X, met, opts["n_components"], opts["rng"], nt)
+        opts["nystrom"] = feats
+        labels, n_iter = _ce.fit_features(feats.F, feats.g, k, opts["algorithm"], opts["init"],
+                                          opts["n_init"], opts["max_iter"], opts["rng"], nt)
+        del feats.F
+        labels = _ce.canonical_labels(labels, k)
+        M = _engine.group_sum_matrix(X, labels, k, met, nt)  # the exact W of the partition
     elif opts["engine"] == "streamed":
         labels, n_iter = _ce.fit_streamed(X, met, k, opts["algorithm"], opts["init"], opts["n_init"],
                                           opts["max_iter"], opts["rng"], nt)
@@ -200,6 +224,18 @@ class EnergyClustering(*_Bases):
         Seeds the restarts.
     n_threads : int, optional
         Threads (restarts in parallel; the Gram matrix); all cores by default.
+    approximation : {None, 'nystrom'}, default None
+        None: exact (see ``engine``).  'nystrom': Hartigan's (or Lloyd's)
+        method in an explicit feature space of ``n_components`` dimensions,
+        the Nyström map of the kernel rho induces (Williams and Seeger 2001)
+        on landmarks drawn without replacement from the rows: O(n·r) memory
+        and O(n·k·r) per sweep.  The partition is approximate; ``W_``,
+        ``S_``, ``T_`` are always the exact ones of the returned partition
+        (streamed k×k sums, O(n²·d) time).
+    n_components : int, default 256
+        Landmarks of the Nyström map (at most n); ``n_components_`` is the
+        rank kept (eigenvalues of the landmarks' kernel above 1e-10 of the
+        largest).
     engine : {'auto', 'matrix', 'streamed'}, default 'auto'
         How the Gram matrix is held.  'matrix': in memory (n² doubles);
         'streamed': never formed — one pass over the rows of rho gives the
@@ -221,7 +257,10 @@ class EnergyClustering(*_Bases):
     n_iter_ : int
         Sweeps / iterations of the best run.
     engine_ : str
-        The engine used: 'matrix', 'streamed' or (``algorithm='exact-1d'``) 'sorted'.
+        The engine used: 'matrix', 'streamed', 'nystrom' or (``algorithm='exact-1d'``) 'sorted'.
+    landmarks_, n_components_ : ndarray of int, int
+        With ``approximation='nystrom'``: the rows used as landmarks and the
+        rank of the feature map.
     dispersion_ : DispersionResult
         The full decomposition (``g``, sizes, F).
     n_features_in_ : int
@@ -257,6 +296,8 @@ class EnergyClustering(*_Bases):
        clustering algorithm. JRSS C 28(1).
     .. [3] Dhillon, I. S., Guan, Y. and Kulis, B. (2004). Kernel k-means,
        spectral clustering and normalized cuts. KDD.
+    .. [4] Williams, C. K. I. and Seeger, M. (2001). Using the Nyström method
+       to speed up kernel machines. NIPS 13.
 
     Examples
     --------
@@ -274,7 +315,8 @@ class EnergyClustering(*_Bases):
 
     def __init__(self, n_clusters=2, *, metric="energy", exponent=1.0, sigma=1.0,
                  algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
-                 random_state=None, n_threads=None, engine="auto"):
+                 random_state=None, n_threads=None, engine="auto", approximation=None,
+                 n_components=256):
         self.n_clusters = n_clusters
         self.metric = metric
         self.exponent = exponent
@@ -286,11 +328,14 @@ class EnergyClustering(*_Bases):
         self.random_state = random_state
         self.n_threads = n_threads
         self.engine = engine
+        self.approximation = approximation
+        self.n_components = n_components
 
     def _opts(self, X):
         return _clustering_iv(X, self.n_clusters, self.metric, self.exponent, self.sigma,
                               self.algorithm, self.init, self.n_init, self.max_iter,
-                              self.random_state, self.n_threads, self.engine)
+                              self.random_state, self.n_threads, self.engine, self.approximation,
+                              self.n_components)
 
     def fit(self, X, y=None):
         """Cluster ``X`` (array, DataFrame or, with 'precomputed', an n×n matrix); returns self."""
@@ -301,6 +346,9 @@ class EnergyClustering(*_Bases):
         self.W_, self.S_, self.T_ = disp.W, disp.S, disp.T
         self.n_iter_ = n_iter
         self.engine_ = opts["engine"]
+        if "nystrom" in opts:
+            self.landmarks_ = opts["nystrom"].landmarks
+            self.n_components_ = opts["nystrom"].rank
         self.n_features_in_ = opts["X"].shape[1]
         if isinstance(X, pd.DataFrame) and opts["metric"].kind != "precomputed":
             self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
@@ -445,14 +493,15 @@ class EnergyClusteringResult:
 def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metric="energy",
                       exponent=1.0, sigma=1.0,
                       algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
-                      rng=None, n_threads=None, engine="auto"):
+                      rng=None, n_threads=None, engine="auto", approximation=None,
+                      n_components=256):
     r"""Energy clustering of ``X`` into ``n_clusters`` groups (functional form).
 
     Parameters
     ----------
     X : array_like or DataFrame, shape (n_samples, n_features)
         Data; with ``metric='precomputed'`` an n×n semimetric matrix.
-    n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter, n_threads, engine
+    n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter, n_threads, engine, approximation, n_components
         As in :class:`EnergyClustering`.
     columns : list, optional
         With a DataFrame ``X``: the columns to use (default: all, which must
@@ -494,7 +543,7 @@ def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metr
     X, cols, _ = select_frame(X, columns, numeric_only=numeric_only)
     gen, seed = seeded_rng(rng)
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
-                          max_iter, gen, n_threads, engine)
+                          max_iter, gen, n_threads, engine, approximation, n_components)
     labels, disp, n_iter = _fit(opts)
     out = labels
     if opts["index"] is not None:

@@ -782,3 +782,73 @@ class TestStreamedEngine:
             es.EnergyClustering(3, engine="streamed", metric=lambda a, b: abs(a - b).sum()).fit(X)
         with pytest.raises(ValueError, match="'hartigan' or 'lloyd'; got 'spectral'"):
             es.EnergyClustering(3, engine="streamed", algorithm="spectral").fit(X)
+
+
+# -- approximation='nystrom' ----------------------------------------------------------------
+
+class TestNystrom:
+    @staticmethod
+    def _held_mixture(n=5000, k=4, d=10, seed=0):
+        rng = np.random.default_rng(seed)
+        centres = rng.normal(0.0, 2.0, (k, d))
+        return centres[rng.integers(0, k, n)] + rng.normal(size=(n, d))
+
+    def test_W_within_a_tenth_of_a_percent_of_exact(self):
+        X = self._held_mixture()
+        exact = es.EnergyClustering(4, n_init=4, random_state=1).fit(X)
+        approx = es.EnergyClustering(4, n_init=4, random_state=1, approximation="nystrom",
+                                     n_components=256).fit(X)
+        assert approx.engine_ == "nystrom" and approx.n_components_ == 255  # centring: rank r - 1
+        assert abs(approx.W_ / exact.W_ - 1.0) < 1e-3
+        # and W_ is the exact W of the returned partition, not the approximation's
+        disp = es.dispersion(X, approx.labels_)
+        assert approx.W_ == pytest.approx(disp.W, rel=1e-12)
+
+    def test_features_reproduce_rho_with_every_point_a_landmark(self):
+        from energystats._metrics import resolve_metric
+
+        X = self._held_mixture(n=60, d=3, seed=2)
+        for met in (resolve_metric("energy", 1.0, 1.0), resolve_metric("gaussian", 1.0, 2.0)):
+            feats = ce.NystromFeatures(X, met, 60, np.random.default_rng(0), 1)
+            F = feats.F
+            D = F @ F.T
+            rho = np.diag(D)[:, None] + np.diag(D)[None, :] - 2 * D
+            np.testing.assert_allclose(rho, ce.semimetric_matrix(X, met, 1), rtol=0, atol=1e-10)
+
+    @pytest.mark.parametrize("algorithm", ["hartigan", "lloyd"])
+    def test_feature_kernel_equals_gram_kernel(self, algorithm):
+        X = self._held_mixture(n=600, d=3, seed=3)
+        from energystats._metrics import resolve_metric
+
+        feats = ce.NystromFeatures(X, resolve_metric("energy", 1.0, 1.0), 40, np.random.default_rng(1), 1)
+        G = feats.F @ feats.F.T
+        for init in ("k-means++", "random"):
+            l1, _, it1 = ce.fit_partition(G, 4, algorithm, init, 3, 300, np.random.default_rng(7), 1)
+            l2, it2 = ce.fit_features(feats.F, feats.g, 4, algorithm, init, 3, 300,
+                                      np.random.default_rng(7), 1)
+            assert np.array_equal(l1, l2) and it1 == it2
+
+    def test_reproducible_and_recorded(self):
+        X = self._held_mixture(n=800, d=4, seed=4)
+        a = es.EnergyClustering(3, random_state=5, approximation="nystrom", n_components=32).fit(X)
+        b = es.EnergyClustering(3, random_state=5, approximation="nystrom", n_components=32).fit(X)
+        assert np.array_equal(a.labels_, b.labels_) and np.array_equal(a.landmarks_, b.landmarks_)
+        assert a.landmarks_.size == 32 and np.unique(a.landmarks_).size == 32
+        W, S, T = ref_wst(X[:120], a.labels_[:120])  # the reported W is exact: check on a subset
+        assert es.dispersion(X[:120], a.labels_[:120]).W == pytest.approx(W, rel=1e-12)
+        res = es.energy_clustering(X, 3, rng=5, approximation="nystrom", n_components=32)
+        assert res.engine == "nystrom" and np.array_equal(res.labels, a.labels_)
+
+    def test_errors(self):
+        X = self._held_mixture(n=50, d=2, seed=6)
+        with pytest.raises(ValueError, match="`approximation` must be None or 'nystrom'; got 'rff'"):
+            es.EnergyClustering(2, approximation="rff").fit(X)
+        with pytest.raises(ValueError, match="precomputed"):
+            es.EnergyClustering(2, approximation="nystrom", metric="precomputed").fit(
+                es.pairwise(X))
+        with pytest.raises(ValueError, match="'hartigan' or 'lloyd'; got 'spectral'"):
+            es.EnergyClustering(2, approximation="nystrom", algorithm="spectral").fit(X)
+        with pytest.raises(ValueError, match="`n_components` must be an integer >= 1; got 0"):
+            es.EnergyClustering(2, approximation="nystrom", n_components=0).fit(X)
+        with pytest.raises(ValueError, match="leave `engine='auto'`"):
+            es.EnergyClustering(2, approximation="nystrom", engine="streamed").fit(X)

@@ -542,6 +542,139 @@ def hartigan_streamed(const floating[:, ::1] X,   # IN (n, d) data in working un
     return sweep, moves, converged
 
 
+# -- explicit features (a Nyström map): k-means in R^r, O(k·r) per point ------------------
+
+cdef inline double _dot(const double* a, const double* b, intp r) noexcept nogil:
+    """a · b with four partial sums (in a fixed order: the same bits on every run)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef intp t = 0
+    while t + 4 <= r:
+        s0 += a[t] * b[t]
+        s1 += a[t + 1] * b[t + 1]
+        s2 += a[t + 2] * b[t + 2]
+        s3 += a[t + 3] * b[t + 3]
+        t += 4
+    while t < r:
+        s0 += a[t] * b[t]
+        t += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(x_i, x_j) = F_i · F_j
+                      const double[::1] g,      # IN  (n,) F_i · F_i
+                      intp[::1] labels,         # IN/OUT codes 0..k-1, every cluster non-empty
+                      intp k,
+                      double[:, ::1] S,         # OUT (k, r) the clusters' sums of features
+                      double[::1] Q,            # OUT (k,) S_l · S_l
+                      intp[::1] sizes,          # OUT (k,)
+                      intp max_iter,
+                      double tol,
+                      bint lloyd=False):
+    """:func:`hartigan` (or :func:`lloyd`) for a kernel given by explicit features.
+
+    ``QX[i, l] = F_i · S_l`` is computed when point i is visited (O(k·r))
+    instead of being kept in an n×k table, and a move updates two sums of
+    features (O(r)); ``Q_l = S_l · S_l`` is recomputed exactly at every
+    sweep.  The decisions are those of :func:`hartigan` with
+    ``G = F Fᵀ``.  Returns ``(n_sweeps, n_moves, converged)``; raises
+    KeyboardInterrupt when cancelled.
+    """
+    cdef intp n = F.shape[0], r = F.shape[1]
+    cdef intp i, j, l, t, best, sweep = 0, moves = 0, moved
+    cdef double gii, base, d, dbest, dcur
+    cdef bint converged = False, halted = False
+    cdef double[::1] qx = np.empty(k)
+    cdef intp[::1] target = np.empty(n, dtype=np.intp)
+    with nogil:
+        for l in range(k):
+            sizes[l] = 0
+            for t in range(r):
+                S[l, t] = 0.0
+        for i in range(n):
+            l = labels[i]
+            sizes[l] += 1
+            for t in range(r):
+                S[l, t] += F[i, t]
+        while sweep < max_iter:
+            if energystats_cancelled():
+                halted = True
+                break
+            sweep += 1
+            moved = 0
+            for l in range(k):
+                Q[l] = _dot(&S[l, 0], &S[l, 0], r)
+            if lloyd:
+                for i in range(n):
+                    j = labels[i]
+                    for l in range(k):
+                        qx[l] = _dot(&F[i, 0], &S[l, 0], r)
+                    dcur = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * qx[j] / sizes[j]
+                    best = j
+                    dbest = dcur - tol
+                    for l in range(k):
+                        if l == j:
+                            continue
+                        d = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * qx[l] / sizes[l]
+                        if d < dbest:
+                            dbest = d
+                            best = l
+                    target[i] = best
+                for i in range(n):
+                    j = labels[i]
+                    l = target[i]
+                    if l != j and sizes[j] > 1:
+                        for t in range(r):
+                            S[j, t] -= F[i, t]
+                            S[l, t] += F[i, t]
+                        sizes[j] -= 1
+                        sizes[l] += 1
+                        labels[i] = l
+                        moved += 1
+            else:
+                for i in range(n):
+                    if (i & CHECK_MASK) == 0 and energystats_cancelled():
+                        halted = True
+                        break
+                    j = labels[i]
+                    if sizes[j] <= 1:
+                        continue
+                    for l in range(k):
+                        qx[l] = _dot(&F[i, 0], &S[l, 0], r)
+                    gii = g[i]
+                    base = (Q[j] / sizes[j] - 2.0 * qx[j] + gii) / (sizes[j] - 1)
+                    best = -1
+                    dbest = tol
+                    for l in range(k):
+                        if l == j:
+                            continue
+                        d = base - (Q[l] / sizes[l] - 2.0 * qx[l] - gii) / (sizes[l] + 1)
+                        if d > dbest:
+                            dbest = d
+                            best = l
+                    if best >= 0:
+                        l = best
+                        Q[j] = Q[j] - 2.0 * qx[j] + gii
+                        Q[l] = Q[l] + 2.0 * qx[l] + gii
+                        for t in range(r):
+                            S[j, t] -= F[i, t]
+                            S[l, t] += F[i, t]
+                        sizes[j] -= 1
+                        sizes[l] += 1
+                        labels[i] = l
+                        moved += 1
+            if halted:
+                break
+            moves += moved
+            if moved == 0:
+                converged = True
+                break
+        for l in range(k):
+            Q[l] = _dot(&S[l, 0], &S[l, 0], r)
+    if halted or energystats_cancelled():
+        _raise_cancelled()
+    return sweep, moves, converged
+
+
 def objective(const double[::1] Q, const intp[::1] sizes, intp k):
     """``sum_l Q_l / n_l`` (so that ``W = trace(G) - objective``)."""
     return _objective(Q, sizes, k)
