@@ -13,8 +13,12 @@ for a batch of relabellings ``codes`` (shape (B, n)).  Three engines:
     relabellings costs one BLAS product ``Lᵀ D`` (``L`` one-hot, the largest
     group left out and recovered from the row sums of ``D``) plus an O(n·k)
     fold per relabelling.
+``tiled``
+    When ``D`` does not fit in the memory budget (fewer than 32 groups): for
+    each batch, ``D`` is recomputed in tiles of 2048 rows, each tile pushing
+    the whole batch through one matrix product (threads over tiles).
 ``blocked``
-    When ``D`` does not fit in the memory budget: for each batch, ``D`` is
+    With many groups, or a budget too small for two tiles, when ``D`` does not fit: for each batch, ``D`` is
     recomputed in row blocks (compiled) and ``Lᵀ D`` accumulated block by
     block — the matrix path without the n×n matrix.
 ``streamed``
@@ -36,7 +40,7 @@ import math
 import numpy as np
 
 from . import _engine, _memory, _progress
-from ._lib import _permutation
+from ._lib import _pairwise, _permutation
 
 __all__ = ["build_engine", "permutation_null", "count_relabellings", "enumerate_relabellings",
            "draw_permutations", "pvalue_from_null", "DegenerateStatisticWarning"]
@@ -175,6 +179,10 @@ def plan_engine(n, d, k, metric, method, budget):
         matrix = Plan("matrix", 8.0 * n * n + 16.0 * n + _fixed_sums(k), _per_relabelling(n, k, not fold),
                       fold)
         plans.append(matrix)
+        if metric.kind == "builtin" and not fold:
+            b = min(n, TILE_ROWS)
+            plans.append(Plan("tiled", 2 * (8.0 * b * b + 16.0 * b) + _fixed_sums(k),
+                              _per_relabelling(n, k, False) + 2 * 3 * 8.0 * (k - 1) * b))
         if metric.kind == "builtin":
             per = _per_relabelling(n, k, not fold) + (0 if fold else 16.0 * (k - 1) * n)
             free = budget - per - _fixed_sums(k)
@@ -348,6 +356,103 @@ class MatrixEngine:
         return self._reorder(out)
 
 
+def tile_group_sums(XI, XJ, codes, i0, i1, j0, j1, k, inv, metric, diagonal, n_threads):
+    """(B, k, k) sums of one tile for every relabelling of a batch (internal group order).
+
+    ``XI``, ``XJ``: rows ``i0:i1`` and ``j0:j1`` of the data (working units);
+    ``codes`` (B, n) the batch; ``inv`` maps codes to the internal order
+    (largest group last).  The block of rho is computed once; ``Y = L_I D``
+    for the batch's one-hot rows ``L_I`` of the first k − 1 (internal)
+    groups is one matrix product, and the last group's sums follow from the
+    block's row and column sums.  An off-diagonal tile returns ``T + Tᵀ``
+    (it stands for tile J, I too).
+    """
+    if XI.dtype != XJ.dtype:
+        XI, XJ = XI.astype(np.float64), XJ.astype(np.float64)
+    D = np.empty((XI.shape[0], XJ.shape[0]))
+    _pairwise.pairwise_matrix(np.ascontiguousarray(XI), np.ascontiguousarray(XJ.T), D, metric.code,
+                              metric.param, n_threads)
+    B = codes.shape[0]
+    kp = k - 1
+    cI = inv[codes[:, i0:i1]]
+    cJ = inv[codes[:, j0:j1]]
+    grp = np.arange(kp)[None, :, None]
+    LI = (cI[:, None, :] == grp).astype(np.float64).reshape(B * kp, -1)
+    LJ = (cJ[:, None, :] == grp).astype(np.float64)
+    del cI, cJ
+    Y = (LI @ D).reshape(B, kp, -1)
+    Q = np.matmul(Y, LJ.transpose(0, 2, 1))
+    del Y
+    sI = (LI @ D.sum(axis=1)).reshape(B, kp)
+    sJ = (LJ.reshape(B * kp, -1) @ D.sum(axis=0)).reshape(B, kp)
+    T = np.empty((B, k, k))
+    T[:, :kp, :kp] = Q
+    T[:, :kp, kp] = sI - Q.sum(axis=2)
+    T[:, kp, :kp] = sJ - Q.sum(axis=1)
+    T[:, kp, kp] = float(D.sum()) - sI.sum(axis=1) - T[:, kp, :kp].sum(axis=1)
+    return T if diagonal else T + T.transpose(0, 2, 1)
+
+
+#: rows of a tile of the 'tiled' engine (and of the Dask backend's permutation tiles): its
+#: block of rho is 32 MiB
+TILE_ROWS = 2048
+#: relabellings per batch of the 'tiled' engine at most: every tile recomputes its block of
+#: rho once per batch (about 1 % of a batch's work at this size), and the batch's codes and
+#: one-hot rows stay small
+TILED_BATCH = 256
+
+
+class TiledEngine(MatrixEngine):
+    """The n×n matrix in tiles of ``TILE_ROWS`` rows, recomputed for every batch.
+
+    For each batch, each tile I ≤ J computes its block of rho (compiled) and
+    pushes the whole batch through one matrix product
+    (:func:`tile_group_sums`); the tiles run in ``n_threads`` threads with
+    single-threaded BLAS and are added in a fixed order, so the sums do not
+    depend on the number of threads.  Memory: a block of rho and a batch's
+    one-hot rows per thread, and the batch's codes.
+    """
+
+    name = "tiled"
+
+    def __init__(self, X, k, sizes, metric, n_threads, memory_budget):
+        n = X.shape[0]
+        self.X, self.metric, self.k, self.n_threads = X, metric, k, n_threads
+        self.fold = False
+        self._orders(sizes)
+        b = min(n, TILE_ROWS)
+        self.starts = list(range(0, n, b)) + [n]
+        threads = max(1, n_threads)
+        fixed = threads * (8.0 * b * b + 16.0 * b) + _fixed_sums(k)
+        per = _per_relabelling(n, k, False) + threads * 3 * 8.0 * (k - 1) * b
+        if fixed + per > memory_budget:
+            raise _budget_error(fixed + per, f"n={n}, {k} groups, the tiled engine", memory_budget)
+        self.batch_size = _batch_size(memory_budget - fixed, per, TILED_BATCH)
+
+    def group_sums(self, codes):
+        s, X = self.starts, self.X
+        tiles = [(I, J) for I in range(len(s) - 1) for J in range(I, len(s) - 1)]
+
+        def one(t):
+            I, J = t
+            return tile_group_sums(X[s[I]:s[I + 1]], X[s[J]:s[J + 1]], codes, s[I], s[I + 1], s[J],
+                                   s[J + 1], self.k, self.inv, self.metric, I == J, 1)
+
+        with _blas_limits(1):
+            if self.n_threads <= 1 or len(tiles) == 1:
+                parts = [one(t) for t in tiles]
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(max_workers=min(self.n_threads, len(tiles))) as pool:
+                    parts = list(pool.map(one, tiles))
+        M = parts[0]
+        for part in parts[1:]:
+            M = M + part
+        M = 0.5 * (M + M.transpose(0, 2, 1))
+        return self._reorder(M)
+
+
 class BlockedEngine(MatrixEngine):
     """The n×n matrix does not fit: recompute it in row blocks for every batch.
 
@@ -492,6 +597,8 @@ def build_engine(X, k, sizes, metric, n_threads, *, method="auto", memory_budget
     plan = plan_engine(n, X.shape[1], k, metric, method, budget)
     if plan.name == "streamed":
         return StreamedEngine(X, k, metric, n_threads, budget, plan=plan)
+    if plan.name == "tiled":
+        return TiledEngine(X, k, sizes, metric, n_threads, budget)
     if plan.name == "blocked":
         return BlockedEngine(X, k, sizes, metric, n_threads, budget, plan=plan, share=share)
     _memory.check_fits(8.0 * n * n, f"the {n}×{n} distance matrix of the permutation test",

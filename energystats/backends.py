@@ -382,36 +382,12 @@ def _draw(gen, cells, count, strata, k):
 
 
 def _perm_tile(XI, XJ, codes, i0, i1, j0, j1, k, inv, plan, diagonal, n_threads):
-    """(B, k, k) sums of one tile for every relabelling of a batch (internal group order).
+    """:func:`energystats._permutation.tile_group_sums` on blocks in working units."""
+    from ._permutation import tile_group_sums
 
-    The block of rho is computed once; ``Y = L_I D`` for the batch's one-hot
-    rows ``L_I`` of the first k − 1 (internal) groups is one matrix product,
-    and the last group's sums follow from the block's row and column sums.
-    An off-diagonal tile returns ``T + Tᵀ`` (it stands for tile J, I too).
-    """
     met, scale = plan
-    XI, XJ = _scaled(XI, scale), _scaled(XJ, scale)
-    if XI.dtype != XJ.dtype:
-        XI, XJ = XI.astype(np.float64), XJ.astype(np.float64)
-    D = np.empty((XI.shape[0], XJ.shape[0]))
-    _pairwise.pairwise_matrix(XI, np.ascontiguousarray(XJ.T), D, met.code, met.param, n_threads)
-    B = codes.shape[0]
-    kp = k - 1
-    cI = inv[codes[:, i0:i1]]
-    cJ = inv[codes[:, j0:j1]]
-    grp = np.arange(kp)[None, :, None]
-    LI = (cI[:, None, :] == grp).astype(np.float64).reshape(B * kp, -1)
-    LJ = (cJ[:, None, :] == grp).astype(np.float64)
-    Y = (LI @ D).reshape(B, kp, -1)
-    Q = np.matmul(Y, LJ.transpose(0, 2, 1))
-    sI = (LI @ D.sum(axis=1)).reshape(B, kp)
-    sJ = (LJ.reshape(B * kp, -1) @ D.sum(axis=0)).reshape(B, kp)
-    T = np.empty((B, k, k))
-    T[:, :kp, :kp] = Q
-    T[:, :kp, kp] = sI - Q.sum(axis=2)
-    T[:, kp, :kp] = sJ - Q.sum(axis=1)
-    T[:, kp, kp] = float(D.sum()) - sI.sum(axis=1) - T[:, kp, :kp].sum(axis=1)
-    return T if diagonal else T + T.transpose(0, 2, 1)
+    return tile_group_sums(_scaled(XI, scale), _scaled(XJ, scale), codes, i0, i1, j0, j1, k, inv, met,
+                           diagonal, n_threads)
 
 
 def _batch_statistic(M, inv, statistic):

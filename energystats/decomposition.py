@@ -151,6 +151,15 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     method : {'auto', 'sorted', 'pairwise'}, default 'auto'
         'auto' uses the O(n log n) sorted formulas for 1-D data with
         ``metric='energy', exponent=1`` (docs: guide, "One-dimensional data").
+    backend : {None, 'threads', 'dask'}, default None
+        Where the pair sums are computed: this process's threads, or a Dask
+        graph of tile tasks (on the current ``distributed.Client``, else Dask's
+        local scheduler).  None: 'dask' when the data are a Dask collection,
+        else 'threads'.  Same numbers either way (see the guide page "Scaling
+        out"); needs the ``dask`` extra.
+    compute : bool, default True
+        With the Dask backend, ``False`` returns a
+        :class:`dask.delayed.Delayed` of the result instead of computing it.
 
     Returns
     -------

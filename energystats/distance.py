@@ -189,10 +189,20 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
         over distinct pairs, divisors :math:`n(n-1)`, :math:`m(m-1)`), unbiased
         for the population energy distance and possibly negative; needs
         n, m ≥ 2.  The same choice as the dependence statistics' ``estimator``.
+    backend : {None, 'threads', 'dask'}, default None
+        Where the pair sums are computed: this process's threads, or a Dask
+        graph of tile tasks (on the current ``distributed.Client``, else Dask's
+        local scheduler).  None: 'dask' when the data are a Dask collection,
+        else 'threads'.  Same numbers either way (see the guide page "Scaling
+        out"); needs the ``dask`` extra.
+    compute : bool, default True
+        With the Dask backend, ``False`` returns a
+        :class:`dask.delayed.Delayed` of the result instead of computing it.
 
     Returns
     -------
     float
+        (a Delayed of it with ``compute=False``)
 
     Notes
     -----

@@ -696,7 +696,17 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         Show progress with the estimated time left on stderr (or on the given
         stream): redrawn in place on a terminal, a line every 10 s otherwise.
     n_threads : int or None
-        Threads for the compiled kernels and BLAS (None: all available).
+        Threads for the compiled kernels and BLAS (None: all available; with
+        the Dask backend, threads per task, default 1).
+    backend : {None, 'threads', 'dask'}, default None
+        Where the pair sums are computed: this process's threads, or a Dask
+        graph of tile tasks (on the current ``distributed.Client``, else Dask's
+        local scheduler).  None: 'dask' when the data are a Dask collection,
+        else 'threads'.  Same numbers either way (see the guide page "Scaling
+        out": the same relabellings from the same ``rng``); needs the ``dask`` extra.
+    compute : bool, default True
+        With the Dask backend, ``False`` returns a
+        :class:`dask.delayed.Delayed` of the result instead of computing it.
 
     Returns
     -------
@@ -851,8 +861,8 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
 
     Parameters
     ----------
-    *samples, labels, columns, dropna, numeric_only, n_resamples, metric, exponent, sigma, rng, exact, method, memory_budget, progress, n_threads
-        As in :func:`energy_test`.  ``labels`` may also be a DataFrame with
+    *samples, labels, columns, dropna, numeric_only, n_resamples, metric, exponent, sigma, rng, exact, method, memory_budget, progress, n_threads, backend, compute
+        As in :func:`energy_test` (on Dask: one factor, ``strata=`` allowed).  ``labels`` may also be a DataFrame with
         one column per factor.
     by : str or list of str, optional
         With a DataFrame ``X``: the grouping column, or several columns for a

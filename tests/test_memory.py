@@ -41,6 +41,8 @@ CASES = {
     # name: (n, d, groups, budget, kwargs, engine)
     "two groups, matrix": (2000, 3, 2, 64 * MiB, {}, "matrix"),
     "two groups, row blocks": (3000, 3, 2, 32 * MiB, {}, "blocked"),
+    "two groups, tiles": (5000, 3, 2, 100 * MiB, {}, "tiled"),
+    "five groups, tiles": (5000, 3, 5, 120 * MiB, {}, "tiled"),
     "eight groups, row blocks": (3000, 3, 8, 32 * MiB, {}, "blocked"),
     "500 groups, folded row blocks": (4000, 2, 500, 64 * MiB, {}, "blocked"),
     "one-dimensional": (200_000, 1, 2, 16 * MiB, {}, "sorted"),
@@ -150,7 +152,7 @@ CAPPED = textwrap.dedent("""
         if what == "pairwise":
             es.pairwise(X)
         elif what == "energy_test":
-            # a budget far above the cap: lowered to what is available, so the test runs in row blocks
+            # a budget far above the cap: lowered to what is available, so the test runs in tiles
             res = es.energy_test(X[:20_000], labels=np.arange(20_000) % 2, n_resamples=9, rng=0,
                                  memory_budget=8 * 2**30)
             print("ok", res.engine, f"{time.perf_counter() - t0:.2f}")
@@ -177,7 +179,7 @@ def test_under_an_address_space_cap(what, tmp_path):
         assert out[0] == "MemoryError" and float(out[1]) < 2.0, proc.stdout
         assert "25000×25000" in proc.stdout and "GiB" in proc.stdout and "ulimit -v" in proc.stdout
     else:
-        assert out[:2] == ["ok", "blocked"], proc.stdout
+        assert out[:2] == ["ok", "tiled"], proc.stdout
 
 
 def test_cluster_test_runs_fewer_reference_fits_when_memory_is_short(monkeypatch):

@@ -102,6 +102,35 @@ class TestEngines:
         for b in range(5):
             np.testing.assert_allclose(M[b], ref_group_sums(X, codes[b], 3, p=0.7), rtol=1e-10)
 
+    @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+    @pytest.mark.parametrize("sizes", [(90, 130), (60, 130, 50), (30, 20, 80, 40, 70)])
+    def test_tiled_engine(self, monkeypatch, dtype, sizes):
+        monkeypatch.setattr(_permutation, "TILE_ROWS", 64)  # 4-5 row blocks: diagonal and off tiles
+        rng = np.random.default_rng(4)
+        sizes = np.array(sizes)
+        k, n = sizes.size, sizes.sum()
+        X = rng.normal(size=(n, 3)).astype(dtype)
+        met = resolve_metric("energy", 0.7, 1.0)
+        codes = random_codes(rng, 7, sizes)
+        out = []
+        for nt in (1, 2):
+            eng = _permutation.TiledEngine(X, k, sizes, met, nt, _permutation.DEFAULT_MEMORY_BUDGET)
+            assert eng.name == "tiled" and len(eng.starts) > 4
+            out.append(eng.group_sums(codes))
+        assert np.array_equal(out[0], out[1])  # the same bits for any number of threads
+        assert np.array_equal(out[0], out[0].transpose(0, 2, 1))
+        for b in range(7):
+            np.testing.assert_allclose(out[0][b], ref_group_sums(X, codes[b], k, p=0.7),
+                                       rtol=1e-12)
+
+    def test_budget_chooses_matrix_tiled_blocked(self):
+        n = 4000  # the matrix: 128 MB; a tile per thread: 32 MiB
+        met = resolve_metric("energy", 1.0, 1.0)
+        plan = [_permutation.plan_engine(n, 3, 2, met, "auto", b).name
+                for b in (512 * 2**20, 100 * 2**20, 16 * 2**20)]
+        assert plan == ["matrix", "tiled", "blocked"]
+        assert _permutation.plan_engine(n, 3, 40, met, "auto", 100 * 2**20).name == "blocked"  # folded
+
     def test_pvalue_from_null(self):
         null = np.array([1.0, 2.0, 3.0, 2.0 * (1 - 1e-15)])
         # values within `tol` below the observed one count as ties (≥); none without it
