@@ -512,3 +512,98 @@ def grouped_input(samples, labels, by, columns, strata, dropna, numeric_only, fn
         svals = as_labels(np.asarray(svals, dtype=object) if not isinstance(svals, pd.Series)
                           else svals, data.n, "strata")
     return data, lab, cols, svals
+
+
+# -- distance covariance: two passes over ranges of rows --------------------------------
+
+#: pairs × features of one task of the dependence passes
+ROWS_WORK = 5e8
+
+
+def _whole(*blocks):
+    return np.ascontiguousarray(np.concatenate(blocks)) if len(blocks) > 1 else np.ascontiguousarray(blocks[0])
+
+
+def _dep_prepare(X, Y, met):
+    """Both variables in working units (each its own power of two), transposed, and their scales."""
+    from . import _engine
+
+    Xw, met_x, sx = _engine.normalise(met, X)
+    Yw, met_y, sy = _engine.normalise(met, Y)
+    if Xw.dtype != Yw.dtype:
+        Xw, Yw = Xw.astype(np.float64), Yw.astype(np.float64)
+    Xw, Yw = np.ascontiguousarray(Xw), np.ascontiguousarray(Yw)
+    return dict(X=Xw, XT=np.ascontiguousarray(Xw.T), Y=Yw, YT=np.ascontiguousarray(Yw.T),
+                code=met.code, px=met_x.param, py=met_y.param, sx=sx, sy=sy)
+
+
+def _dep_rows(prep, r0, r1, n_threads):
+    from ._lib import _dependence
+
+    rs = np.empty((prep["X"].shape[0], 2))
+    _dependence.row_sums(prep["X"], prep["XT"], prep["Y"], prep["YT"], prep["code"], prep["px"],
+                         prep["py"], r0, r1, rs, n_threads)
+    return rs[r0:r1]
+
+
+def _dep_centring(*parts):
+    from .dependence import _centring
+
+    rs = np.concatenate(parts)
+    return _centring(rs[:, 0], rs[:, 1], rs.shape[0])
+
+
+def _dep_products(prep, terms, r0, r1, n_threads):
+    from ._lib import _dependence
+
+    out = np.empty((prep["X"].shape[0], 6))
+    _dependence.centred_products(prep["X"], prep["XT"], prep["Y"], prep["YT"], prep["code"], prep["px"],
+                                 prep["py"], *terms, r0, r1, out, n_threads)
+    return out[r0:r1]
+
+
+def _dep_sums(terms, *parts):
+    from .dependence import _sums_from_rows
+
+    return _sums_from_rows(np.concatenate(parts), *terms[:4])
+
+
+def _row_ranges(n, work_per_row, triangular):
+    """Row ranges of about :data:`ROWS_WORK` each; for the pairs j > i, of equal pairs."""
+    total = work_per_row * n * (0.5 if triangular else 1.0)
+    T = int(min(4096, max(1, math.ceil(total / ROWS_WORK)), n))
+    if triangular:
+        t = np.arange(T + 1) / T
+        edges = np.round(n * (1.0 - np.sqrt(1.0 - t))).astype(int)
+    else:
+        edges = np.round(np.linspace(0, n, T + 1)).astype(int)
+    edges[-1] = n
+    edges = np.unique(edges)
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def lazy_dependence_sums(X, Y, met, n_threads=1):
+    """Delayed ``(VU, sx, sy)`` of :func:`energystats.dependence._sums` for two :class:`DaskData`.
+
+    Each task holds both variables whole (O(n·(p + q)), the same on every
+    worker) and runs the threads backend's kernels on a range of rows: the
+    rows' distance sums, then the centred products of the pairs j > i.
+    Per-row results do not depend on the ranges and their sums are exact
+    (``math.fsum``), so the result is the same bits as the threads backend's.
+    """
+    import dask
+
+    n = X.n
+    whole = dask.delayed(_whole, pure=True)
+    xs = whole(*X.array.rechunk({1: -1}).to_delayed().ravel())
+    ys = whole(*Y.array.rechunk({1: -1}).to_delayed().ravel())
+    prep = dask.delayed(_dep_prepare, pure=True)(xs, ys, met)
+    d = X.d + Y.d
+    rows = [dask.delayed(_dep_rows, pure=True)(prep, int(a), int(b), n_threads)
+            for a, b in _row_ranges(n, n * d, False)]
+    terms = dask.delayed(_dep_centring, pure=True)(*rows)
+    prods = [dask.delayed(_dep_products, pure=True)(prep, terms, int(a), int(b), n_threads)
+             for a, b in _row_ranges(n, n * d, True)]
+    VU = dask.delayed(_dep_sums, pure=True)(terms, *prods)
+    get = dask.delayed(lambda p, key: p[key], pure=True)
+    return VU, get(prep, "sx"), get(prep, "sy")

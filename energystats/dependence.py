@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _engine
+from . import _engine, backends
 from ._lib import _dependence
 from ._metrics import resolve_metric
 from ._validation import as_data, as_square_matrix, check_n_threads, warn
@@ -289,7 +289,9 @@ def _streamed_sums_and_rows(X, Y, code, param_x, param_y, n_threads):
     return V, U, rs
 
 
-def _centred_sums(ra, rb, n, kernel, nt, step):
+def _centring(ra, rb, n):
+    """The centring terms ``(va, vb, ga, gb, ua, ub, uga, ugb)`` of the V and U forms from the
+    rows' distance sums."""
     Sa, Sb = math.fsum(ra), math.fsum(rb)
     va, vb = ra / n, rb / n
     ga, gb = Sa / n**2, Sb / n**2
@@ -299,9 +301,19 @@ def _centred_sums(ra, rb, n, kernel, nt, step):
     else:
         ua = ub = np.zeros(n)
         uga = ugb = 0.0
+    return va, vb, ga, gb, ua, ub, uga, ugb
+
+
+def _centred_sums(ra, rb, n, kernel, nt, step):
+    terms = _centring(ra, rb, n)
     out = np.empty((n, 6))
     for r0 in range(0, n, step):
-        kernel(va, vb, ga, gb, ua, ub, uga, ugb, r0, min(n, r0 + step), out, nt)
+        kernel(*terms, r0, min(n, r0 + step), out, nt)
+    return _sums_from_rows(out, *terms[:4])
+
+
+def _sums_from_rows(out, va, vb, ga, gb):
+    """V and U sums from the per-row sums ``out`` (n, 6) of the centred products (pairs j > i)."""
     upper = [math.fsum(out[:, t]) for t in range(6)]
     Ad, Bd = -2.0 * va + ga, -2.0 * vb + gb  # diagonal of the double-centred matrices (a_ii = 0)
     V = (2 * upper[0] + math.fsum(Ad * Bd), 2 * upper[1] + math.fsum(Ad * Ad),
@@ -333,8 +345,11 @@ def _ratio(cov, vx, vy):
     return cov / math.sqrt(den) if den > 0 else 0.0
 
 
-def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method="auto"):
+def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method="auto", backend=None,
+           compute=True):
     met = resolve_metric(metric, exponent, sigma)
+    if backends.use_dask(backend, compute, (x, y)):
+        return _stats_dask(x, y, data, met, n_threads, need_u, method)
     nt = check_n_threads(n_threads)
     if met.kind == "precomputed":
         X, Y = as_square_matrix(x, "x"), as_square_matrix(y, "y")
@@ -350,7 +365,12 @@ def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method=
     if need_u and n < 4:
         raise ValueError(f"the U-statistics (estimator='U') need at least 4 paired samples "
                          f"(they divide by n(n-3)); got n={n}.")
-    (V, U), sx, sy = _sums(X, Y, met, nt, method)
+    return _stats_result(*_sums(X, Y, met, nt, method), n, met, cx, cy)
+
+
+def _stats_result(VU, sx, sy, n, met, cx, cy):
+    """The :class:`DistanceStatsResult` from the V and U sums (working units) and the scales."""
+    V, U = VU
     cov_v, xx_v, yy_v = (s / n**2 for s in V)
     if n > 3:
         cov_u, xx_u, yy_u = (s / (n * (n - 3)) for s in U)
@@ -371,6 +391,44 @@ def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method=
     return res
 
 
+def _stats_dask(x, y, data, met, n_threads, need_u, method):
+    """:func:`_stats` on the Dask backend: a Delayed :class:`DistanceStatsResult`."""
+    if met.kind != "builtin":
+        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
+                        f"got {met.name!r}.")
+    if data is not None:
+        raise TypeError("`data=` (column names) is not available with backend='dask'; pass the "
+                        "columns as Dask arrays (e.g. `ddf[cols].to_dask_array(lengths=True)`).")
+    if method == "sorted":
+        raise ValueError("`method='sorted'` is not available with backend='dask' (its passes are the "
+                         "'pairwise' method); use method='auto'.")
+    nt = 1 if n_threads is None else check_n_threads(n_threads)
+    X, Y = backends.as_dask_data(x, "x"), backends.as_dask_data(y, "y")
+    n = X.n
+    if Y.n != n:
+        raise ValueError(f"`x` and `y` must have the same number of rows (paired samples); got "
+                         f"{n} and {Y.n}.")
+    if n < 2:
+        raise ValueError(f"distance covariance needs at least 2 paired samples; got {n}.")
+    if need_u and n < 4:
+        raise ValueError(f"the U-statistics (estimator='U') need at least 4 paired samples "
+                         f"(they divide by n(n-3)); got n={n}.")
+    import dask
+
+    sums = backends.lazy_dependence_sums(X, Y, met, nt)
+    return dask.delayed(_stats_result, pure=True)(sums[0], sums[1], sums[2], n, met, None, None)
+
+
+def _finish(res, fn, compute):
+    """``fn(res)``, or for a Delayed ``res`` the Delayed of it (computed unless ``compute=False``)."""
+    if backends.is_dask(res):
+        import dask
+
+        out = dask.delayed(fn, pure=True)(res)
+        return out.compute() if compute else out
+    return fn(res)
+
+
 def _check_constant(res, what):
     if res.dvar_x_sqr == 0 or res.dvar_y_sqr == 0:  # exactly 0 only for a constant variable
         which = "x" if res.dvar_x_sqr == 0 else "y"
@@ -381,7 +439,7 @@ def _check_constant(res, what):
 # -- public functions ------------------------------------------------------------
 
 def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, method="auto",
-                   n_threads=None):
+                   n_threads=None, backend=None, compute=True):
     r"""Distance covariance, variances and correlation of paired samples, V and U forms.
 
     Parameters
@@ -409,6 +467,17 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
         pass to 1e-11 relative or better at n = 2000 and to about 1e-10 (V)
         and 1e-9 (U) at n = 20 000.
     n_threads : int, optional
+        Threads of the compiled kernels (with the Dask backend: per task, default 1).
+    backend : {None, 'threads', 'dask'}, default None
+        Where the two passes run: this process's threads, or Dask tasks over
+        ranges of rows (each task holds x and y, O(n·(p + q)), never an n×n
+        matrix).  None: 'dask' when ``x`` or ``y`` is a Dask array.  The
+        same kernels on the same rows: the same bits as the threads backend.
+        Column names with ``data=`` and ``method='sorted'`` are not
+        available on Dask; see the guide page "Scaling out".
+    compute : bool, default True
+        With the Dask backend, ``False`` returns a
+        :class:`dask.delayed.Delayed` of the result.
 
     Returns
     -------
@@ -444,11 +513,12 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     """
     if method not in ("auto", "sorted", "pairwise"):
         raise ValueError(f"`method` must be 'auto', 'sorted' or 'pairwise'; got {method!r}.")
-    return _stats(x, y, data, exponent, metric, sigma, n_threads, method=method)
+    return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads, method=method, backend=backend,
+                          compute=compute), lambda r: r, compute)
 
 
 def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
-                            sigma=1.0, n_threads=None):
+                            sigma=1.0, n_threads=None, backend=None, compute=True):
     r"""Squared distance covariance: :math:`\mathcal{V}^2_n(x, y)` (V) or :math:`\Omega_n(x, y)` (U).
 
     ``estimator='V'`` is the square of R ``energy``'s ``dcov``; ``'U'`` is R's
@@ -463,12 +533,13 @@ def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, met
     (0.6851852, -0.88889)
     """
     _check_estimator(estimator)
-    res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U")
-    return res.dcov_sqr if estimator == "V" else res.dcov_u
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U",
+                 backend=backend, compute=compute)
+    return _finish(res, lambda r: r.dcov_sqr if estimator == "V" else r.dcov_u, compute)
 
 
 def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
-                             sigma=1.0, n_threads=None):
+                             sigma=1.0, n_threads=None, backend=None, compute=True):
     r"""Squared distance correlation :math:`\mathcal{R}^2_n` (V) or the bias-corrected one (U).
 
     ``estimator='U'`` is R ``energy``'s ``bcdcor`` (may be negative).  A
@@ -483,12 +554,18 @@ def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, me
     (0.3066099, -0.41613)
     """
     _check_estimator(estimator)
-    res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U")
-    _check_constant(res, "distance correlation")
-    return res.dcor_sqr if estimator == "V" else res.dcor_u
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U",
+                 backend=backend, compute=compute)
+
+    def pick(r):
+        _check_constant(r, "distance correlation")
+        return r.dcor_sqr if estimator == "V" else r.dcor_u
+
+    return _finish(res, pick, compute)
 
 
-def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None):
+def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None,
+                        backend=None, compute=True):
     r"""Distance covariance :math:`\mathcal{V}_n(x, y)`, the square root of the V-statistic (R ``dcov``).
 
     Parameters as in :func:`distance_stats`.
@@ -499,10 +576,12 @@ def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma
     >>> round(es.distance_covariance([1, 2, 3, 4, 5, 6], [1, 7, 5, 5, 6, 2]), 7)
     0.8277591
     """
-    return _stats(x, y, data, exponent, metric, sigma, n_threads).dcov
+    return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads, backend=backend, compute=compute),
+                   lambda r: r.dcov, compute)
 
 
-def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None):
+def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None,
+                         backend=None, compute=True):
     r"""Distance correlation :math:`\mathcal{R}_n(x, y)`, the square root (R ``dcor``), in [0, 1].
 
     Parameters as in :func:`distance_stats`.  0 characterises independence in
@@ -519,9 +598,13 @@ def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigm
     >>> round(es.distance_correlation("a", "b", data=df), 7)
     0.5537237
     """
-    res = _stats(x, y, data, exponent, metric, sigma, n_threads)
-    _check_constant(res, "distance correlation")
-    return res.dcor
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads, backend=backend, compute=compute)
+
+    def pick(r):
+        _check_constant(r, "distance correlation")
+        return r.dcor
+
+    return _finish(res, pick, compute)
 
 
 # -- permutation test of independence ---------------------------------------------

@@ -291,3 +291,60 @@ class TestInput:
         with pytest.raises(ImportError, match=r'pip install "energy-statistics\[dask\]"'):
             es.energy_distance(np.zeros(3), np.ones(3), backend="dask")
         assert es.energy_distance(np.zeros(3), np.ones(3)) == 2.0  # the threads backend is unaffected
+
+
+# -- dependence -------------------------------------------------------------------------
+
+@pytest.fixture
+def small_rows(monkeypatch):
+    monkeypatch.setattr(backends, "ROWS_WORK", 2e4)  # a dozen tasks per pass on small data
+
+
+class TestDependence:
+    @pytest.mark.parametrize("metric, exponent, sigma", [METRICS[0], METRICS[1], METRICS[3]])
+    def test_same_bits_as_threads(self, client, small_rows, metric, exponent, sigma):
+        rng = np.random.default_rng(4)
+        x = rng.normal(size=(400, 3))
+        y = np.column_stack([x[:, 0] ** 2, np.sin(x[:, 1])]) + rng.normal(size=(400, 2))
+        kw = dict(metric=metric, exponent=exponent, sigma=sigma)
+        want = es.distance_stats(x, y, **kw)
+        got = es.distance_stats(da.from_array(x, chunks=(90, 3)), da.from_array(y, chunks=(130, 1)), **kw)
+        assert got == want  # the same kernels on the same rows; exact sums of the rows
+        for f in (es.distance_covariance, es.distance_correlation):
+            assert f(x, y, backend="dask", **kw) == f(x, y, **kw)
+        for est in ("V", "U"):
+            assert es.distance_covariance_sqr(x, y, estimator=est, backend="dask", **kw) == \
+                es.distance_covariance_sqr(x, y, estimator=est, **kw)
+            assert es.distance_correlation_sqr(x, y, estimator=est, backend="dask", **kw) == \
+                es.distance_correlation_sqr(x, y, estimator=est, **kw)
+
+    def test_scales_and_float32(self, client, small_rows):
+        rng = np.random.default_rng(5)
+        x, y = rng.normal(size=(300, 2)), rng.normal(size=(300, 4))
+        assert es.distance_stats(da.from_array(x * 1e200), y * 1e-200) == es.distance_stats(x * 1e200, y * 1e-200)
+        x32, y32 = x.astype(np.float32), y.astype(np.float32)
+        assert es.distance_stats(da.from_array(x32), da.from_array(y32)) == es.distance_stats(x32, y32)
+
+    def test_lazy_and_validation(self, client, small_rows):
+        bad = _exploding(300, 3)
+        y = np.zeros((300, 2))
+        for f in (es.distance_stats, es.distance_covariance, es.distance_correlation_sqr):
+            obj = f(bad, y, compute=False)
+            assert isinstance(obj, Delayed)
+            with pytest.raises(RuntimeError, match="the input was computed"):
+                obj.compute()
+        x = np.random.default_rng(6).normal(size=(300, 3))
+        x[123, 2] = np.nan
+        with pytest.raises(ValueError, match=r"`x` contains NaN .*first row 123"):
+            es.distance_covariance(da.from_array(x, chunks=100), y)
+        with pytest.raises(ValueError, match="is constant"):
+            es.distance_correlation(da.from_array(np.nan_to_num(x)), y)  # y is constant
+        with pytest.raises(ValueError, match="same number of rows"):
+            es.distance_covariance(da.from_array(x), y[:200])
+        with pytest.raises(TypeError, match="`data=`"):
+            es.distance_covariance("a", "b", data=dd.from_pandas(pd.DataFrame({"a": [1.0], "b": [2.0]}),
+                                                               npartitions=1), backend="dask")
+        with pytest.raises(ValueError, match="method='sorted'"):
+            es.distance_stats(da.from_array(x[:, :1]), y[:, :1], method="sorted")
+        with pytest.raises(ValueError, match="at least 4 paired samples"):
+            es.distance_covariance_sqr(da.from_array(x[:3]), y[:3], estimator="U")
