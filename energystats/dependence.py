@@ -973,7 +973,7 @@ class DistanceCorrelationTTestResult:
 
 
 def distance_correlation_ttest(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
-                               n_threads=None):
+                               n_threads=None, backend=None, compute=True):
     r"""t-test of independence by the bias-corrected distance correlation (high dimension).
 
     Parameters as in :func:`distance_stats`.
@@ -1003,9 +1003,14 @@ def distance_correlation_ttest(x, y, *, data=None, exponent=1.0, metric="energy"
     >>> round(res.statistic, 6), res.df, round(res.pvalue, 6)
     (-0.931319, 1174, 0.82406)
     """
+    est = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=True, backend=backend,
+                 compute=compute)
+    return _finish(est, _ttest, compute)
+
+
+def _ttest(est):
     from scipy import stats
 
-    est = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=True)
     _check_constant(est, "distance correlation t-test")
     n = est.n_samples
     M = n * (n - 3) / 2

@@ -318,6 +318,16 @@ class TestDependence:
             assert es.distance_correlation_sqr(x, y, estimator=est, backend="dask", **kw) == \
                 es.distance_correlation_sqr(x, y, estimator=est, **kw)
 
+    def test_ttest(self, client, small_rows):
+        rng = np.random.default_rng(7)
+        x, y = rng.normal(size=(60, 30)), rng.normal(size=(60, 40))
+        y[:, 0] += x[:, 0]
+        want = es.distance_correlation_ttest(x, y)
+        got = es.distance_correlation_ttest(da.from_array(x, chunks=(20, 30)), y)
+        assert (got.statistic, got.pvalue, got.df) == (want.statistic, want.pvalue, want.df)
+        lazy = es.distance_correlation_ttest(x, y, backend="dask", compute=False)
+        assert isinstance(lazy, Delayed) and lazy.compute().pvalue == want.pvalue
+
     def test_scales_and_float32(self, client, small_rows):
         rng = np.random.default_rng(5)
         x, y = rng.normal(size=(300, 2)), rng.normal(size=(300, 4))
