@@ -334,11 +334,10 @@ class StreamedGram:
     every bit as :func:`centred_gram` would hold it.  Memory O(n·d).
     """
 
-    def __init__(self, X, metric, n_threads):
+    def __init__(self, X, metric, n_threads, r=None):
         n = X.shape[0]
-        r = np.empty(n)
-        for i0, D in semimetric_rows(X, metric, n_threads):
-            r[i0:i0 + D.shape[0]] = D.mean(axis=1)
+        if r is None:
+            r = self.row_means(X, metric, n_threads)
         self.r = r
         self.mu = float(r.mean())
         # the diagonal as centred_gram computes it (rho(x, x) = 0)
@@ -354,6 +353,18 @@ class StreamedGram:
         self.n = n
         self.n_threads = n_threads
 
+    @staticmethod
+    def row_means(X, metric, n_threads, a=0, b=None):
+        """Row means of D for rows ``a:b`` (block by block: the bits of ``D.mean(axis=1)``)."""
+        n = X.shape[0]
+        b = n if b is None else b
+        r = np.empty(b - a)
+        step = block_rows(n)
+        for i0 in range(a, b, step):
+            D = _engine.pairwise_values(X[i0:min(b, i0 + step)], X, metric, n_threads)
+            r[i0 - a:i0 - a + D.shape[0]] = D.mean(axis=1)
+        return r
+
     def rows(self, idx, n_threads=None):
         idx = np.ascontiguousarray(np.atleast_1d(idx), dtype=np.intp)
         out = np.empty((idx.size, self.n))
@@ -364,21 +375,47 @@ class StreamedGram:
     def row(self, i):
         return self.rows([i])[0]
 
-    def products(self, label_sets, k):
-        """``[G @ Z_s for every labelling s]`` (Z one-hot), in one pass over the rows of G."""
+    def products(self, label_sets, k, a=0, b=None):
+        """``[(G @ Z_s)[a:b] for every labelling s]`` (Z one-hot), in one pass over rows a:b of G."""
         n = self.n
+        b = n if b is None else b
         Zs = []
         for labels in label_sets:
             Z = np.zeros((n, k))
             Z[np.arange(n), labels] = 1.0
             Zs.append(Z)
-        out = [np.empty((n, k)) for _ in label_sets]
+        out = [np.empty((b - a, k)) for _ in label_sets]
         step = block_rows(n)
-        for i0 in range(0, n, step):
-            Gb = self.rows(np.arange(i0, min(n, i0 + step)))
+        for i0 in range(a, b, step):
+            Gb = self.rows(np.arange(i0, min(b, i0 + step)))
             for Z, QX in zip(Zs, out):
-                QX[i0:i0 + Gb.shape[0]] = Gb @ Z
+                QX[i0 - a:i0 - a + Gb.shape[0]] = Gb @ Z
         return out
+
+    def tolerance(self):
+        """:func:`tolerance` of G, from its diagonal."""
+        return 16.0 * np.finfo(float).eps * (self.n + 1) * max(float(np.max(np.abs(self.diag))),
+                                                               np.finfo(float).tiny)
+
+    def start(self, init, k, seed):
+        """The initial labelling of the restart seeded by ``seed`` (as :func:`_initial_labels`)."""
+        if isinstance(init, np.ndarray):
+            return init.copy()
+        if init == "k-means++":
+            return _kmeanspp(self.diag, self.row, k, np.random.default_rng(seed))
+        return random_labels(self.n, k, np.random.default_rng(seed))
+
+    def restart(self, labels, QX, k, algorithm, max_iter, tol, n_threads):
+        """One local search from ``labels`` with its n×k table ``QX``: (labels, objective, n_iter)."""
+        labels = np.array(labels, dtype=np.intp)
+        QX = np.array(QX, dtype=np.float64)  # the kernel updates both in place
+        Q = np.bincount(labels, weights=QX[np.arange(self.n), labels], minlength=k).astype(np.float64)
+        sizes = np.bincount(labels, minlength=k).astype(np.intp)
+        it, _, _ = _hartigan.hartigan_streamed(self.X, self.XT, self.metric.code, self.metric.param,
+                                               self.mult, self.whole, self.r, self.mu, self.diag, labels,
+                                               k, QX, Q, sizes, max_iter, tol,
+                                               lloyd=algorithm == "lloyd", n_threads=n_threads)
+        return labels, float(_hartigan.objective(Q, sizes, k)), int(it)
 
 
 def fit_streamed(X, metric, k, algorithm, init, n_init, max_iter, rng, n_threads):
@@ -392,38 +429,28 @@ def fit_streamed(X, metric, k, algorithm, init, n_init, max_iter, rng, n_threads
     if algorithm not in ("hartigan", "lloyd"):
         raise ValueError(f"`engine='streamed'` runs algorithm 'hartigan' or 'lloyd'; got {algorithm!r}.")
     gram = StreamedGram(X, metric, n_threads)
-    diag = gram.diag
-    tol = 16.0 * np.finfo(float).eps * (gram.n + 1) * max(float(np.max(np.abs(diag))),
-                                                          np.finfo(float).tiny)
-    if isinstance(init, np.ndarray):
-        n_init = 1
-    seeds = rng.integers(0, 2**63 - 1, size=n_init)
-    starts = []
-    for seed in seeds:
-        if isinstance(init, np.ndarray):
-            starts.append(init.copy())
-        elif init == "k-means++":
-            starts.append(_kmeanspp(diag, gram.row, k, np.random.default_rng(seed)))
-        else:
-            starts.append(random_labels(gram.n, k, np.random.default_rng(seed)))
+    tol = gram.tolerance()
+    seeds = restart_seeds(init, n_init, rng)
+    starts = [gram.start(init, k, seed) for seed in seeds]
     tables = gram.products(starts, k)
     order = {int(s): t for t, s in enumerate(seeds)}
     per = max(1, n_threads // max(1, min(n_threads, len(seeds))))
 
     def one(seed, stop):
         t = order[int(seed)]
-        labels = np.ascontiguousarray(starts[t], dtype=np.intp)
-        QX = tables[t]
-        Q = np.bincount(labels, weights=QX[np.arange(gram.n), labels], minlength=k).astype(np.float64)
-        sizes = np.bincount(labels, minlength=k).astype(np.intp)
         _check_stop(stop)
-        it, _, _ = _hartigan.hartigan_streamed(gram.X, gram.XT, gram.metric.code, gram.metric.param,
-                                               gram.mult, gram.whole, gram.r, gram.mu, diag, labels, k,
-                                               QX, Q, sizes, max_iter, tol,
-                                               lloyd=algorithm == "lloyd", n_threads=per)
-        return labels, float(_hartigan.objective(Q, sizes, k)), int(it)
+        return gram.restart(starts[t], tables[t], k, algorithm, max_iter, tol, per)
 
-    results = run_restarts(one, seeds, n_threads, gram.n)
+    return best_restart(run_restarts(one, seeds, n_threads, gram.n))
+
+
+def restart_seeds(init, n_init, rng):
+    """The restarts' seeds, drawn before any work (one restart for given initial labels)."""
+    return rng.integers(0, 2**63 - 1, size=1 if isinstance(init, np.ndarray) else n_init)
+
+
+def best_restart(results):
+    """(labels, n_iter) of the restart with the largest objective (lowest W), ties to the first."""
     best = max(range(len(results)), key=lambda r: (results[r][1], -r))
     labels, _, it = results[best]
     return labels, it

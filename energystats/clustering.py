@@ -93,8 +93,24 @@ def _reject_sparse_complex(X):
 
 
 def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter,
-                   random_state, n_threads, engine="auto", approximation=None, n_components=256):
+                   random_state, n_threads, engine="auto", approximation=None, n_components=256,
+                   backend=None):
     """Validate once; returns a dict of resolved settings and the data."""
+    from . import backends
+
+    if backends.is_dask(X):
+        raise TypeError("energy clustering holds the data in memory (a move needs every row): pass "
+                        "a NumPy array or DataFrame (`x.compute()`); backend='dask' runs its passes "
+                        "and restarts on the cluster.")
+    if backend not in (None, "threads", "dask"):
+        raise ValueError(f"`backend` must be None, 'threads' or 'dask'; got {backend!r}.")
+    if backend == "dask":
+        backends.require_dask()
+        if approximation is not None or engine == "matrix" or algorithm not in ("hartigan", "lloyd"):
+            raise ValueError("backend='dask' runs the exact matrix-free engine (engine='streamed', "
+                             "algorithm 'hartigan' or 'lloyd'); the Nyström approximation and the "
+                             "n×n matrix run on this machine (backend=None).")
+        engine = "streamed"
     _reject_sparse_complex(X)
     met = resolve_metric(metric, exponent, sigma)
     if algorithm not in _ce.ALGORITHMS:
@@ -154,6 +170,7 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
         n_init=check_int(n_init, "n_init", 1), max_iter=check_int(max_iter, "max_iter", 1),
         rng=check_rng(random_state), n_threads=check_n_threads(n_threads), engine=eng,
         n_components=n_comp if approximation == "nystrom" else None,
+        backend="dask" if backend == "dask" else "threads",
     )
 
 
@@ -173,6 +190,17 @@ def _fit(opts):
         del feats.F
         labels = _ce.canonical_labels(labels, k)
         M = _engine.group_sum_matrix(X, labels, k, met, nt)  # the exact W of the partition
+    elif opts["engine"] == "streamed" and opts.get("backend") == "dask":
+        import dask
+
+        from . import backends
+
+        labels, n_iter = backends.lazy_fit_streamed(X, met, k, opts["algorithm"], opts["init"],
+                                                    opts["n_init"], opts["max_iter"], opts["rng"]).compute()
+        labels = _ce.canonical_labels(labels, k)
+        # the exact W of the partition: the k×k sums as tiles on the cluster
+        M, scale = dask.compute(*backends.lazy_group_sums(backends.as_dask_data(X), labels, k, met))
+        M = scale.apply(M)
     elif opts["engine"] == "streamed":
         labels, n_iter = _ce.fit_streamed(X, met, k, opts["algorithm"], opts["init"], opts["n_init"],
                                           opts["max_iter"], opts["rng"], nt)
@@ -236,6 +264,12 @@ class EnergyClustering(*_Bases):
         Landmarks of the Nyström map (at most n); ``n_components_`` is the
         rank kept (eigenvalues of the landmarks' kernel above 1e-10 of the
         largest).
+    backend : {None, 'threads', 'dask'}, default None
+        'dask': the exact matrix-free engine (``engine='streamed'``) with its
+        passes over the rows of G, its restarts and the final k×k sums as
+        Dask tasks (the current ``distributed.Client``, else Dask's local
+        scheduler); every task holds the data.  The same partition as on
+        this machine.  None / 'threads': this machine.
     engine : {'auto', 'matrix', 'streamed'}, default 'auto'
         How the Gram matrix is held.  'matrix': in memory (n² doubles);
         'streamed': never formed — one pass over the rows of rho gives the
@@ -316,7 +350,7 @@ class EnergyClustering(*_Bases):
     def __init__(self, n_clusters=2, *, metric="energy", exponent=1.0, sigma=1.0,
                  algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
                  random_state=None, n_threads=None, engine="auto", approximation=None,
-                 n_components=256):
+                 n_components=256, backend=None):
         self.n_clusters = n_clusters
         self.metric = metric
         self.exponent = exponent
@@ -330,12 +364,13 @@ class EnergyClustering(*_Bases):
         self.engine = engine
         self.approximation = approximation
         self.n_components = n_components
+        self.backend = backend
 
     def _opts(self, X):
         return _clustering_iv(X, self.n_clusters, self.metric, self.exponent, self.sigma,
                               self.algorithm, self.init, self.n_init, self.max_iter,
                               self.random_state, self.n_threads, self.engine, self.approximation,
-                              self.n_components)
+                              self.n_components, self.backend)
 
     def fit(self, X, y=None):
         """Cluster ``X`` (array, DataFrame or, with 'precomputed', an n×n matrix); returns self."""
@@ -494,14 +529,14 @@ def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metr
                       exponent=1.0, sigma=1.0,
                       algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
                       rng=None, n_threads=None, engine="auto", approximation=None,
-                      n_components=256):
+                      n_components=256, backend=None):
     r"""Energy clustering of ``X`` into ``n_clusters`` groups (functional form).
 
     Parameters
     ----------
     X : array_like or DataFrame, shape (n_samples, n_features)
         Data; with ``metric='precomputed'`` an n×n semimetric matrix.
-    n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter, n_threads, engine, approximation, n_components
+    n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter, n_threads, engine, approximation, n_components, backend
         As in :class:`EnergyClustering`.
     columns : list, optional
         With a DataFrame ``X``: the columns to use (default: all, which must
@@ -543,7 +578,7 @@ def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metr
     X, cols, _ = select_frame(X, columns, numeric_only=numeric_only)
     gen, seed = seeded_rng(rng)
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
-                          max_iter, gen, n_threads, engine, approximation, n_components)
+                          max_iter, gen, n_threads, engine, approximation, n_components, backend)
     labels, disp, n_iter = _fit(opts)
     out = labels
     if opts["index"] is not None:

@@ -358,3 +358,30 @@ class TestDependence:
             es.distance_stats(da.from_array(x[:, :1]), y[:, :1], method="sorted")
         with pytest.raises(ValueError, match="at least 4 paired samples"):
             es.distance_covariance_sqr(da.from_array(x[:3]), y[:3], estimator="U")
+
+
+# -- energy clustering -------------------------------------------------------------------
+
+class TestClustering:
+    def test_same_partition_on_the_cluster(self, client, monkeypatch):
+        monkeypatch.setattr(backends, "ROWS_WORK", 5e4)  # several row ranges
+        monkeypatch.setattr(backends, "TILE_WORK", 128.0**2)
+        rng = np.random.default_rng(8)
+        X = np.vstack([rng.normal(0, 1, (300, 3)), rng.normal(1.5, 1, (250, 3)), rng.normal(-1, 1, (200, 3))])
+        for algorithm in ("hartigan", "lloyd"):
+            want = es.EnergyClustering(3, algorithm=algorithm, n_init=3, random_state=4, engine="matrix").fit(X)
+            got = es.EnergyClustering(3, algorithm=algorithm, n_init=3, random_state=4, backend="dask").fit(X)
+            assert got.engine_ == "streamed"
+            assert np.array_equal(got.labels_, want.labels_) and got.n_iter_ == want.n_iter_
+            assert got.W_ == pytest.approx(want.W_, rel=1e-12)
+        res = es.energy_clustering(X, 3, n_init=3, rng=4, backend="dask")
+        assert res.engine == "streamed" and np.array_equal(res.labels, want.labels_)
+
+    def test_errors(self, client):
+        X = np.random.default_rng(9).normal(size=(40, 2))
+        with pytest.raises(TypeError, match="holds the data in memory"):
+            es.EnergyClustering(2).fit(da.from_array(X))
+        with pytest.raises(ValueError, match="Nyström approximation and the n×n matrix"):
+            es.EnergyClustering(2, backend="dask", approximation="nystrom").fit(X)
+        with pytest.raises(ValueError, match="`backend` must be None, 'threads' or 'dask'"):
+            es.EnergyClustering(2, backend="ray").fit(X)
