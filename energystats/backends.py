@@ -582,7 +582,7 @@ def _row_ranges(n, work_per_row, triangular):
     return list(zip(edges[:-1], edges[1:]))
 
 
-def lazy_dependence_sums(X, Y, met, n_threads=1):
+def lazy_dependence_sums(X, Y, met, n_threads=1, parts=False):
     """Delayed ``(VU, sx, sy)`` of :func:`energystats.dependence._sums` for two :class:`DaskData`.
 
     Each task holds both variables whole (O(n·(p + q)), the same on every
@@ -606,7 +606,52 @@ def lazy_dependence_sums(X, Y, met, n_threads=1):
              for a, b in _row_ranges(n, n * d, True)]
     VU = dask.delayed(_dep_sums, pure=True)(terms, *prods)
     get = dask.delayed(lambda p, key: p[key], pure=True)
-    return VU, get(prep, "sx"), get(prep, "sy")
+    out = (VU, get(prep, "sx"), get(prep, "sy"))
+    return out + (prep, terms) if parts else out
+
+
+def _dep_permuted(prep, terms, perms, n_threads):
+    """``Σ_ij A_ij B_{p_i p_j}`` for a batch of permutations (the threads backend's streamed kernel,
+    all rows in one call: the same bits as its row-split calls)."""
+    from ._lib import _dependence
+
+    va, vb, ga, gb = terms[:4]
+    perms = np.ascontiguousarray(perms, dtype=np.intp)
+    state = np.zeros((perms.shape[0], 2))
+    _dependence.streamed_permuted_products(prep["X"], prep["XT"], prep["Y"], prep["code"], prep["px"],
+                                           prep["py"], va, ga, vb, gb, perms, 0, prep["X"].shape[0],
+                                           state, n_threads)
+    return state[:, 0] + state[:, 1]
+
+
+def _draw_perms(gen, n, count, strata):
+    from ._permutation import draw_permutations
+
+    g = copy.deepcopy(gen)
+    return draw_permutations(g, np.arange(n), count, strata), g
+
+
+def lazy_permuted_sums(prep, terms, n, d, *, R, gen, strata, exact_perms, n_threads=1):
+    """Delayed ``(observed Σ A_ij B_ij, the permuted sums)`` of the independence test.
+
+    Random permutations are drawn batch after batch from ``gen`` by a chain
+    of tasks, as the threads backend draws them; each batch is one task.
+    """
+    import dask
+
+    perm = dask.delayed(_dep_permuted, pure=True)
+    obs = perm(prep, terms, np.arange(n, dtype=np.intp)[None, :], n_threads)
+    if exact_perms is not None:
+        batches = [exact_perms[i:i + 256] for i in range(0, exact_perms.shape[0], 256)]
+    else:
+        B = int(max(8, min(R, 8 * (ROWS_WORK // max(1.0, 4.0 * n * n * d)))))
+        draw = dask.delayed(_draw_perms, nout=2, pure=True)
+        batches, g = [], gen
+        for done in range(0, R, B):
+            p, g = draw(g, n, min(B, R - done), strata)
+            batches.append(p)
+    null = dask.delayed(_concat, pure=True)([perm(prep, terms, p, n_threads) for p in batches])
+    return obs, null
 
 
 # -- energy clustering without the n×n matrix: passes and restarts as tasks ----------------

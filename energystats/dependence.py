@@ -811,7 +811,7 @@ def _permutation_plan(n, st, R, exact, gen):
 
 def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exponent=1.0,
                       metric="energy", sigma=1.0, rng=None, exact=None, strata=None,
-                      memory_budget=2**30, n_threads=None):
+                      memory_budget=2**30, n_threads=None, backend=None, compute=True):
     r"""Permutation test of independence of x and y by distance covariance.
 
     Parameters
@@ -836,6 +836,17 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
         to 80 % of the memory available).  Beyond it (n above about 8 000 by
         default) each permutation recomputes the distances from the data —
         no n×n matrix, R n² (d_x + d_y) work.
+    n_threads : int, optional
+        Threads of the compiled kernels (with the Dask backend: per task, default 1).
+    backend : {None, 'threads', 'dask'}, default None
+        'dask': the statistic's passes and each batch of permutations as Dask
+        tasks (each holds x, y and the batch), with the streamed kernel; the
+        permutations are drawn from ``rng`` as on threads, so the p-value
+        and the null distribution are those of the threads backend's
+        streamed kernel, bit for bit.  None: 'dask' for Dask input.
+    compute : bool, default True
+        With the Dask backend, ``False`` returns a
+        :class:`dask.delayed.Delayed` of the result.
 
     Returns
     -------
@@ -884,6 +895,9 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
         raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
     R = check_int(n_resamples, "n_resamples", 0)
     gen, seed = seeded_rng(rng)
+    if backends.use_dask(backend, compute, (x, y, strata)):
+        return _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact,
+                                  strata, n_threads, memory_budget, compute)
     est = _stats(x, y, data, exponent, metric, sigma, n_threads)
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
@@ -915,6 +929,64 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
                                   pvalue_se(p, total, is_exact), None if is_exact else seed,
                                   est.columns_x, est.columns_y,
                                   None if st is None else list(lab.groups))
+
+
+def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact, strata,
+                       n_threads, memory_budget, compute):
+    """:func:`independence_test` on the Dask backend (the streamed kernels as tasks)."""
+    import dask
+
+    from ._permutation import Strata
+    from ._validation import as_labels
+
+    if memory_budget != 2**30:
+        raise ValueError("`memory_budget` bounds the threads backend's working memory; with "
+                         "backend='dask' each task holds x, y and a batch of permutations, so leave "
+                         "it at its default.")
+    met = resolve_metric(metric, exponent, sigma)
+    est = _stats(x, y, data, exponent, metric, sigma, n_threads, backend="dask")  # validates
+    nt = 1 if n_threads is None else check_n_threads(n_threads)
+    X, Y = backends.as_dask_data(x, "x"), backends.as_dask_data(y, "y")
+    n = X.n
+    st = lab = None
+    if strata is not None:
+        if backends.is_dask(strata):
+            strata = strata.compute()
+        lab = as_labels(strata, n, "strata")
+        st = Strata(lab.codes)
+    is_exact, total, perms = _permutation_plan(n, st, R, exact, gen)
+    VU, sx, sy, prep, terms = backends.lazy_dependence_sums(X, Y, met, nt, parts=True)
+    obs = null = None
+    if is_exact or R > 0:
+        obs, null = backends.lazy_permuted_sums(prep, terms, n, X.d + Y.d, R=R, gen=gen, strata=st,
+                                                exact_perms=perms(0, total) if is_exact else None,
+                                                n_threads=nt)
+    out = dask.delayed(_independence_finish, pure=True)(est, obs, null, VU, sx, sy, statistic, n, total,
+                                                        is_exact, seed,
+                                                        None if lab is None else list(lab.groups))
+    return out.compute() if compute else out
+
+
+def _independence_finish(est, obs, null, VU, sx, sy, statistic, n, total, is_exact, seed, strata_groups):
+    from ._permutation import pvalue_from_null, pvalue_se
+
+    if est.dvar_x_sqr == 0 or est.dvar_y_sqr == 0:
+        _check_constant(est, "test of independence")
+    stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
+    if null is None:
+        return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est, None, None,
+                                      est.columns_x, est.columns_y, strata_groups)
+    V = VU[0]
+    norms = (V[1], V[2])
+    tol = 64 * np.finfo(float).eps * math.sqrt(norms[0] * norms[1])
+    p = float(pvalue_from_null(obs[0], null, is_exact, tol=tol))
+    if statistic == "dcov":
+        null = sy.apply(sx.apply(null / n))
+    else:
+        null = null / math.sqrt(norms[0] * norms[1])
+    return IndependenceTestResult(stat_out, p, null, statistic, total, bool(is_exact), est,
+                                  pvalue_se(p, total, is_exact), None if is_exact else seed,
+                                  est.columns_x, est.columns_y, strata_groups)
 
 
 def _count_perms(n, strata, limit):

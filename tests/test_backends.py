@@ -328,6 +328,28 @@ class TestDependence:
         lazy = es.distance_correlation_ttest(x, y, backend="dask", compute=False)
         assert isinstance(lazy, Delayed) and lazy.compute().pvalue == want.pvalue
 
+    @pytest.mark.parametrize("statistic", ["dcov", "dcor"])
+    def test_independence_test(self, client, small_rows, statistic):
+        rng = np.random.default_rng(8)
+        x = rng.normal(size=(250, 2))
+        y = 0.3 * x[:, :1] ** 2 + rng.normal(size=(250, 1))
+        strata = np.arange(250) % 3
+        for kw in ({}, {"strata": strata}):
+            # the threads backend's streamed kernel (a budget too small for the matrices)
+            want = es.independence_test(x, y, statistic=statistic, n_resamples=99, rng=3,
+                                        memory_budget=1000, **kw)
+            got = es.independence_test(da.from_array(x, chunks=(60, 2)), y, statistic=statistic,
+                                       n_resamples=99, rng=3, **kw)
+            assert got.pvalue == want.pvalue and got.statistic == want.statistic
+            assert np.array_equal(got.null_distribution, want.null_distribution)  # the same bits
+            assert got.seed == 3 and got.strata == want.strata
+        small = es.independence_test(x[:6], y[:6], backend="dask")
+        assert small.exact and small.pvalue == es.independence_test(x[:6], y[:6]).pvalue
+        lazy = es.independence_test(x, y, n_resamples=19, rng=1, backend="dask", compute=False)
+        assert isinstance(lazy, Delayed) and lazy.compute().n_resamples == 19
+        with pytest.raises(ValueError, match="memory_budget"):
+            es.independence_test(da.from_array(x), y, memory_budget=2**20)
+
     def test_scales_and_float32(self, client, small_rows):
         rng = np.random.default_rng(5)
         x, y = rng.normal(size=(300, 2)), rng.normal(size=(300, 4))
