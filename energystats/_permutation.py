@@ -15,7 +15,7 @@ for a batch of relabellings ``codes`` (shape (B, n)).  Three engines:
     fold per relabelling.
 ``tiled``
     When ``D`` does not fit in the memory budget (fewer than 32 groups): for
-    each batch, ``D`` is recomputed in tiles of 2048 rows, each tile pushing
+    each batch, ``D`` is recomputed in tiles of 1024 rows, each tile pushing
     the whole batch through one matrix product (threads over tiles).
 ``blocked``
     With many groups, or a budget too small for two tiles, when ``D`` does not fit: for each batch, ``D`` is
@@ -393,13 +393,14 @@ def tile_group_sums(XI, XJ, codes, i0, i1, j0, j1, k, inv, metric, diagonal, n_t
     return T if diagonal else T + T.transpose(0, 2, 1)
 
 
-#: rows of a tile of the 'tiled' engine (and of the Dask backend's permutation tiles): its
-#: block of rho is 32 MiB
-TILE_ROWS = 2048
+#: rows of a tile of the 'tiled' engine: its block of rho is 8 MiB (1024 to 2048 rows and 256
+#: to 1024 relabellings a batch measured alike at n = m = 5000, d = 10, R = 999:
+#: benchmarks/bench_scale.py)
+TILE_ROWS = 1024
 #: relabellings per batch of the 'tiled' engine at most: every tile recomputes its block of
-#: rho once per batch (about 1 % of a batch's work at this size), and the batch's codes and
+#: rho once per batch (a few % of a batch's work at this size), and the batch's codes and
 #: one-hot rows stay small
-TILED_BATCH = 256
+TILED_BATCH = 512
 
 
 class TiledEngine(MatrixEngine):

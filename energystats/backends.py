@@ -43,7 +43,8 @@ DASK_INSTALL = 'pip install "energy-statistics[dask]"'
 #: Dask's per-task overhead (about 1 ms) and small enough to spread over many workers
 TILE_WORK = 1e9
 #: rows of a permutation tile: its block of rho (8 b² bytes, 32 MiB) is held while a
-#: batch of relabellings goes through one matrix product
+#: batch of relabellings goes through one matrix product (twice the threads backend's
+#: 'tiled' engine's rows: a task should run well above Dask's per-task overhead)
 PERM_ROWS = 2048
 #: bytes of the one-hot rows of one batch in one permutation tile (per row block)
 PERM_BATCH_BYTES = 2**25

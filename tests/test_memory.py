@@ -40,10 +40,11 @@ def peak_of(call):
 CASES = {
     # name: (n, d, groups, budget, kwargs, engine)
     "two groups, matrix": (2000, 3, 2, 64 * MiB, {}, "matrix"),
-    "two groups, row blocks": (3000, 3, 2, 32 * MiB, {}, "blocked"),
-    "two groups, tiles": (5000, 3, 2, 100 * MiB, {}, "tiled"),
-    "five groups, tiles": (5000, 3, 5, 120 * MiB, {}, "tiled"),
-    "eight groups, row blocks": (3000, 3, 8, 32 * MiB, {}, "blocked"),
+    "two groups, row blocks": (3000, 3, 2, 12 * MiB, {}, "blocked"),
+    "two groups, tiles": (5000, 3, 2, 32 * MiB, {}, "tiled"),
+    "five groups, tiles": (5000, 3, 5, 48 * MiB, {}, "tiled"),
+    "eight groups, row blocks": (3000, 3, 8, 12 * MiB, {}, "blocked"),
+    "eight groups, tiles": (3000, 3, 8, 32 * MiB, {}, "tiled"),
     "500 groups, folded row blocks": (4000, 2, 500, 64 * MiB, {}, "blocked"),
     "one-dimensional": (200_000, 1, 2, 16 * MiB, {}, "sorted"),
     "streamed": (3000, 3, 2, 2 * MiB, {"method": "streamed"}, "streamed"),
@@ -71,7 +72,7 @@ def test_disco_with_two_factors_keeps_the_budget():
     import pandas as pd
 
     df = pd.DataFrame({"x": X[:, 0], "y": X[:, 1], **labels})
-    budget = 24 * MiB
+    budget = 12 * MiB
     res, peak = peak_of(lambda: es.disco(df, by=["a", "b"], columns=["x", "y"], n_resamples=99,
                                          rng=0, memory_budget=budget))
     assert res.engine == "blocked"
@@ -117,7 +118,7 @@ def test_the_budget_is_lowered_to_the_memory_available(monkeypatch):
     monkeypatch.setenv("ENERGYSTATS_AVAILABLE_MEMORY", str(40 * MiB))
     assert _memory.available_memory() == (40 * MiB, "ENERGYSTATS_AVAILABLE_MEMORY")
     res = es.energy_test(X, labels=labels, n_resamples=19, rng=0)
-    assert res.engine == "blocked"
+    assert res.engine == "tiled"
     monkeypatch.delenv("ENERGYSTATS_AVAILABLE_MEMORY")
     ref = es.energy_test(X, labels=labels, n_resamples=19, rng=0)
     assert ref.engine == "matrix"

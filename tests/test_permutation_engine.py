@@ -124,10 +124,10 @@ class TestEngines:
                                        rtol=1e-12)
 
     def test_budget_chooses_matrix_tiled_blocked(self):
-        n = 4000  # the matrix: 128 MB; a tile per thread: 32 MiB
+        n = 4000  # the matrix: 128 MB; a tile per thread: 8 MiB
         met = resolve_metric("energy", 1.0, 1.0)
         plan = [_permutation.plan_engine(n, 3, 2, met, "auto", b).name
-                for b in (512 * 2**20, 100 * 2**20, 16 * 2**20)]
+                for b in (512 * 2**20, 100 * 2**20, 12 * 2**20)]
         assert plan == ["matrix", "tiled", "blocked"]
         assert _permutation.plan_engine(n, 3, 40, met, "auto", 100 * 2**20).name == "blocked"  # folded
 
