@@ -110,25 +110,6 @@ cdef void _init_bookkeeping(const double[:, ::1] G, const intp[::1] labels, intp
         Q[l] += QX[i, l]
 
 
-cdef inline void _move(const double[:, ::1] G, intp[::1] labels, double[:, ::1] QX,
-                       double[::1] Q, intp[::1] sizes, intp i, intp j, intp l) noexcept nogil:
-    """Move point i from cluster j to cluster l, updating the bookkeeping in O(n)."""
-    cdef intp n = G.shape[0]
-    cdef intp m
-    cdef double gii = G[i, i]
-    Q[j] = Q[j] - 2.0 * QX[i, j] + gii
-    Q[l] = Q[l] + 2.0 * QX[i, l] + gii
-    cdef const double* gi = &G[i, 0]  # row i (G symmetric): contiguous, unlike column i
-    cdef double* qx = &QX[0, 0]
-    cdef intp k = QX.shape[1]
-    for m in range(n):
-        qx[m * k + j] -= gi[m]
-        qx[m * k + l] += gi[m]
-    sizes[j] -= 1
-    sizes[l] += 1
-    labels[i] = l
-
-
 cdef double _objective(const double[::1] Q, const intp[::1] sizes, intp k) noexcept nogil:
     cdef intp l
     cdef double s = 0.0
@@ -150,157 +131,6 @@ def init_bookkeeping(const double[:, ::1] G,      # IN  n×n Gram matrix
         _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
     if energystats_cancelled():
         _raise_cancelled()
-
-
-def hartigan(const double[:, ::1] G,    # IN  n×n Gram matrix
-             intp[::1] labels,          # IN/OUT codes 0..k-1, every cluster non-empty
-             intp k,
-             double[:, ::1] QX,         # IN/OUT n×k bookkeeping
-             double[::1] Q,             # IN/OUT k
-             intp[::1] sizes,           # IN/OUT k
-             intp max_iter,
-             double tol,
-             intp max_moves=-1,
-             bint initialise=True,
-             bint refresh=True,
-             int n_threads=1):
-    """Hartigan sweeps until a sweep moves no point (Algorithm 1 of França et al. 2021).
-
-    A point moves to the cluster of largest ``dQ`` when ``dQ > tol``; a
-    singleton never gives up its point.  ``max_moves >= 0`` stops after that
-    many moves (a hook for the tests that check the bookkeeping move by move);
-    ``initialise`` computes the bookkeeping first, otherwise the given one is
-    used; ``refresh`` recomputes it exactly at the end.
-
-    Returns ``(n_sweeps, n_moves, converged)``; raises KeyboardInterrupt when
-    cancelled (:func:`cancel`), leaving the arrays half updated.
-    """
-    cdef intp n = G.shape[0]
-    cdef intp i, j, l, best, sweep = 0, moves = 0, moved
-    cdef double gii, base, d, dbest
-    cdef bint converged = False, stop = False, halted = False
-    with nogil:
-        if initialise:
-            _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
-        while sweep < max_iter and not stop:
-            sweep += 1
-            moved = 0
-            # re-sum the Q_l from the columns of QX (O(n)) to keep rounding from drifting
-            if sweep > 1:
-                for l in range(k):
-                    Q[l] = 0.0
-                for i in range(n):
-                    Q[labels[i]] += QX[i, labels[i]]
-            for i in range(n):
-                if (i & CHECK_MASK) == 0 and energystats_cancelled():
-                    halted = True
-                    break
-                j = labels[i]
-                if sizes[j] <= 1:
-                    continue
-                gii = G[i, i]
-                base = (Q[j] / sizes[j] - 2.0 * QX[i, j] + gii) / (sizes[j] - 1)
-                best = -1
-                dbest = tol
-                for l in range(k):
-                    if l == j:
-                        continue
-                    d = base - (Q[l] / sizes[l] - 2.0 * QX[i, l] - gii) / (sizes[l] + 1)
-                    if d > dbest:
-                        dbest = d
-                        best = l
-                if best >= 0:
-                    _move(G, labels, QX, Q, sizes, i, j, best)
-                    moved += 1
-                    moves += 1
-                    if max_moves >= 0 and moves >= max_moves:
-                        stop = True
-                        break
-            if halted:
-                break
-            if moved == 0:
-                converged = True
-                break
-        if refresh and not halted:
-            _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
-    if halted or energystats_cancelled():
-        _raise_cancelled()
-    return sweep, moves, converged
-
-
-def lloyd(const double[:, ::1] G,       # IN  n×n Gram matrix
-          intp[::1] labels,             # IN/OUT codes 0..k-1, every cluster non-empty
-          intp k,
-          double[:, ::1] QX,            # IN/OUT n×k
-          double[::1] Q,                # IN/OUT k
-          intp[::1] sizes,              # IN/OUT k
-          intp max_iter,
-          double tol,
-          bint initialise=True,
-          bint refresh=True,
-          int n_threads=1):
-    """Kernel k-means (Lloyd; Dhillon et al. 2004): batch reassignment to the nearest centroid.
-
-    The squared feature-space distance of ``x_i`` to the centroid of ``C_l``
-    is ``G_ii - 2 Q_l(x_i)/n_l + Q_l/n_l²``.  All points are assigned against
-    the centroids of the previous iteration; a point moves only when its new
-    centroid is closer by more than ``tol``, and a move that would empty a
-    cluster is skipped.  Returns ``(n_iter, n_moves, converged)``; raises
-    KeyboardInterrupt when cancelled (:func:`cancel`).
-    """
-    cdef intp n = G.shape[0]
-    cdef intp i, j, l, best, it = 0, moves = 0, moved
-    cdef double dcur, d, dbest
-    cdef intp[::1] target = np.empty(n, dtype=np.intp)
-    cdef bint converged = False, halted = False
-    with nogil:
-        if initialise:
-            _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
-        while it < max_iter:
-            if energystats_cancelled():
-                halted = True
-                break
-            it += 1
-            # assignment step against the current centroids
-            for i in prange(n, num_threads=n_threads, schedule="static"):
-                j = labels[i]
-                dcur = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * QX[i, j] / sizes[j]
-                best = j
-                dbest = dcur - tol
-                for l in range(k):
-                    if l == j:
-                        continue
-                    d = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * QX[i, l] / sizes[l]
-                    if d < dbest:
-                        dbest = d
-                        best = l
-                target[i] = best
-            # update step: apply the moves with O(n) bookkeeping each
-            moved = 0
-            for i in range(n):
-                if (i & CHECK_MASK) == 0 and energystats_cancelled():
-                    halted = True
-                    break
-                j = labels[i]
-                l = target[i]
-                if l != j and sizes[j] > 1:
-                    _move(G, labels, QX, Q, sizes, i, j, l)
-                    moved += 1
-            if halted:
-                break
-            moves += moved
-            if moved == 0:
-                converged = True
-                break
-            for l in range(k):
-                Q[l] = 0.0
-            for i in range(n):
-                Q[labels[i]] += QX[i, labels[i]]
-        if refresh and not halted:
-            _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
-    if halted or energystats_cancelled():
-        _raise_cancelled()
-    return it, moves, converged
 
 
 # -- without the n×n matrix: rows of G computed from the data when needed ----------------
@@ -412,21 +242,238 @@ def gram_rows(const floating[:, ::1] X,     # IN (n, d) data in working units
                 _gram_row(&g, rows[t], &out[t, 0], n_threads)
 
 
-cdef inline void _move_row(const double* gi, intp n, intp[::1] labels, double[:, ::1] QX,
-                           double[::1] Q, intp[::1] sizes, intp i, intp j, intp l,
-                           double gii) noexcept nogil:
-    """:func:`_move` with row i of G given (``gi``)."""
+# -- the sweeps, on rows of G read from the matrix or computed from the data ---------------
+
+cdef struct RowSource:
+    # where a move finds row i of G (and G_ii): the n×n matrix, or the data (GramRow)
+    const double* G         # the n×n matrix, or NULL
+    intp n
+    GramRow* gram           # with G NULL: computes the rows into buf
+    const double* diag      # with G NULL: the diagonal of G
+    double* buf             # with G NULL: n doubles
+    int n_threads           # threads computing one row
+
+
+cdef inline double _gii(RowSource* s, intp i) noexcept nogil:
+    if s.G != NULL:
+        return s.G[i * s.n + i]
+    return s.diag[i]
+
+
+cdef inline const double* _row(RowSource* s, intp i) noexcept nogil:
+    if s.G != NULL:
+        return s.G + i * s.n  # row i (G symmetric): contiguous, unlike column i
+    _gram_row(s.gram, i, s.buf, s.n_threads)
+    return s.buf
+
+
+cdef inline void _move(RowSource* s, intp[::1] labels, double[:, ::1] QX, double[::1] Q,
+                       intp[::1] sizes, intp i, intp j, intp l) noexcept nogil:
+    """Move point i from cluster j to cluster l, updating the bookkeeping in O(n)."""
     cdef intp m
     cdef intp k = QX.shape[1]
+    cdef double gii = _gii(s, i)
+    cdef const double* gi = _row(s, i)
     cdef double* qx = &QX[0, 0]
     Q[j] = Q[j] - 2.0 * QX[i, j] + gii
     Q[l] = Q[l] + 2.0 * QX[i, l] + gii
-    for m in range(n):
+    for m in range(s.n):
         qx[m * k + j] -= gi[m]
         qx[m * k + l] += gi[m]
     sizes[j] -= 1
     sizes[l] += 1
     labels[i] = l
+
+
+cdef void _hartigan_sweeps(RowSource* s, intp[::1] labels, intp k, double[:, ::1] QX,
+                           double[::1] Q, intp[::1] sizes, intp max_iter, double tol,
+                           intp max_moves, intp* out) noexcept nogil:
+    """Hartigan's sweeps; ``out`` = (sweeps, moves, converged, halted)."""
+    cdef intp n = s.n
+    cdef intp i, j, l, best, sweep = 0, moves = 0, moved
+    cdef double gii, base, d, dbest
+    cdef bint converged = False, stop = False, halted = False
+    while sweep < max_iter and not stop:
+        sweep += 1
+        moved = 0
+        # re-sum the Q_l from the columns of QX (O(n)) to keep rounding from drifting
+        if sweep > 1:
+            for l in range(k):
+                Q[l] = 0.0
+            for i in range(n):
+                Q[labels[i]] += QX[i, labels[i]]
+        for i in range(n):
+            if (i & CHECK_MASK) == 0 and energystats_cancelled():
+                halted = True
+                break
+            j = labels[i]
+            if sizes[j] <= 1:
+                continue
+            gii = _gii(s, i)
+            base = (Q[j] / sizes[j] - 2.0 * QX[i, j] + gii) / (sizes[j] - 1)
+            best = -1
+            dbest = tol
+            for l in range(k):
+                if l == j:
+                    continue
+                d = base - (Q[l] / sizes[l] - 2.0 * QX[i, l] - gii) / (sizes[l] + 1)
+                if d > dbest:
+                    dbest = d
+                    best = l
+            if best >= 0:
+                if s.G == NULL and energystats_cancelled():  # a computed row costs O(n d)
+                    halted = True
+                    break
+                _move(s, labels, QX, Q, sizes, i, j, best)
+                moved += 1
+                moves += 1
+                if max_moves >= 0 and moves >= max_moves:
+                    stop = True
+                    break
+        if halted:
+            break
+        if moved == 0:
+            converged = True
+            break
+    out[0], out[1], out[2], out[3] = sweep, moves, converged, halted
+
+
+cdef void _lloyd_iterations(RowSource* s, intp[::1] labels, intp k, double[:, ::1] QX,
+                            double[::1] Q, intp[::1] sizes, intp max_iter, double tol,
+                            intp[::1] target, int n_threads, intp* out) noexcept nogil:
+    """Lloyd's iterations; ``out`` = (iterations, moves, converged, halted)."""
+    cdef intp n = s.n
+    cdef intp i, j, l, best, it = 0, moves = 0, moved
+    cdef double dcur, d, dbest
+    cdef bint converged = False, halted = False
+    while it < max_iter:
+        if energystats_cancelled():
+            halted = True
+            break
+        it += 1
+        # assignment step against the current centroids
+        for i in prange(n, num_threads=n_threads, schedule="static"):
+            j = labels[i]
+            dcur = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * QX[i, j] / sizes[j]
+            best = j
+            dbest = dcur - tol
+            for l in range(k):
+                if l == j:
+                    continue
+                d = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * QX[i, l] / sizes[l]
+                if d < dbest:
+                    dbest = d
+                    best = l
+            target[i] = best
+        # update step: apply the moves with O(n) bookkeeping each
+        moved = 0
+        for i in range(n):
+            if (i & CHECK_MASK) == 0 and energystats_cancelled():
+                halted = True
+                break
+            j = labels[i]
+            l = target[i]
+            if l != j and sizes[j] > 1:
+                _move(s, labels, QX, Q, sizes, i, j, l)
+                moved += 1
+        if halted:
+            break
+        moves += moved
+        if moved == 0:
+            converged = True
+            break
+        for l in range(k):
+            Q[l] = 0.0
+        for i in range(n):
+            Q[labels[i]] += QX[i, labels[i]]
+    out[0], out[1], out[2], out[3] = it, moves, converged, halted
+
+
+cdef RowSource _matrix_source(const double[:, ::1] G) noexcept nogil:
+    cdef RowSource s
+    s.G = &G[0, 0]
+    s.n = G.shape[0]
+    s.gram = NULL
+    s.diag = NULL
+    s.buf = NULL
+    s.n_threads = 1
+    return s
+
+
+def hartigan(const double[:, ::1] G,    # IN  n×n Gram matrix
+             intp[::1] labels,          # IN/OUT codes 0..k-1, every cluster non-empty
+             intp k,
+             double[:, ::1] QX,         # IN/OUT n×k bookkeeping
+             double[::1] Q,             # IN/OUT k
+             intp[::1] sizes,           # IN/OUT k
+             intp max_iter,
+             double tol,
+             intp max_moves=-1,
+             bint initialise=True,
+             bint refresh=True,
+             int n_threads=1):
+    """Hartigan sweeps until a sweep moves no point (Algorithm 1 of França et al. 2021).
+
+    A point moves to the cluster of largest ``dQ`` when ``dQ > tol``; a
+    singleton never gives up its point.  ``max_moves >= 0`` stops after that
+    many moves (a hook for the tests that check the bookkeeping move by move);
+    ``initialise`` computes the bookkeeping first, otherwise the given one is
+    used; ``refresh`` recomputes it exactly at the end.
+
+    Returns ``(n_sweeps, n_moves, converged)``; raises KeyboardInterrupt when
+    cancelled (:func:`cancel`), leaving the arrays half updated.
+    """
+    cdef RowSource s
+    cdef intp out[4]
+    if G.shape[0] == 0:
+        return 0, 0, True
+    s = _matrix_source(G)
+    with nogil:
+        if initialise:
+            _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
+        _hartigan_sweeps(&s, labels, k, QX, Q, sizes, max_iter, tol, max_moves, out)
+        if refresh and not out[3]:
+            _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
+    if out[3] or energystats_cancelled():
+        _raise_cancelled()
+    return out[0], out[1], bool(out[2])
+
+
+def lloyd(const double[:, ::1] G,       # IN  n×n Gram matrix
+          intp[::1] labels,             # IN/OUT codes 0..k-1, every cluster non-empty
+          intp k,
+          double[:, ::1] QX,            # IN/OUT n×k
+          double[::1] Q,                # IN/OUT k
+          intp[::1] sizes,              # IN/OUT k
+          intp max_iter,
+          double tol,
+          bint initialise=True,
+          bint refresh=True,
+          int n_threads=1):
+    """Kernel k-means (Lloyd; Dhillon et al. 2004): batch reassignment to the nearest centroid.
+
+    The squared feature-space distance of ``x_i`` to the centroid of ``C_l``
+    is ``G_ii - 2 Q_l(x_i)/n_l + Q_l/n_l²``.  All points are assigned against
+    the centroids of the previous iteration; a point moves only when its new
+    centroid is closer by more than ``tol``, and a move that would empty a
+    cluster is skipped.  Returns ``(n_iter, n_moves, converged)``; raises
+    KeyboardInterrupt when cancelled (:func:`cancel`).
+    """
+    cdef RowSource s
+    cdef intp out[4]
+    cdef intp[::1] target = np.empty(G.shape[0], dtype=np.intp)
+    if G.shape[0] == 0:
+        return 0, 0, True
+    s = _matrix_source(G)
+    with nogil:
+        if initialise:
+            _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
+        _lloyd_iterations(&s, labels, k, QX, Q, sizes, max_iter, tol, target, n_threads, out)
+        if refresh and not out[3]:
+            _init_bookkeeping(G, labels, k, QX, Q, sizes, n_threads)
+    if out[3] or energystats_cancelled():
+        _raise_cancelled()
+    return out[0], out[1], bool(out[2])
 
 
 def hartigan_streamed(const floating[:, ::1] X,   # IN (n, d) data in working units
@@ -453,93 +500,27 @@ def hartigan_streamed(const floating[:, ::1] X,   # IN (n, d) data in working un
     ``(n_sweeps, n_moves, converged)``; raises KeyboardInterrupt when cancelled.
     """
     cdef GramRow g = _gram_setup(X, XT, metric, param, mult, whole, r, mu)
+    cdef RowSource s
+    cdef intp out[4]
     cdef intp n = X.shape[0]
-    cdef intp i, j, l, best, sweep = 0, moves = 0, moved
-    cdef double gii, base, d, dbest, dcur
-    cdef bint converged = False, halted = False
-    cdef double[::1] row = np.empty(n)
-    cdef intp[::1] target = np.empty(n, dtype=np.intp)
+    cdef double[::1] row = np.empty(max(n, 1))
+    cdef intp[::1] target = np.empty(max(n, 1), dtype=np.intp)
+    if n == 0:
+        return 0, 0, True
+    s.G = NULL
+    s.n = n
+    s.gram = &g
+    s.diag = &gdiag[0]
+    s.buf = &row[0]
+    s.n_threads = n_threads
     with nogil:
-        while sweep < max_iter:
-            if lloyd and energystats_cancelled():
-                halted = True
-                break
-            sweep += 1
-            moved = 0
-            if lloyd:
-                for i in range(n):
-                    j = labels[i]
-                    dcur = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * QX[i, j] / sizes[j]
-                    best = j
-                    dbest = dcur - tol
-                    for l in range(k):
-                        if l == j:
-                            continue
-                        d = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * QX[i, l] / sizes[l]
-                        if d < dbest:
-                            dbest = d
-                            best = l
-                    target[i] = best
-                for i in range(n):
-                    if (i & CHECK_MASK) == 0 and energystats_cancelled():
-                        halted = True
-                        break
-                    j = labels[i]
-                    l = target[i]
-                    if l != j and sizes[j] > 1:
-                        _gram_row(&g, i, &row[0], n_threads)
-                        _move_row(&row[0], n, labels, QX, Q, sizes, i, j, l, gdiag[i])
-                        moved += 1
-                if halted:
-                    break
-                moves += moved
-                if moved == 0:
-                    converged = True
-                    break
-                for l in range(k):
-                    Q[l] = 0.0
-                for i in range(n):
-                    Q[labels[i]] += QX[i, labels[i]]
-                continue
-            if sweep > 1:
-                for l in range(k):
-                    Q[l] = 0.0
-                for i in range(n):
-                    Q[labels[i]] += QX[i, labels[i]]
-            for i in range(n):
-                if (i & CHECK_MASK) == 0 and energystats_cancelled():
-                    halted = True
-                    break
-                j = labels[i]
-                if sizes[j] <= 1:
-                    continue
-                gii = gdiag[i]
-                base = (Q[j] / sizes[j] - 2.0 * QX[i, j] + gii) / (sizes[j] - 1)
-                best = -1
-                dbest = tol
-                for l in range(k):
-                    if l == j:
-                        continue
-                    d = base - (Q[l] / sizes[l] - 2.0 * QX[i, l] - gii) / (sizes[l] + 1)
-                    if d > dbest:
-                        dbest = d
-                        best = l
-                if best >= 0:
-                    if energystats_cancelled():
-                        halted = True
-                        break
-                    _gram_row(&g, i, &row[0], n_threads)
-                    _move_row(&row[0], n, labels, QX, Q, sizes, i, j, best, gii)
-                    moved += 1
-                    moves += 1
-            if halted:
-                break
-            if moved == 0:
-                converged = True
-                break
-    if halted or energystats_cancelled():
+        if lloyd:
+            _lloyd_iterations(&s, labels, k, QX, Q, sizes, max_iter, tol, target, n_threads, out)
+        else:
+            _hartigan_sweeps(&s, labels, k, QX, Q, sizes, max_iter, tol, -1, out)
+    if out[3] or energystats_cancelled():
         _raise_cancelled()
-    return sweep, moves, converged
+    return out[0], out[1], bool(out[2])
 
 
 # -- explicit features (a Nyström map): k-means in R^r, O(k·r) per point ------------------
