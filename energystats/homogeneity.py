@@ -429,6 +429,22 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
                   scale=scale, exact=exact, user_metric=(metric, exponent, sigma), dask=False)
 
 
+def _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                 n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata,
+                 backend, compute, allow_factors=False):
+    """:func:`_prepare` or, for the Dask backend, :func:`_prepare_dask`."""
+    if not backends.use_dask(backend, compute, samples + (labels, strata)):
+        return _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                        n_resamples, rng, method, memory_budget, n_threads, exact, fname,
+                        allow_factors=allow_factors, strata=strata)
+    if allow_factors and (isinstance(by, (list, tuple)) and len(by) > 1 or isinstance(labels, pd.DataFrame)):
+        raise ValueError("several factors are not available with backend='dask' yet; test one "
+                         "factor at a time (with `strata=` for another).")
+    return _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                         n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname,
+                         strata)
+
+
 def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                   n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata):
     """:func:`_prepare` for the Dask backend: the data stay lazy (:mod:`energystats.backends`)."""
@@ -801,14 +817,9 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     >>> es.energy_test(z, labels=group, strata=block, rng=0).pvalue
     0.008
     """
-    if backends.use_dask(backend, compute, samples + (labels, strata)):
-        st = _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent,
-                           sigma, n_resamples, rng, method, memory_budget, progress, n_threads,
-                           exact, "energy_test", strata)
-    else:
-        st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
-                      n_resamples, rng, method, memory_budget, n_threads, exact, "energy_test",
-                      strata=strata)
+    st = _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                      n_resamples, rng, method, memory_budget, progress, n_threads, exact,
+                      "energy_test", strata, backend, compute)
     lab = st.labs[0]
     unit = _Unit(lab, [] if st.strata is None else [st.strata.codes])
     if unit.layout.df_between < 1:
@@ -964,17 +975,9 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     """
     if conditional not in (True, False):
         raise ValueError(f"`conditional` must be True or False; got {conditional!r}.")
-    if backends.use_dask(backend, compute, samples + (labels, strata)):
-        if isinstance(by, (list, tuple)) and len(by) > 1 or isinstance(labels, pd.DataFrame):
-            raise ValueError("several factors are not available with backend='dask' yet; test one "
-                             "factor at a time (with `strata=` for another).")
-        st = _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent,
-                           sigma, n_resamples, rng, method, memory_budget, progress, n_threads,
-                           exact, "disco", strata)
-    else:
-        st = _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
-                      n_resamples, rng, method, memory_budget, n_threads, exact, "disco",
-                      allow_factors=True, strata=strata)
+    st = _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
+                      n_resamples, rng, method, memory_budget, progress, n_threads, exact, "disco",
+                      strata, backend, compute, allow_factors=True)
     labs, names = st.labs, st.names
     single = len(labs) == 1
     n = int(labs[0].sizes.sum())
