@@ -502,7 +502,8 @@ def fit_features(F, g, k, algorithm, init, n_init, max_iter, rng, n_threads):
     ``Σ_l |S_l|² / n_l`` (the lowest approximate W).
     """
     if algorithm not in ("hartigan", "lloyd"):
-        raise ValueError(f"`approximation='nystrom'` runs algorithm 'hartigan' or 'lloyd'; got {algorithm!r}.")
+        raise ValueError(f"`approximation='nystrom'` runs algorithm 'hartigan' or 'lloyd'; "
+                         f"got {algorithm!r}.")
     n, r = F.shape
     k = int(k)
     tol = 16.0 * np.finfo(float).eps * (n + 1) * max(float(np.max(np.abs(g))), np.finfo(float).tiny)

@@ -522,7 +522,7 @@ ROWS_WORK = 5e8
 
 
 def _whole(*blocks):
-    return np.ascontiguousarray(np.concatenate(blocks)) if len(blocks) > 1 else np.ascontiguousarray(blocks[0])
+    return np.ascontiguousarray(np.concatenate(blocks) if len(blocks) > 1 else blocks[0])
 
 
 def _dep_prepare(X, Y, met):
@@ -706,7 +706,8 @@ def lazy_fit_streamed(X, metric, k, algorithm, init, n_init, max_iter, rng, n_th
     seeds = restart_seeds(init, n_init, rng)
     starts = [dask.delayed(_gram_start, pure=True)(gram, init, k, int(s)) for s in seeds]
     parts = [dask.delayed(_gram_products, pure=True)(gram, k, int(a), int(b), *starts) for a, b in ranges]
-    results = [dask.delayed(_gram_restart, pure=True)(gram, starts[t], dask.delayed(_gram_table, pure=True)(t, *parts),
-                                                       k, algorithm, max_iter, n_threads)
+    table = dask.delayed(_gram_table, pure=True)
+    restart = dask.delayed(_gram_restart, pure=True)
+    results = [restart(gram, starts[t], table(t, *parts), k, algorithm, max_iter, n_threads)
                for t in range(len(seeds))]
     return dask.delayed(best_restart, pure=True)(results)

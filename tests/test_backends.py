@@ -353,7 +353,8 @@ class TestDependence:
     def test_scales_and_float32(self, client, small_rows):
         rng = np.random.default_rng(5)
         x, y = rng.normal(size=(300, 2)), rng.normal(size=(300, 4))
-        assert es.distance_stats(da.from_array(x * 1e200), y * 1e-200) == es.distance_stats(x * 1e200, y * 1e-200)
+        want = es.distance_stats(x * 1e200, y * 1e-200)
+        assert es.distance_stats(da.from_array(x * 1e200), y * 1e-200) == want
         x32, y32 = x.astype(np.float32), y.astype(np.float32)
         assert es.distance_stats(da.from_array(x32), da.from_array(y32)) == es.distance_stats(x32, y32)
 
@@ -391,7 +392,8 @@ class TestClustering:
         rng = np.random.default_rng(8)
         X = np.vstack([rng.normal(0, 1, (300, 3)), rng.normal(1.5, 1, (250, 3)), rng.normal(-1, 1, (200, 3))])
         for algorithm in ("hartigan", "lloyd"):
-            want = es.EnergyClustering(3, algorithm=algorithm, n_init=3, random_state=4, engine="matrix").fit(X)
+            want = es.EnergyClustering(3, algorithm=algorithm, n_init=3, random_state=4,
+                                       engine="matrix").fit(X)
             got = es.EnergyClustering(3, algorithm=algorithm, n_init=3, random_state=4, backend="dask").fit(X)
             assert got.engine_ == "streamed"
             assert np.array_equal(got.labels_, want.labels_) and got.n_iter_ == want.n_iter_
