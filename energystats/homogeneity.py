@@ -74,9 +74,10 @@ class EnergyTestResult:
         The pairwise energy distances :math:`E(C_i, C_j)` of the observed groups.
     engine : str
         How the relabellings were evaluated: 'sorted' (1-D, O(n·k) each),
-        'matrix' (n×n matrix and BLAS batches), 'blocked' (the same with the
-        matrix recomputed in row blocks) or 'streamed' (one streamed
-        reduction per relabelling).
+        'matrix' (n×n matrix and BLAS batches), 'tiled' (the matrix
+        recomputed in tiles for every batch), 'blocked' (recomputed in row
+        blocks), 'streamed' (one streamed reduction per relabelling) or
+        'dask' (tiles as Dask tasks).
     pvalue_se : float or None
         Monte Carlo standard error of ``pvalue``,
         :math:`\sqrt{p(1-p)/R}`; 0 for an exact p-value.
@@ -770,9 +771,9 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     batches of relabellings are then evaluated through one BLAS product
     :math:`L^\top D` per batch (``L`` the one-hot group matrices), sized to
     ``memory_budget``.  When the n×n matrix does not fit the budget, it is
-    recomputed in row blocks for every batch (engine 'blocked': one extra
-    O(n²·d) pass per batch, memory one row block plus the batch); if not even
-    that fits, each relabelling is evaluated by a streamed compiled reduction
+    recomputed in tiles for every batch (engine 'tiled', or 'blocked' in row
+    blocks with 32 groups or more: one extra O(n²·d) pass per batch, memory a
+    tile or row block plus the batch); if not even that fits, each relabelling is evaluated by a streamed compiled reduction
     (engine 'streamed': O(n·d) memory, O(n²·d) time per relabelling — slow
     but never out of memory).  In 1-D with :math:`\rho = |x - y|`, the pooled sample is sorted
     once and each relabelling costs O(n·k): O(n log n + R·n) in all.
