@@ -423,9 +423,15 @@ class TiledEngine(MatrixEngine):
         self._orders(sizes)
         b = min(n, TILE_ROWS)
         self.starts = list(range(0, n, b)) + [n]
-        threads = max(1, n_threads)
-        fixed = threads * (8.0 * b * b + 16.0 * b) + _fixed_sums(k)
-        per = _per_relabelling(n, k, False) + threads * 3 * 8.0 * (k - 1) * b
+        # each thread holds a tile, its batch's one-hot rows and its (B, k, k) sums: as many
+        # threads as fit (the sums do not depend on the number), at least one
+        tile = 8.0 * b * b + 16.0 * b
+        per_thread = 3 * 8.0 * (k - 1) * b + 8.0 * k * k
+        per = _per_relabelling(n, k, False)
+        fits = (memory_budget - _fixed_sums(k) - per) // (tile + per_thread)
+        self.n_threads = threads = int(max(1, min(max(1, n_threads), fits)))
+        fixed = threads * tile + _fixed_sums(k)
+        per += threads * per_thread
         if fixed + per > memory_budget:
             raise _budget_error(fixed + per, f"n={n}, {k} groups, the tiled engine", memory_budget)
         self.batch_size = _batch_size(memory_budget - fixed, per, TILED_BATCH)
@@ -439,17 +445,19 @@ class TiledEngine(MatrixEngine):
             return tile_group_sums(X[s[I]:s[I + 1]], X[s[J]:s[J + 1]], codes, s[I], s[I + 1], s[J],
                                    s[J + 1], self.k, self.inv, self.metric, I == J, 1)
 
-        with _blas_limits(1):
-            if self.n_threads <= 1 or len(tiles) == 1:
-                parts = [one(t) for t in tiles]
-            else:
+        M = None
+        with _blas_limits(1), contextlib.ExitStack() as stack:
+            pool = None
+            if self.n_threads > 1 and len(tiles) > 1:
                 from concurrent.futures import ThreadPoolExecutor
 
-                with ThreadPoolExecutor(max_workers=min(self.n_threads, len(tiles))) as pool:
-                    parts = list(pool.map(one, tiles))
-        M = parts[0]
-        for part in parts[1:]:
-            M = M + part
+                pool = stack.enter_context(ThreadPoolExecutor(max_workers=self.n_threads))
+            # a round of n_threads tiles at a time, added in tile order: the same bits for any
+            # number of threads, and at most n_threads tiles' sums alive
+            for r0 in range(0, len(tiles), self.n_threads):
+                chunk = tiles[r0:r0 + self.n_threads]
+                for part in (map(one, chunk) if pool is None else pool.map(one, chunk)):
+                    M = part if M is None else M + part
         M = 0.5 * (M + M.transpose(0, 2, 1))
         return self._reorder(M)
 

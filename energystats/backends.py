@@ -240,10 +240,10 @@ def block_rows(n, d, perm=False):
 def _block(X, name, row0):
     """One chunk of an input, checked (finite, integers exact), as a C-contiguous float array."""
     X = np.asarray(X)
-    if X.dtype.kind in "iub":
-        if X.dtype.kind != "b" and X.size and np.max(np.abs(X.astype(np.float64))) > 2.0**53:
-            raise ValueError(f"`{name}` holds integers beyond 2**53 (rows {row0}..{row0 + len(X) - 1}), "
-                             "which float64 cannot hold exactly; convert them yourself first.")
+    if X.dtype.kind in "iu" and X.size and (int(X.max()) > 2**53 or int(X.min()) < -2**53):
+        raise ValueError(f"`{name}` holds integers beyond 2**53 (rows {row0}..{row0 + len(X) - 1}), "
+                         "which float64 cannot hold exactly; convert them yourself first.")
+    if X.dtype not in (np.float32, np.float64):  # integers, bools, float16: float64, as on threads
         X = X.astype(np.float64)
     X = np.ascontiguousarray(X)
     if not np.all(np.isfinite(X)):
@@ -297,12 +297,21 @@ def _tile_sums(XI, XJ, cI, cJ, k, plan, diagonal, n_threads):
     YT = np.ascontiguousarray(XJ[order].T)
     bounds = np.zeros(k + 1, dtype=np.intp)
     np.cumsum(np.bincount(cJ, minlength=k), out=bounds[1:])
-    nb = -(-XI.shape[0] // _pairwise.ROW_BLOCK_SIZE)
-    acc = np.zeros((nb, k, k))
-    comp = np.zeros((nb, k, k))
-    _pairwise.cross_group_sums(np.ascontiguousarray(XI), YT, np.ascontiguousarray(cI, dtype=np.intp),
-                               bounds, met.code, met.param, acc, comp, n_threads)
-    T = (acc + comp).sum(axis=0)
+    from ._engine import STRIPE_BYTES
+
+    XI = np.ascontiguousarray(XI)
+    cI = np.ascontiguousarray(cI, dtype=np.intp)
+    rb = _pairwise.ROW_BLOCK_SIZE
+    # a call's per-row-block tables within STRIPE_BYTES (many groups make them large)
+    step = rb * int(max(1, STRIPE_BYTES // (16 * k * k)))
+    T = np.zeros((k, k))
+    for a in range(0, XI.shape[0], step):
+        nb = -(-min(step, XI.shape[0] - a) // rb)
+        acc = np.zeros((nb, k, k))
+        comp = np.zeros((nb, k, k))
+        _pairwise.cross_group_sums(XI[a:a + step], YT, cI[a:a + step], bounds, met.code, met.param,
+                                   acc, comp, n_threads)
+        T += (acc + comp).sum(axis=0)
     return T + T.T  # the tile stands for tile (J, I) too; exactly symmetric
 
 
@@ -356,13 +365,11 @@ def lazy_group_sums(data, codes, k, met, n_threads=1):
     blocks, starts = _blocks(data, rows)
     plan = _plan(data, met, blocks)
     tile = dask.delayed(_tile_sums, pure=True)
-    parts = []
     nb = len(blocks)
-    for I in range(nb):
-        cI = codes[starts[I]:starts[I + 1]]
-        for J in range(I, nb):
-            cJ = codes[starts[J]:starts[J + 1]]
-            parts.append(tile(blocks[I], blocks[J], cI, cJ, k, plan, I == J, n_threads))
+    # each block's codes once in the graph (not once per tile: the graph stays O(n + nb²))
+    cb = [dask.delayed(codes[starts[I]:starts[I + 1]].copy(), pure=True) for I in range(nb)]
+    parts = [tile(blocks[I], blocks[J], cb[I], cb[J], k, plan, I == J, n_threads)
+             for I in range(nb) for J in range(I, nb)]
     M = tree_sum(parts)
     return M, dask.delayed(lambda p: p[1], pure=True)(plan)
 
@@ -378,8 +385,8 @@ def _draw(gen, cells, count, strata, k):
     from ._permutation import draw_permutations
 
     g = copy.deepcopy(gen)
-    out = draw_permutations(g, cells, count, strata)
-    return _small_codes(out, k), g
+    # the draws do not depend on the values' dtype: small codes from the start
+    return draw_permutations(g, _small_codes(cells, k), count, strata), g
 
 
 def _perm_tile(XI, XJ, codes, i0, i1, j0, j1, k, inv, plan, diagonal, n_threads):
@@ -405,9 +412,11 @@ def _concat(parts):
 
 def perm_batch_size(n, k, R):
     """Relabellings per batch, from (n, k, R) alone: the one-hot rows of one tile in
-    :data:`PERM_BATCH_BYTES`."""
+    :data:`PERM_BATCH_BYTES`, and the batch's codes (one byte each, for every row: a tile
+    task receives them all) in :data:`PERM_BATCH_BYTES` too."""
     rows = min(n, PERM_ROWS)
-    return int(max(1, min(R, 1024, PERM_BATCH_BYTES // (8 * max(k - 1, 1) * rows))))
+    return int(max(1, min(R, 1024, PERM_BATCH_BYTES // (8 * max(k - 1, 1) * rows),
+                          PERM_BATCH_BYTES // max(n, 1))))
 
 
 def lazy_permutation_null(data, met, cells, k, sizes, statistic, *, R, gen, exact_batches, strata,
@@ -437,7 +446,7 @@ def lazy_permutation_null(data, met, cells, k, sizes, statistic, *, R, gen, exac
     else:
         B = perm_batch_size(data.n, k, R)
         draw = dask.delayed(_draw, nout=2, pure=True)
-        batches, g = [], gen
+        batches, g = [], copy.deepcopy(gen)  # the graph's own copy: later use of gen changes nothing
         for done in range(0, R, B):
             codes, g = draw(g, cells, min(B, R - done), strata, k)
             batches.append(codes)
@@ -544,7 +553,7 @@ def _dep_rows(prep, r0, r1, n_threads):
     rs = np.empty((prep["X"].shape[0], 2))
     _dependence.row_sums(prep["X"], prep["XT"], prep["Y"], prep["YT"], prep["code"], prep["px"],
                          prep["py"], r0, r1, rs, n_threads)
-    return rs[r0:r1]
+    return rs[r0:r1].copy()  # not a view: the n×2 base would stay alive with it
 
 
 def _dep_centring(*parts):
@@ -560,7 +569,7 @@ def _dep_products(prep, terms, r0, r1, n_threads):
     out = np.empty((prep["X"].shape[0], 6))
     _dependence.centred_products(prep["X"], prep["XT"], prep["Y"], prep["YT"], prep["code"], prep["px"],
                                  prep["py"], *terms, r0, r1, out, n_threads)
-    return out[r0:r1]
+    return out[r0:r1].copy()  # not a view: the n×6 base would stay alive with it
 
 
 def _dep_sums(terms, *parts):
@@ -647,7 +656,7 @@ def lazy_permuted_sums(prep, terms, n, d, *, R, gen, strata, exact_perms, n_thre
     else:
         B = int(max(8, min(R, 8 * (ROWS_WORK // max(1.0, 4.0 * n * n * d)))))
         draw = dask.delayed(_draw_perms, nout=2, pure=True)
-        batches, g = [], gen
+        batches, g = [], copy.deepcopy(gen)  # the graph's own copy: later use of gen changes nothing
         for done in range(0, R, B):
             p, g = draw(g, n, min(B, R - done), strata)
             batches.append(p)

@@ -144,8 +144,8 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
         if algorithm not in ("hartigan", "lloyd"):
             raise ValueError(f"`approximation='nystrom'` runs algorithm 'hartigan' or 'lloyd'; "
                              f"got {algorithm!r}.")
-        if engine == "streamed":
-            raise ValueError("`engine='streamed'` is the exact matrix-free mode; with "
+        if engine != "auto":
+            raise ValueError(f"`engine={engine!r}` chooses how the exact Gram matrix is held; with "
                              "`approximation='nystrom'` leave `engine='auto'`.")
         n_comp = check_int(n_components, "n_components", 1)
     if algorithm == "exact-1d":
@@ -171,6 +171,7 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
         rng=check_rng(random_state), n_threads=check_n_threads(n_threads), engine=eng,
         n_components=n_comp if approximation == "nystrom" else None,
         backend="dask" if backend == "dask" else "threads",
+        task_threads=1 if n_threads is None else check_n_threads(n_threads),
     )
 
 
@@ -184,6 +185,10 @@ def _fit(opts):
         n_iter = 1
     elif opts["engine"] == "nystrom":
         feats = _ce.NystromFeatures(X, met, opts["n_components"], opts["rng"], nt)
+        if feats.rank < k:
+            raise ValueError(f"`n_components`: the Nyström map of {opts['n_components']} landmark(s) has "
+                             f"rank {feats.rank}, fewer than n_clusters={k} dimensions to separate the "
+                             "clusters in; use more landmarks (the default is 256).")
         opts["nystrom"] = feats
         labels, n_iter = _ce.fit_features(feats.F, feats.g, k, opts["algorithm"], opts["init"],
                                           opts["n_init"], opts["max_iter"], opts["rng"], nt)
@@ -195,11 +200,13 @@ def _fit(opts):
 
         from . import backends
 
+        tt = opts["task_threads"]  # threads per task: 1 unless n_threads was given
         labels, n_iter = backends.lazy_fit_streamed(X, met, k, opts["algorithm"], opts["init"],
-                                                    opts["n_init"], opts["max_iter"], opts["rng"]).compute()
+                                                    opts["n_init"], opts["max_iter"], opts["rng"],
+                                                    tt).compute()
         labels = _ce.canonical_labels(labels, k)
         # the exact W of the partition: the k×k sums as tiles on the cluster
-        M, scale = dask.compute(*backends.lazy_group_sums(backends.as_dask_data(X), labels, k, met))
+        M, scale = dask.compute(*backends.lazy_group_sums(backends.as_dask_data(X), labels, k, met, tt))
         M = scale.apply(M)
     elif opts["engine"] == "streamed":
         labels, n_iter = _ce.fit_streamed(X, met, k, opts["algorithm"], opts["init"], opts["n_init"],
@@ -252,6 +259,16 @@ class EnergyClustering(*_Bases):
         Seeds the restarts.
     n_threads : int, optional
         Threads (restarts in parallel; the Gram matrix); all cores by default.
+    engine : {'auto', 'matrix', 'streamed'}, default 'auto'
+        How the Gram matrix is held.  'matrix': in memory (n² doubles);
+        'streamed': never formed — one pass over the rows of rho gives the
+        centring, the n×k tables of all restarts come from a second pass, and
+        each move computes the one row of G it needs from the data (O(n·d)),
+        so memory is O(n·(d + k·n_init)); 'auto': 'matrix' while it takes at
+        most 1 GiB (n ≈ 11 500), else 'streamed' (algorithms 'hartigan' and
+        'lloyd' with a built-in metric).  Both give the same partition, bit for
+        bit, from the same ``random_state`` (the rows are computed with the
+        matrix's own arithmetic); W, S, T then come from the streamed k×k sums.
     approximation : {None, 'nystrom'}, default None
         None: exact (see ``engine``).  'nystrom': Hartigan's (or Lloyd's)
         method in an explicit feature space of ``n_components`` dimensions,
@@ -270,16 +287,6 @@ class EnergyClustering(*_Bases):
         Dask tasks (the current ``distributed.Client``, else Dask's local
         scheduler); every task holds the data.  The same partition as on
         this machine.  None / 'threads': this machine.
-    engine : {'auto', 'matrix', 'streamed'}, default 'auto'
-        How the Gram matrix is held.  'matrix': in memory (n² doubles);
-        'streamed': never formed — one pass over the rows of rho gives the
-        centring, the n×k tables of all restarts come from a second pass, and
-        each move computes the one row of G it needs from the data (O(n·d)),
-        so memory is O(n·(d + k·n_init)); 'auto': 'matrix' while it takes at
-        most 1 GiB (n ≈ 11 500), else 'streamed' (algorithms 'hartigan' and
-        'lloyd' with a built-in metric).  Both give the same partition, bit for
-        bit, from the same ``random_state`` (the rows are computed with the
-        matrix's own arithmetic); W, S, T then come from the streamed k×k sums.
 
     Attributes
     ----------
@@ -493,8 +500,8 @@ class EnergyClusteringResult:
     columns : list or None
         The DataFrame columns used as data (None for array input).
     engine : str
-        How the Gram matrix was held: 'matrix', 'streamed' or 'sorted'
-        (see :class:`EnergyClustering`).
+        How the Gram matrix was held: 'matrix', 'streamed', 'nystrom' or
+        'sorted' (see :class:`EnergyClustering`).
     """
 
     labels: object = field(repr=False)

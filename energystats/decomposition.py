@@ -229,8 +229,13 @@ def _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, 
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     if labels is None and by is None:
         raise TypeError("`labels` (or `by=` with a DataFrame) is required.")
-    data, lab, cols, _ = backends.grouped_input((X,), labels, by, columns, None, dropna, numeric_only,
-                                                "dispersion")
+    if not backends.is_dask(X) and not backends.is_dask(labels):
+        # in memory already: the threads backend's input layer (labels aligned on the index, dropna)
+        g = grouped_data(X, labels, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only)
+        data, lab, cols = backends.as_dask_data(g.X, "X"), g.labels, g.columns
+    else:
+        data, lab, cols, _ = backends.grouped_input((X,), labels, by, columns, None, dropna,
+                                                    numeric_only, "dispersion")
     M, scale = backends.lazy_group_sums(data, lab.codes, lab.k, met, nt)
     out = dask.delayed(_dispersion_finish, pure=True)(M, scale, lab.sizes, list(lab.groups), cols)
     return out.compute() if compute else out

@@ -396,8 +396,11 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
                         f"got {met.name!r}.")
-    if data is not None:
-        raise TypeError("`data=` (column names) is not available with backend='dask'; pass the "
+    cx = cy = None
+    if not backends.is_dask(x) and not backends.is_dask(y) and not backends.is_dask(data):
+        x, y, cx, cy = _pair(x, y, data)  # in memory: the threads input layer (names, indexes)
+    elif data is not None:
+        raise TypeError("`data=` (column names) is not available with Dask input; pass the "
                         "columns as Dask arrays (e.g. `ddf[cols].to_dask_array(lengths=True)`).")
     if method == "sorted":
         raise ValueError("`method='sorted'` is not available with backend='dask' (its passes are the "
@@ -416,7 +419,7 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
     import dask
 
     sums = backends.lazy_dependence_sums(X, Y, met, nt)
-    return dask.delayed(_stats_result, pure=True)(sums[0], sums[1], sums[2], n, met, None, None)
+    return dask.delayed(_stats_result, pure=True)(sums[0], sums[1], sums[2], n, met, cx, cy)
 
 
 def _finish(res, fn, compute):
@@ -825,7 +828,8 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
     n_resamples : int, default 999
         Random permutations R of the rows of ``y``; 0 gives the estimates only.
     rng : None, int or numpy.random.Generator
-        Source of the permutations (seed recorded in the result).
+        Source of the permutations (seed recorded in the result); the Dask
+        backend copies a Generator into its graph and does not advance it.
     exact : bool or None
         None: enumerate all n! permutations when there are at most
         ``n_resamples`` of them; True: always (n ≤ 9); False: never.
@@ -946,6 +950,8 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
     met = resolve_metric(metric, exponent, sigma)
     est = _stats(x, y, data, exponent, metric, sigma, n_threads, backend="dask")  # validates
     nt = 1 if n_threads is None else check_n_threads(n_threads)
+    if not backends.is_dask(x) and not backends.is_dask(y):
+        x, y, _, _ = _pair(x, y, data)  # in memory: the threads input layer (names, indexes)
     X, Y = backends.as_dask_data(x, "x"), backends.as_dask_data(y, "y")
     n = X.n
     st = lab = None

@@ -293,6 +293,22 @@ def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, 
         raise ValueError(f"`method={method!r}` is not available with backend='dask' (its tiles are the "
                          "'pairwise' method); use method='auto'.")
     nt = 1 if n_threads is None else check_n_threads(n_threads)
+    if not backends.is_dask(x) and not backends.is_dask(y):
+        # in memory already: the threads backend's input layer (columns matched by name, dropna)
+        if by is not None:
+            if y is not None:
+                raise TypeError("give either `y` or `by`, not both.")
+            data = grouped_data(x, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only,
+                                name="x")
+            if data.labels.k != 2:
+                raise ValueError(f"`by` must split `x` into exactly 2 groups; got {data.labels.k} "
+                                 f"({short_list(data.labels.groups)}).")
+            x, y, by = data.X[data.labels.codes == 0], data.X[data.labels.codes == 1], None
+        elif y is not None:
+            x = select_frame(x, columns, "x", numeric_only)[0]
+            y = select_frame(y, columns, "y", numeric_only)[0]
+            (x, y), _ = match_columns([x, y], ["x", "y"])
+        columns, dropna = None, False
     if by is not None:
         if y is not None:
             raise TypeError("give either `y` or `by`, not both.")

@@ -460,11 +460,18 @@ def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, ex
     backends.check_dask_options(method, memory_budget, DEFAULT_MEMORY_BUDGET, progress)
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     _check_exact(exact)
-    data, lab, cols, strata_lab = backends.grouped_input(samples, labels, by, columns, strata, dropna,
-                                                         numeric_only, fname)
     name = by[0] if isinstance(by, (list, tuple)) else by
     if name is None and isinstance(labels, pd.Series):
         name = labels.name
+    if not any(backends.is_dask(v) for v in samples + (labels, strata)):
+        # in memory already: the threads backend's input layer (columns matched by name, labels
+        # aligned on the index, dropna), then the arrays go to Dask
+        X, labs, names, cols, strata_lab, _ = _strata_input(samples, labels, by, columns, dropna,
+                                                           numeric_only, fname, False, strata)
+        data, lab, name = backends.as_dask_data(X, "X"), labs[0], names[0]
+    else:
+        data, lab, cols, strata_lab = backends.grouped_input(samples, labels, by, columns, strata,
+                                                             dropna, numeric_only, fname)
     _check_groups([lab], [name], fname)
     return _Setup(X=data, labs=[lab], names=[name], cols=cols, strata=strata_lab,
                   strata_name=strata if isinstance(strata, str) else None, metric=met, n_threads=nt,
@@ -690,8 +697,10 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         Bandwidth of 'laplacian' and 'gaussian'.
     rng : int, numpy.random.Generator or None
         Source of the relabellings.  The same seed gives the same relabellings
-        (hence the same p-value) on every platform and thread count.  With
-        ``None`` a seed is drawn and recorded in the result's ``seed``.
+        (hence the same p-value) on every platform and thread count, and on
+        the Dask backend (which copies a Generator into its graph and does
+        not advance it).  With ``None`` a seed is drawn and recorded in the
+        result's ``seed``.
     exact : bool or None, default None
         ``None``: enumerate all distinct relabellings when there are at most
         ``n_resamples`` of them; ``True``: always enumerate (error above

@@ -249,11 +249,31 @@ class TestPermutation:
         want = es.energy_test(x, y, n_resamples=99, rng=np.random.default_rng(8))
         got = es.energy_test(x, y, n_resamples=99, rng=np.random.default_rng(8), backend="dask")
         assert got.pvalue == want.pvalue and got.seed is None
+        # the graph holds its own copy of the Generator: using it afterwards changes nothing
+        gen = np.random.default_rng(8)
+        lazy = es.energy_test(x, y, n_resamples=99, rng=gen, backend="dask", compute=False)
+        state = gen.bit_generator.state
+        gen.random(10)
+        assert lazy.compute().pvalue == want.pvalue
+        assert gen.bit_generator.state != state  # (it was advanced by the user, not by the graph)
 
 
 # -- input validation --------------------------------------------------------------------
 
 class TestInput:
+    def test_pandas_input_goes_through_the_threads_input_layer(self, client):
+        rng = np.random.default_rng(10)
+        df = pd.DataFrame(rng.normal(size=(80, 2)), columns=["p", "q"])
+        df.iloc[40:] += 2.0
+        labels = pd.Series(np.repeat(["a", "b"], 40), index=df.index).sample(frac=1, random_state=1)
+        for f in (es.dispersion,):
+            assert f(df, labels, backend="dask").W == f(df, labels).W  # aligned on the index
+        assert es.energy_test(df, labels=labels, rng=2, backend="dask").pvalue == \
+            es.energy_test(df, labels=labels, rng=2).pvalue
+        a, b = df.iloc[:40], df.iloc[40:][["q", "p"]]  # columns matched by name
+        assert es.energy_distance(a, b, backend="dask") == pytest.approx(es.energy_distance(a, b), rel=1e-12)
+        assert es.distance_stats("p", "q", data=df, backend="dask") == es.distance_stats("p", "q", data=df)
+
     def test_errors(self, client):
         x, y = _data(n=50, m=40)
         xd = da.from_array(x)

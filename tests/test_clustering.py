@@ -835,7 +835,8 @@ class TestNystrom:
         b = es.EnergyClustering(3, random_state=5, approximation="nystrom", n_components=32).fit(X)
         assert np.array_equal(a.labels_, b.labels_) and np.array_equal(a.landmarks_, b.landmarks_)
         assert a.landmarks_.size == 32 and np.unique(a.landmarks_).size == 32
-        W, S, T = ref_wst(X[:120], a.labels_[:120])  # the reported W is exact: check on a subset
+        assert a.W_ == pytest.approx(es.dispersion(X, a.labels_).W, rel=1e-12)  # the exact W
+        W, S, T = ref_wst(X[:120], a.labels_[:120])  # and dispersion is the definition (a subset)
         assert es.dispersion(X[:120], a.labels_[:120]).W == pytest.approx(W, rel=1e-12)
         res = es.energy_clustering(X, 3, rng=5, approximation="nystrom", n_components=32)
         assert res.engine == "nystrom" and np.array_equal(res.labels, a.labels_)
@@ -853,3 +854,7 @@ class TestNystrom:
             es.EnergyClustering(2, approximation="nystrom", n_components=0).fit(X)
         with pytest.raises(ValueError, match="leave `engine='auto'`"):
             es.EnergyClustering(2, approximation="nystrom", engine="streamed").fit(X)
+        with pytest.raises(ValueError, match="leave `engine='auto'`"):
+            es.EnergyClustering(2, approximation="nystrom", engine="matrix").fit(X)
+        with pytest.raises(ValueError, match="has rank 0, fewer than n_clusters=2"):
+            es.EnergyClustering(2, approximation="nystrom", n_components=1).fit(X)
