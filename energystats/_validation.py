@@ -276,6 +276,10 @@ def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     Series/DataFrame input and ``None`` otherwise.
     """
     index = None
+    if hasattr(X, "__dask_graph__"):  # np.asarray would compute it, silently
+        raise TypeError(f"`{name}` is a Dask collection, and this call has no Dask backend (see the "
+                        "guide page \"Scaling out\" for those that do); compute it first "
+                        "(`x.compute()`) if it fits in memory.")
     if isinstance(X, pd.Series):
         index = X.index
         X = X.to_frame()

@@ -302,6 +302,10 @@ class TestInput:
         unknown = xd[xd[:, 0] > 0]
         with pytest.raises(ValueError, match="unknown chunk sizes"):
             es.energy_distance(unknown, y)
+        with pytest.raises(TypeError, match="`x` is a Dask collection, and this call has no Dask backend"):
+            es.partial_distance_correlation(xd, y, y)
+        with pytest.raises(TypeError, match="is a Dask collection"):
+            es.normality_test(xd[:, 0])
         with pytest.raises(ValueError, match="2 groups"):
             ddf = dd.from_pandas(pd.DataFrame({"u": np.arange(6.0), "g": list("abcabc")}), npartitions=2)
             es.energy_distance(ddf, by="g")
