@@ -177,20 +177,20 @@ def concat(parts, names):
 
 
 def frame_input(X, by, columns, strata, numeric_only, name="X"):
-    """A Dask DataFrame with a grouping column: (DaskData, group values, strata values, columns).
+    """A Dask DataFrame with grouping column(s): (DaskData, their values (a DataFrame), strata
+    values, columns).
 
     The grouping (and strata) columns are computed — n small values, needed
     to name and count the groups; the data columns are not.
     """
     from ._validation import short_list
 
-    if isinstance(by, (list, tuple)):
-        if len(by) != 1:
-            raise ValueError(f"with a Dask DataFrame, `by` must be one column; got {list(by)!r}.")
-        by = by[0]
-    if by not in X.columns:
-        raise KeyError(f"`by`: column {by!r} not found in `{name}`; it has {short_list(X.columns)}.")
-    skip = [by] + ([strata] if isinstance(strata, str) else [])
+    by_cols = list(by) if isinstance(by, (list, tuple)) else [by]
+    missing = [c for c in by_cols if c not in X.columns]
+    if missing:
+        raise KeyError(f"`by`: column(s) {short_list(missing)} not found in `{name}`; it has "
+                       f"{short_list(X.columns)}.")
+    skip = by_cols + ([strata] if isinstance(strata, str) else [])
     if isinstance(strata, str) and strata not in X.columns:
         raise KeyError(f"`strata`: column {strata!r} not found in `{name}`; it has "
                        f"{short_list(X.columns)}.")
@@ -215,13 +215,13 @@ def frame_input(X, by, columns, strata, numeric_only, name="X"):
         raise ValueError(f"`{name}` has no numeric columns left to use.")
     import dask
 
-    keys = [by] + ([strata] if isinstance(strata, str) else [])
+    keys = by_cols + ([strata] if isinstance(strata, str) else [])
     parts = dask.compute(*X[keys].to_delayed())
     lengths = tuple(len(p) for p in parts)
     small = pd.concat(parts) if parts else pd.DataFrame(columns=keys)
     data = as_dask_data(X[cols].to_dask_array(lengths=lengths), name)
     svals = small[strata] if isinstance(strata, str) else None
-    return data, small[by], svals, cols
+    return data, small[by_cols], svals, cols
 
 
 # -- blocks and tasks -------------------------------------------------------------
@@ -427,7 +427,8 @@ def lazy_permutation_null(data, met, cells, k, sizes, statistic, *, R, gen, exac
     tasks (:func:`_draw`), the same draws as
     :func:`energystats._permutation.permutation_null` makes from the same
     Generator; ``exact_batches`` (a list of arrays) replaces them when all
-    relabellings are enumerated.
+    relabellings are enumerated.  Returns ``(null, generator after the
+    draws)`` (a Delayed, for the next chain to continue from).
     """
     import dask
 
@@ -456,13 +457,16 @@ def lazy_permutation_null(data, met, cells, k, sizes, statistic, *, R, gen, exac
                       k, inv, plan, I == J, n_threads)
                  for I in range(nb) for J in range(I, nb)]
         values.append(stat(tree_sum(parts), inv, statistic))
-    if not values:
-        return None
-    return dask.delayed(_concat, pure=True)(values)
+    null = dask.delayed(_concat, pure=True)(values) if values else None
+    return null, (gen if exact_batches is not None else g)
 
 
-def grouped_input(samples, labels, by, columns, strata, dropna, numeric_only, fname):
+def grouped_input(samples, labels, by, columns, strata, dropna, numeric_only, fname, factors=False):
     """The call forms of the tests on lazy data: (DaskData, Labels, columns, strata values or None).
+
+    With ``factors=True`` (DISCO): ``by`` may list several columns and ``labels``
+    may be a DataFrame of factors; the second item is then a list of
+    ``(Labels, name)``, one per factor.
 
     Forms: several samples (Dask or NumPy arrays); one array with
     ``labels=`` (NumPy-like, or a Dask array, computed: n small values); a
@@ -487,10 +491,14 @@ def grouped_input(samples, labels, by, columns, strata, dropna, numeric_only, fn
             import dask.dataframe as dd
 
             X = dd.from_pandas(X, npartitions=1)
-        data, groups, sv, cols = frame_input(X, by, columns, strata, numeric_only)
+        by_cols = list(by) if isinstance(by, (list, tuple)) else [by]
+        data, groups, sv, cols = frame_input(X, by_cols, columns, strata, numeric_only)
         if sv is not None:
             svals = sv
-        lab = as_labels(groups.to_numpy(), data.n, "by")
+        if factors:
+            lab = [(as_labels(groups[c].to_numpy(), data.n, f"by[{c!r}]"), c) for c in by_cols]
+        else:
+            lab = as_labels(groups[by_cols[0]].to_numpy(), data.n, "by")
     elif labels is not None:
         if len(samples) != 1:
             raise TypeError(f"with `labels=` or `by=`, pass the data as one argument; got {len(samples)}.")
@@ -499,7 +507,14 @@ def grouped_input(samples, labels, by, columns, strata, dropna, numeric_only, fn
         data = as_dask_data(samples[0], "X")
         if is_dask(labels):
             labels = labels.compute()
-        lab = as_labels(labels, data.n, "labels")
+        if factors and isinstance(labels, pd.DataFrame) and labels.shape[1] > 1:
+            lab = [(as_labels(labels[c].to_numpy(), data.n, f"labels[{c!r}]"), c) for c in labels.columns]
+        else:
+            if isinstance(labels, pd.DataFrame):
+                labels = labels.iloc[:, 0]
+            lab = as_labels(labels, data.n, "labels")
+            if factors:
+                lab = [(lab, labels.name if isinstance(labels, pd.Series) else None)]
         cols = None
     else:
         if columns is not None:
@@ -513,6 +528,8 @@ def grouped_input(samples, labels, by, columns, strata, dropna, numeric_only, fn
 
         lab = Labels(np.repeat(np.arange(sizes.size, dtype=np.intp), sizes), list(range(sizes.size)),
                      sizes)
+        if factors:
+            lab = [(lab, None)]
         cols = None
     if svals is not None:
         if isinstance(svals, str):

@@ -438,16 +438,14 @@ def _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exp
         return _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                         n_resamples, rng, method, memory_budget, n_threads, exact, fname,
                         allow_factors=allow_factors, strata=strata)
-    if allow_factors and (isinstance(by, (list, tuple)) and len(by) > 1 or isinstance(labels, pd.DataFrame)):
-        raise ValueError("several factors are not available with backend='dask' yet; test one "
-                         "factor at a time (with `strata=` for another).")
     return _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                          n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname,
-                         strata)
+                         strata, allow_factors)
 
 
 def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
-                  n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata):
+                  n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata,
+                  allow_factors=False):
     """:func:`_prepare` for the Dask backend: the data stay lazy (:mod:`energystats.backends`)."""
     met = resolve_metric(metric, exponent, sigma)
     if met.kind != "builtin":
@@ -460,52 +458,73 @@ def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, ex
     backends.check_dask_options(method, memory_budget, DEFAULT_MEMORY_BUDGET, progress)
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     _check_exact(exact)
-    name = by[0] if isinstance(by, (list, tuple)) else by
-    if name is None and isinstance(labels, pd.Series):
-        name = labels.name
     if not any(backends.is_dask(v) for v in samples + (labels, strata)):
         # in memory already: the threads backend's input layer (columns matched by name, labels
         # aligned on the index, dropna), then the arrays go to Dask
         X, labs, names, cols, strata_lab, _ = _strata_input(samples, labels, by, columns, dropna,
-                                                           numeric_only, fname, False, strata)
-        data, lab, name = backends.as_dask_data(X, "X"), labs[0], names[0]
+                                                           numeric_only, fname, allow_factors, strata)
+        data = backends.as_dask_data(X, "X")
     else:
-        data, lab, cols, strata_lab = backends.grouped_input(samples, labels, by, columns, strata,
-                                                             dropna, numeric_only, fname)
-    _check_groups([lab], [name], fname)
-    return _Setup(X=data, labs=[lab], names=[name], cols=cols, strata=strata_lab,
+        data, found, cols, strata_lab = backends.grouped_input(samples, labels, by, columns, strata,
+                                                               dropna, numeric_only, fname, factors=True)
+        labs, names = [f[0] for f in found], [f[1] for f in found]
+        if len(labs) > 1 and not allow_factors:
+            raise ValueError(f"`{fname}` takes a single grouping column; got `by={list(by)!r}` "
+                             "(use `disco` for several factors).")
+        if len(labs) == 1 and isinstance(by, str):
+            names = [by]
+    _check_groups(labs, names, fname)
+    return _Setup(X=data, labs=labs, names=names, cols=cols, strata=strata_lab,
                   strata_name=strata if isinstance(strata, str) else None, metric=met, n_threads=nt,
                   method=method, budget=None, R=R, gen=gen, seed=seed, scale=None, exact=exact,
                   user_metric=(metric, exponent, sigma), dask=True)
 
 
-def _dask_test(st, unit, stat, exact, kind, compute):
-    """A test on the Dask backend: the graph of its result (computed unless ``compute=False``)."""
+def _dask_test(st, units, stats, exact, kind, compute, extra=None):
+    """A test on the Dask backend: the graph of its result (computed unless ``compute=False``).
+
+    One permutation null per unit (a factor tested conditionally), each drawn
+    from the Generator where the previous one left it, as the threads
+    backend draws them.
+    """
     import dask
 
-    is_exact = _permutation.decide_exact(unit.cells, unit.k, unit.strata, st.R, exact)
-    M, scale = backends.lazy_group_sums(st.X, unit.cells, unit.k, st.metric, st.n_threads)
-    batches = None
-    if is_exact:
-        batches = list(_permutation.enumerate_relabellings(unit.cells, unit.k, 4096, unit.strata))
-    null = None
-    if is_exact or st.R > 0:
-        null = backends.lazy_permutation_null(st.X, st.metric, unit.cells, unit.k, unit.layout.sizes,
-                                              stat, R=st.R, gen=st.gen, exact_batches=batches,
-                                              strata=unit.strata, n_threads=st.n_threads)
+    Ms, nulls, gen, is_exact = [], [], st.gen, False
+    for unit, stat in zip(units, stats):
+        is_exact = _permutation.decide_exact(unit.cells, unit.k, unit.strata, st.R, exact)
+        M, scale = backends.lazy_group_sums(st.X, unit.cells, unit.k, st.metric, st.n_threads)
+        batches = None
+        if is_exact:
+            batches = list(_permutation.enumerate_relabellings(unit.cells, unit.k, 4096, unit.strata))
+        null = None
+        if is_exact or st.R > 0:
+            null, gen = backends.lazy_permutation_null(
+                st.X, st.metric, unit.cells, unit.k, unit.layout.sizes, stat, R=st.R, gen=gen,
+                exact_batches=batches, strata=unit.strata, n_threads=st.n_threads)
+        Ms.append(M)
+        nulls.append(null)
     light = _Setup(**{**st.__dict__, "X": None})  # the graph carries no data
-    out = dask.delayed(_dask_finish, pure=True)(kind, light, unit, stat, M, scale, null, is_exact)
+    out = dask.delayed(_dask_finish, pure=True)(kind, light, units, stats, Ms, scale, nulls, is_exact,
+                                                extra)
     return out.compute() if compute else out
 
 
-def _dask_finish(kind, st, unit, stat, M, scale, null, is_exact):
+def _dask_finish(kind, st, units, stats, Ms, scale, nulls, is_exact, extra):
     st = _Setup(**{**st.__dict__, "scale": scale})
-    observed = stat([M[None]])[0]
-    if null is None:
-        null = np.empty((0,) + np.shape(observed))
+    parts = []
+    for stat, M, null in zip(stats, Ms, nulls):
+        observed = stat([M[None]])[0]
+        if null is None:
+            null = np.empty((0,) + np.shape(observed))
+        parts.append((stat, observed, null, [M]))
     if kind == "energy":
-        return _energy_test_finish(st, unit, stat, observed, null, is_exact, [M], "dask")
-    return _disco_finish(st, [unit], [(stat, observed, null, [M])], is_exact, "dask")
+        stat, observed, null, obs_M = parts[0]
+        return _energy_test_finish(st, units[0], stat, observed, null, is_exact, obs_M, "dask")
+    if kind == "marginal":
+        stat, observed, null, obs = parts[0]
+        return _marginal_finish(st, stat.marginal, stat.factor_sums(obs[0][None]), observed, null,
+                                is_exact, "dask", *extra)
+    return _disco_finish(st, units, parts, is_exact, "dask")
 
 
 def _combine(code_arrays):
@@ -837,7 +856,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     unit.layout.warn_idle("strata")
     stat = _EnergyStatistic(unit.layout)
     if st.dask:
-        return _dask_test(st, unit, stat, exact, "energy", compute)
+        return _dask_test(st, [unit], [stat], exact, "energy", compute)
     engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
     observed, null, is_exact, obs_M = _permutation.permutation_null(
         [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen, exact=exact,
@@ -883,7 +902,8 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     Parameters
     ----------
     *samples, labels, columns, dropna, numeric_only, n_resamples, metric, exponent, sigma, rng, exact, method, memory_budget, progress, n_threads, backend, compute
-        As in :func:`energy_test` (on Dask: one factor, ``strata=`` allowed).  ``labels`` may also be a DataFrame with
+        As in :func:`energy_test` (on Dask too with several factors: a Dask
+        DataFrame with ``by=[...]``, or a DataFrame of factors as ``labels``).  ``labels`` may also be a DataFrame with
         one column per factor.
     by : str or list of str, optional
         With a DataFrame ``X``: the grouping column, or several columns for a
@@ -995,7 +1015,7 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
         if st.strata is not None:
             raise ValueError("`conditional=False` (R's marginal tests) is not available with "
                              "`strata`; use `conditional=True`, or one factor at a time.")
-        return _marginal_disco(st, n, progress)
+        return _marginal_disco(st, n, progress, compute)
     if not single and exact:
         raise ValueError("`exact=True` is not available for several factors tested conditionally "
                          "(each factor has its own set of relabellings); use random relabellings.")
@@ -1017,7 +1037,8 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
                          f">= 1 for its F ratio; got {df_within} (n={n}, {units[0].k} {cells}): "
                          "too many groups of one point.")
     if st.dask:
-        return _dask_test(st, units[0], _DiscoStatistic(units[0].layout), exact, "disco", compute)
+        return _dask_test(st, units, [_DiscoStatistic(u.layout) for u in units],
+                          exact if single else False, "disco", compute)
     parts, engine, D = [], None, None
     for unit in units:
         engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp), D=D)
@@ -1060,7 +1081,22 @@ def _disco_finish(st, units, parts, is_exact, engine_name):
                          engine_name, test)
 
 
-def _marginal_disco(st, n, progress):
+class _CellsToFactors:
+    """:class:`_MarginalDisco` from the group sums of the cells (each factor's sums are sums of
+    the cells' sums: ``M_f = A_fᵀ M A_f``, ``A_f`` the one-hot map of cells to levels)."""
+
+    def __init__(self, marginal, maps, ks):
+        self.marginal = marginal
+        self.A = [np.eye(kf)[m] for m, kf in zip(maps, ks)]
+
+    def factor_sums(self, M):
+        return [np.einsum("cg,bcd,dh->bgh", A, M, A) for A in self.A]
+
+    def __call__(self, Ms):
+        return self.marginal(self.factor_sums(Ms[0]))
+
+
+def _marginal_disco(st, n, progress, compute=True):
     """R ``energy``'s several-factor table: one-way components, one relabelling for all factors."""
     labs = st.labs
     cells, uniq = _combine([lab.codes for lab in labs])
@@ -1071,14 +1107,27 @@ def _marginal_disco(st, n, progress):
         raise ValueError(f"`disco` needs within-group degrees of freedom n - 1 - sum(k_f - 1) "
                          f">= 1 for its F ratio; got {df_within} (n={n}, groups per factor "
                          f"{[lab.k for lab in labs]}): too many groups of one point.")
+    stat = _MarginalDisco(labs)
+    if st.dask:
+        unit = _Unit(Labels(cells, list(range(uniq.shape[0])), np.bincount(cells, minlength=uniq.shape[0])),
+                     [])
+        return _dask_test(st, [unit], [_CellsToFactors(stat, maps, [lab.k for lab in labs])],
+                          st.exact, "marginal", compute, extra=(n, dfb, df_within))
     share = len(labs)  # the factors' batches run side by side: each gets its share of the budget
     engines = [st.engine(labs[0].k, labs[0].sizes, share=share)]
     for lab in labs[1:]:
         # the n×n matrix, when there is one, is shared between factors
         engines.append(st.engine(lab.k, lab.sizes, share=share, D=getattr(engines[0], "D", None)))
-    stat = _MarginalDisco(labs)
     observed, null, is_exact, obs_M = _permutation.permutation_null(
         engines, cells, maps, stat, n_resamples=st.R, rng=st.gen, exact=st.exact, progress=progress)
+    return _marginal_finish(st, stat, obs_M, observed, null, is_exact, engines[0].name, n, dfb,
+                            df_within)
+
+
+def _marginal_finish(st, stat, obs_M, observed, null, is_exact, engine_name, n, dfb, df_within):
+    """The marginal :class:`DiscoResult` from each factor's observed sums and the null."""
+    labs = st.labs
+    obs_M = [M[0] if M.ndim == 3 else M for M in obs_M]
     parts = [dispersion_from_sums(M, lab.sizes, lab.groups) for M, lab in zip(obs_M, labs)]
     T = parts[0].T
     S = np.array([p.S for p in parts])
@@ -1089,7 +1138,7 @@ def _marginal_disco(st, n, progress):
                                                              tol=stat.tolerance(obs_M)))
     scale = st.scale
     return _disco_result(st, n, F, pvalue, scale.apply(S), scale.apply(T - float(S.sum())),
-                         scale.apply(T), dfb, df_within, null, is_exact, engines[0].name, "marginal")
+                         scale.apply(T), dfb, df_within, null, is_exact, engine_name, "marginal")
 
 
 def _disco_result(st, n, F, pvalue, S, within, T, dfb, df_within, null, is_exact, engine, test):

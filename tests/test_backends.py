@@ -210,6 +210,28 @@ class TestPermutation:
         for f in ("between", "within", "total"):
             assert getattr(res, f) == pytest.approx(getattr(ref, f), rel=1e-12)
 
+    @pytest.mark.parametrize("conditional", [True, False])
+    def test_disco_several_factors(self, client, small_blocks, conditional):
+        rng = np.random.default_rng(12)
+        n = 300
+        b = rng.integers(0, 2, n)
+        a = np.where(rng.random(n) < 0.85, b, 1 - b)
+        df = pd.DataFrame({"y": rng.normal(size=n) + 1.5 * b, "z": rng.normal(size=n), "a": a, "b": b,
+                           "c": rng.integers(0, 3, n)})
+        kw = dict(by=["a", "b", "c"], columns=["y", "z"], n_resamples=99, rng=5, conditional=conditional)
+        want = es.disco(df, **kw)
+        for data in (df, dd.from_pandas(df, npartitions=3)):
+            got = es.disco(data, backend="dask", **kw)
+            assert np.array_equal(got.pvalue, want.pvalue)  # the same relabellings, factor after factor
+            np.testing.assert_allclose(got.statistic, want.statistic, rtol=1e-12)
+            _close_null(got.null_distribution, want.null_distribution, float(np.max(want.statistic)) + 1)
+            assert got.test == want.test and got.factors == want.factors
+        X = df[["y", "z"]].to_numpy()
+        got = es.disco(da.from_array(X, chunks=(100, 2)), labels=df[["a", "b"]], n_resamples=99, rng=5,
+                       conditional=conditional)
+        want = es.disco(X, labels=df[["a", "b"]], n_resamples=99, rng=5, conditional=conditional)
+        assert np.array_equal(got.pvalue, want.pvalue) and got.factors == ["a", "b"]
+
     def test_exact_enumeration(self, client):
         a, b = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.5])
         want = es.energy_test(a, b)
@@ -291,8 +313,10 @@ class TestInput:
             es.energy_test(xd, y, memory_budget=2**20)
         with pytest.raises(ValueError, match="progress"):
             es.energy_test(xd, y, progress=True)
-        with pytest.raises(ValueError, match="several factors"):
-            es.disco(xd, labels=pd.DataFrame({"a": np.arange(50) % 2, "b": np.arange(50) % 3}))
+        with pytest.raises(ValueError, match="takes a single grouping column"):
+            ddf = dd.from_pandas(pd.DataFrame({"u": np.arange(6.0), "g": list("ababab"), "h": list("aabbcc")}),
+                                 npartitions=2)
+            es.energy_test(ddf, by=["g", "h"])
         with pytest.raises(TypeError, match="dropna"):
             es.energy_test(xd, labels=np.arange(50) % 2, dropna=True)
         with pytest.raises(TypeError, match="must be numeric"):
