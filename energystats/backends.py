@@ -737,3 +737,51 @@ def lazy_fit_streamed(X, metric, k, algorithm, init, n_init, max_iter, rng, n_th
     results = [restart(gram, starts[t], table(t, *parts), k, algorithm, max_iter, n_threads)
                for t in range(len(seeds))]
     return dask.delayed(best_restart, pure=True)(results)
+
+
+# -- the distance-correlation matrix: column blocks as tasks --------------------------------
+
+def _dcor_block(X, j0, j1, exponent, u):
+    """The columns' centred distance vectors (upper triangles), rows j0..j1-1 of the Gram's factor."""
+    from ._lib import _dependence
+
+    n = X.shape[0]
+    V = np.empty((j1 - j0, n * (n + 1) // 2))
+    work = np.empty(n)
+    for t in range(j1 - j0):
+        _dependence.centred_upper_1d(np.ascontiguousarray(X[:, j0 + t]), exponent, int(u), V[t], work)
+    return V
+
+
+def _dcor_tile(X, i0, i1, j0, j1, exponent, u):
+    Vi = _dcor_block(X, i0, i1, exponent, u)
+    return Vi @ (Vi if (i0, i1) == (j0, j1) else _dcor_block(X, j0, j1, exponent, u)).T
+
+
+def _dcor_assemble(p, spans, *tiles):
+    G = np.empty((p, p))
+    for (i0, i1, j0, j1), T in zip(spans, tiles):
+        G[i0:i1, j0:j1] = T
+        G[j0:j1, i0:i1] = T.T
+    d = np.sqrt(np.clip(np.diag(G), 0.0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return G / np.outer(d, d)
+
+
+def lazy_dcor_gram(X, exponent, block):
+    """``gram(u)`` of :func:`energystats.dependence.distance_correlation_matrix` with its column
+    blocks I ≤ J as Dask tasks (each holds the table and two blocks of centred vectors; the
+    products are those of the threads backend, block for block), computed when called."""
+    import dask
+
+    n, p = X.shape
+    Xd = dask.delayed(X, pure=True)
+    tile = dask.delayed(_dcor_tile, pure=True)
+
+    def gram(u):
+        spans = [(i0, min(p, i0 + block), j0, min(p, j0 + block))
+                 for i0 in range(0, p, block) for j0 in range(i0, p, block)]
+        tiles = [tile(Xd, *s, exponent, u) for s in spans]
+        return dask.delayed(_dcor_assemble, pure=True)(p, spans, *tiles).compute()
+
+    return gram

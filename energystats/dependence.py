@@ -1610,7 +1610,7 @@ class DistanceCorrelationMatrixResult:
 
 def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="V", pvalue=None,
                                 adjust="holm", n_resamples=999, rng=None, memory_budget=2**30,
-                                n_threads=None):
+                                n_threads=None, backend=None):
     r"""Distance correlation of every pair of columns of a DataFrame (or 2-D array).
 
     Parameters
@@ -1645,9 +1645,17 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         Bytes for the columns' centred distance matrices held at once
         (lowered to 80 % of the memory available); with n rows a column
         takes 4 n² bytes (8 n² for permutation p-values), and fewer columns
-        at once mean more recomputation.
+        at once mean more recomputation.  With the Dask backend: the bytes of
+        one task's two blocks of columns.
     n_threads : int or None
         Threads of the permutation kernel (default: all).
+    backend : {None, 'threads', 'dask'}, default None
+        'dask': the blocks of column pairs as Dask tasks (each holds the
+        table, in memory, and two blocks of centred vectors), with the same
+        blocks and products as the threads backend (equal to the last bit
+        or two of the BLAS products).  The table itself must be in memory
+        (a Dask DataFrame is an error);
+        ``pvalue='permutation'`` is not available on Dask yet.
 
     Returns
     -------
@@ -1687,6 +1695,14 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     _check_estimator(estimator)
     if pvalue not in (None, "ttest", "permutation"):
         raise ValueError(f"`pvalue` must be None, 'ttest' or 'permutation'; got {pvalue!r}.")
+    dask_backend = backends.use_dask(backend, True, (data,))
+    if dask_backend and backends.is_dask(data):
+        raise TypeError("`data`: the matrix needs every row of every column in each task, so the "
+                        "Dask backend takes the table in memory (a DataFrame or array; "
+                        "`ddf.compute()` first) and spreads the column pairs over the workers.")
+    if dask_backend and pvalue == "permutation":
+        raise ValueError("`pvalue='permutation'` is not available with backend='dask' yet; use "
+                         "pvalue='ttest' or the threads backend.")
     R = check_int(n_resamples, "n_resamples", 1)
     nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
@@ -1742,6 +1758,8 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
             R = G / np.outer(d, d)
         return R
 
+    if dask_backend:
+        gram = backends.lazy_dcor_gram(X, float(exponent), block)  # noqa: F811 - the same Gram, as tasks
     u = False
     RV = gram(False) if estimator == "V" else None
     RU = gram(True) if need_u else None
