@@ -243,22 +243,7 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
         return _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, estimator,
                                      n_threads, compute)
     nt = check_n_threads(n_threads)
-    if by is not None:
-        if y is not None:
-            raise TypeError("give either `y` or `by`, not both.")
-        data = grouped_data(x, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only,
-                            name="x")
-        if data.labels.k != 2:
-            raise ValueError(f"`by` must split `x` into exactly 2 groups; got {data.labels.k} "
-                             f"({short_list(data.labels.groups)}).")
-        x = data.X[data.labels.codes == 0]
-        y = data.X[data.labels.codes == 1]
-    elif y is None:
-        raise TypeError("`y` (or `by=` with a DataFrame `x`) is required.")
-    else:
-        x = select_frame(x, columns, "x", numeric_only)[0]
-        y = select_frame(y, columns, "y", numeric_only)[0]
-        (x, y), _ = match_columns([x, y], ["x", "y"])  # DataFrames: columns matched by name
+    x, y = _two_samples(x, y, by, columns, dropna, numeric_only)
     a, b = _pair_iv(x, y)
     pooled = np.concatenate([a, b])
     codes = np.repeat(np.arange(2, dtype=np.intp), [a.shape[0], b.shape[0]])
@@ -281,6 +266,25 @@ def _energy_from_sums(M, scale, n, m, estimator):
     return float(scale.apply(nonnegative(2.0 * gab - gaa - gbb, 2.0 * gab + gaa + gbb)))
 
 
+def _two_samples(x, y, by, columns, dropna, numeric_only):
+    """The two samples of :func:`energy_distance` from its call forms (``x, y`` or ``x, by=``)."""
+    if by is not None:
+        if y is not None:
+            raise TypeError("give either `y` or `by`, not both.")
+        data = grouped_data(x, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only,
+                            name="x")
+        if data.labels.k != 2:
+            raise ValueError(f"`by` must split `x` into exactly 2 groups; got {data.labels.k} "
+                             f"({short_list(data.labels.groups)}).")
+        return data.X[data.labels.codes == 0], data.X[data.labels.codes == 1]
+    if y is None:
+        raise TypeError("`y` (or `by=` with a DataFrame `x`) is required.")
+    x = select_frame(x, columns, "x", numeric_only)[0]
+    y = select_frame(y, columns, "y", numeric_only)[0]
+    (x, y), _ = match_columns([x, y], ["x", "y"])  # DataFrames: columns matched by name
+    return x, y
+
+
 def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, estimator, n_threads,
                           compute):
     """:func:`energy_distance` on the Dask backend (:mod:`energystats.backends`)."""
@@ -295,20 +299,8 @@ def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, 
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     if not backends.is_dask(x) and not backends.is_dask(y):
         # in memory already: the threads backend's input layer (columns matched by name, dropna)
-        if by is not None:
-            if y is not None:
-                raise TypeError("give either `y` or `by`, not both.")
-            data = grouped_data(x, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only,
-                                name="x")
-            if data.labels.k != 2:
-                raise ValueError(f"`by` must split `x` into exactly 2 groups; got {data.labels.k} "
-                                 f"({short_list(data.labels.groups)}).")
-            x, y, by = data.X[data.labels.codes == 0], data.X[data.labels.codes == 1], None
-        elif y is not None:
-            x = select_frame(x, columns, "x", numeric_only)[0]
-            y = select_frame(y, columns, "y", numeric_only)[0]
-            (x, y), _ = match_columns([x, y], ["x", "y"])
-        columns, dropna = None, False
+        x, y = _two_samples(x, y, by, columns, dropna, numeric_only)
+        by, columns, dropna = None, None, False
     if by is not None:
         if y is not None:
             raise TypeError("give either `y` or `by`, not both.")
