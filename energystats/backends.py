@@ -335,8 +335,6 @@ def tree_sum(parts):
 
 def _blocks(data, rows):
     """The checked blocks of ``data`` (delayed, ``rows`` rows each) and their row ranges."""
-    import dask
-
     arr = data.array.rechunk((rows, data.d))
     starts = np.concatenate([[0], np.cumsum(arr.chunks[0])]).astype(int)
     return list(arr.to_delayed().ravel()), starts
@@ -785,3 +783,14 @@ def lazy_dcor_gram(X, exponent, block):
         return dask.delayed(_dcor_assemble, pure=True)(p, spans, *tiles).compute()
 
     return gram
+
+
+def finish(fn, *args, compute=True):
+    """``fn(*args)`` over Delayed arguments: with ``compute``, the arguments are computed and
+    ``fn`` runs here, so that its warnings reach the caller (a warning raised in a worker
+    process stays there); otherwise a Delayed of it."""
+    import dask
+
+    if compute:
+        return fn(*dask.compute(*args))
+    return dask.delayed(fn, pure=True)(*args)

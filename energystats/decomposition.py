@@ -218,8 +218,6 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
 
 def _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads, compute):
     """:func:`dispersion` on the Dask backend (:mod:`energystats.backends`)."""
-    import dask
-
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
                         f"got {met.name!r}.")
@@ -237,8 +235,8 @@ def _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, 
         data, lab, cols, _ = backends.grouped_input((X,), labels, by, columns, None, dropna,
                                                     numeric_only, "dispersion")
     M, scale = backends.lazy_group_sums(data, lab.codes, lab.k, met, nt)
-    out = dask.delayed(_dispersion_finish, pure=True)(M, scale, lab.sizes, list(lab.groups), cols)
-    return out.compute() if compute else out
+    return backends.finish(_dispersion_finish, M, scale, lab.sizes, list(lab.groups), cols,
+                           compute=compute)
 
 
 def _dispersion_finish(M, scale, sizes, groups, cols):

@@ -938,8 +938,6 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
 def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact, strata,
                        n_threads, memory_budget, compute):
     """:func:`independence_test` on the Dask backend (the streamed kernels as tasks)."""
-    import dask
-
     from ._permutation import Strata
     from ._validation import as_labels
 
@@ -967,10 +965,8 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
         obs, null = backends.lazy_permuted_sums(prep, terms, n, X.d + Y.d, R=R, gen=gen, strata=st,
                                                 exact_perms=perms(0, total) if is_exact else None,
                                                 n_threads=nt)
-    out = dask.delayed(_independence_finish, pure=True)(est, obs, null, VU, sx, sy, statistic, n, total,
-                                                        is_exact, seed,
-                                                        None if lab is None else list(lab.groups))
-    return out.compute() if compute else out
+    return backends.finish(_independence_finish, est, obs, null, VU, sx, sy, statistic, n, total,
+                           is_exact, seed, None if lab is None else list(lab.groups), compute=compute)
 
 
 def _independence_finish(est, obs, null, VU, sx, sy, statistic, n, total, is_exact, seed, strata_groups):
@@ -1204,7 +1200,7 @@ def _partial(x, y, z, data, exponent, metric, sigma, n_threads):
 
 
 def partial_distance_covariance(x, y, z, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
-                                n_threads=None):
+                                n_threads=None, backend=None, compute=True):
     r"""Partial distance covariance of x and y given z (R ``energy``'s ``pdcov``).
 
     :math:`(P_{z^\perp}(x) \cdot P_{z^\perp}(y))`, with :math:`P_{z^\perp}(x) =
@@ -1212,7 +1208,15 @@ def partial_distance_covariance(x, y, z, *, data=None, exponent=1.0, metric="ene
     the projection of the U-centred distance matrix of x on the complement of
     z's, and :math:`(U \cdot V)` :func:`u_product` (Székely and Rizzo 2014).
     Works on n×n matrices (8 n² bytes each, checked).  Parameters as in
-    :func:`distance_stats`, with ``z`` like ``x``.
+    :func:`distance_stats`, with ``z`` like ``x``.  With ``backend='dask'``
+    no n×n matrix is formed: the projections' products are expanded into
+    the U-products of the pairs (x, y), (x, z), (y, z), each by the streamed
+    passes as Dask tasks, :math:`(P_{z^\perp}(x) \cdot P_{z^\perp}(y)) =
+    (\tilde A \cdot \tilde B) - (\tilde A \cdot \tilde C)(\tilde B \cdot
+    \tilde C)/(\tilde C \cdot \tilde C)` (equal to the matrix path to
+    rounding; for the correlation, a projection whose norm is below about
+    5e-7 of the original's counts as 0, since the expansion loses the
+    digits below that).
 
     Examples
     --------
@@ -1224,12 +1228,14 @@ def partial_distance_covariance(x, y, z, *, data=None, exponent=1.0, metric="ene
     >>> round(es.partial_distance_covariance(x, y, z), 9)
     0.164398557
     """
+    if backends.use_dask(backend, compute, (x, y, z)):
+        return _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, "pdcov", compute)
     Px, Py, sx, sy, _, _ = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
     return sy.apply(sx.apply(u_product(Px, Py)))
 
 
 def partial_distance_correlation(x, y, z, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
-                                 n_threads=None):
+                                 n_threads=None, backend=None, compute=True):
     r"""Partial distance correlation of x and y given z (R ``energy``'s ``pdcor``).
 
     :math:`R^*(x, y; z) = \frac{(P_{z^\perp}(x) \cdot P_{z^\perp}(y))}
@@ -1239,7 +1245,8 @@ def partial_distance_correlation(x, y, z, *, data=None, exponent=1.0, metric="en
     ``energy`` ≥ 1.7-9 does.  Zero partial distance correlation does **not**
     characterise conditional independence of x and y given z; it measures
     the dependence left after removing the part of the distance matrices
-    linearly explained by z's.
+    linearly explained by z's.  ``backend``, ``compute``: as in
+    :func:`partial_distance_covariance`.
 
     Examples
     --------
@@ -1251,8 +1258,59 @@ def partial_distance_correlation(x, y, z, *, data=None, exponent=1.0, metric="en
     >>> round(es.partial_distance_correlation(x, y, z), 9)
     0.267913456
     """
+    if backends.use_dask(backend, compute, (x, y, z)):
+        return _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, "pdcor", compute)
     Px, Py, _, _, aa, bb = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
     return _pdcor(Px, Py, aa, bb)
+
+
+def _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, what, compute):
+    """Partial distance covariance / correlation from the U-products of the three pairs (Dask)."""
+    met = resolve_metric(metric, exponent, sigma)
+    if met.kind != "builtin":
+        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
+                        f"got {met.name!r}.")
+    nt = 1 if n_threads is None else check_n_threads(n_threads)
+    in_memory = not any(backends.is_dask(v) for v in (x, y, z, data))
+    if not in_memory and data is not None:
+        raise TypeError("`data=` (column names) is not available with Dask input; pass the columns "
+                        "as Dask arrays.")
+    V = []
+    for v, name in ((x, "x"), (y, "y"), (z, "z")):
+        if in_memory:
+            v = _variable(v, data, name)[0]  # the threads input layer (column names)
+        V.append(backends.as_dask_data(v, name))
+    n = V[0].n
+    for d, name in zip(V[1:], ("y", "z")):
+        if d.n != n:
+            raise ValueError(f"`x`, `y` and `z` must have the same number of rows; `{name}` has {d.n}, "
+                             f"expected {n}.")
+    if n < 4:
+        raise ValueError(f"U-centring needs n >= 4 (it divides by n - 2 and n(n - 3)); got n={n}.")
+    pairs = [backends.lazy_dependence_sums(V[a], V[b], met, nt) for a, b in ((0, 1), (0, 2), (1, 2))]
+    return backends.finish(_partial_from_sums, what, n, *[p for pair in pairs for p in pair],
+                           compute=compute)
+
+
+def _partial_from_sums(what, n, vu_xy, sx, sy, vu_xz, _sx, sz, vu_yz, _sy, _sz):
+    """pdcov or pdcor from the pairs' U-sums (working units: each variable its own scale)."""
+    (ab, aa, bb), (ac, _, cc), (bc, _, _) = vu_xy[1], vu_xz[1], vu_yz[1]
+    if cc > 0:
+        pxy, px, py = ab - ac * bc / cc, aa - ac * ac / cc, bb - bc * bc / cc
+    else:
+        pxy, px, py = ab, aa, bb
+    norm = n * (n - 3)
+    if what == "pdcov":
+        return sy.apply(sx.apply(pxy / norm))
+    # the expansion forms |P|² as a difference of terms of size |A|²: its rounding error is a few
+    # eps of |A|² (not eps² as for the matrices' projections), so the floor is PROJECTION_FLOOR
+    # of |A|² itself: |P| below about 5e-7 |A| counts as 0
+    if not (px > PROJECTION_FLOOR * abs(aa) and py > PROJECTION_FLOOR * abs(bb)):
+        warn("a projection on the complement of z is 0 (x or y is determined by z in distance "
+             "terms), so the partial distance correlation is undefined; returning 0, as R energy "
+             "does.", UserWarning)
+        return 0.0
+    return pxy / math.sqrt(px * py)
 
 
 #: a projection whose squared norm is below (PROJECTION_FLOOR)² of the original's is rounding
@@ -1758,11 +1816,11 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
             R = G / np.outer(d, d)
         return R
 
-    if dask_backend:
-        gram = backends.lazy_dcor_gram(X, float(exponent), block)  # noqa: F811 - the same Gram, as tasks
+    # the same Gram on Dask: its blocks as tasks
+    make = backends.lazy_dcor_gram(X, float(exponent), block) if dask_backend else gram
     u = False
-    RV = gram(False) if estimator == "V" else None
-    RU = gram(True) if need_u else None
+    RV = make(False) if estimator == "V" else None
+    RU = make(True) if need_u else None
     if estimator == "V":
         D = np.sqrt(np.clip(RV, 0.0, 1.0))
         np.fill_diagonal(D, 1.0)

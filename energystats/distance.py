@@ -288,8 +288,6 @@ def _two_samples(x, y, by, columns, dropna, numeric_only):
 def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, estimator, n_threads,
                           compute):
     """:func:`energy_distance` on the Dask backend (:mod:`energystats.backends`)."""
-    import dask
-
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
                         f"got {met.name!r}.")
@@ -323,8 +321,7 @@ def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, 
         raise ValueError(f"`estimator='U'` needs at least 2 points in each sample (it averages "
                          f"over distinct pairs); got {n} and {m}.")
     M, scale = backends.lazy_group_sums(data, codes, 2, met, nt)
-    out = dask.delayed(_energy_from_sums, pure=True)(M, scale, int(n), int(m), estimator)
-    return out.compute() if compute else out
+    return backends.finish(_energy_from_sums, M, scale, int(n), int(m), estimator, compute=compute)
 
 
 def nonnegative(E, size):

@@ -487,8 +487,6 @@ def _dask_test(st, units, stats, exact, kind, compute, extra=None):
     from the Generator where the previous one left it, as the threads
     backend draws them.
     """
-    import dask
-
     Ms, nulls, gen, is_exact = [], [], st.gen, False
     for unit, stat in zip(units, stats):
         is_exact = _permutation.decide_exact(unit.cells, unit.k, unit.strata, st.R, exact)
@@ -504,9 +502,8 @@ def _dask_test(st, units, stats, exact, kind, compute, extra=None):
         Ms.append(M)
         nulls.append(null)
     light = _Setup(**{**st.__dict__, "X": None})  # the graph carries no data
-    out = dask.delayed(_dask_finish, pure=True)(kind, light, units, stats, Ms, scale, nulls, is_exact,
-                                                extra)
-    return out.compute() if compute else out
+    return backends.finish(_dask_finish, kind, light, units, stats, Ms, scale, nulls, is_exact, extra,
+                           compute=compute)
 
 
 def _dask_finish(kind, st, units, stats, Ms, scale, nulls, is_exact, extra):

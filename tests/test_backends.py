@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import energystats as es
-from energystats import _engine, backends
+from energystats import backends
 from energystats._metrics import resolve_metric
 
 from .reference import ref_group_sums
@@ -232,6 +232,15 @@ class TestPermutation:
         want = es.disco(X, labels=df[["a", "b"]], n_resamples=99, rng=5, conditional=conditional)
         assert np.array_equal(got.pvalue, want.pvalue) and got.factors == ["a", "b"]
 
+    def test_warnings_reach_the_caller(self, client):
+        # formed in a worker process, a warning would stay there: the result is finished here
+        from energystats._permutation import DegenerateStatisticWarning
+
+        X = np.zeros((20, 2))  # W = 0: F = 0/0
+        with pytest.warns(DegenerateStatisticWarning, match="not finite"):
+            res = es.disco(da.from_array(X, chunks=(7, 2)), labels=np.arange(20) % 2, n_resamples=9, rng=0)
+        assert res.pvalue is None or np.isnan(res.pvalue)
+
     def test_exact_enumeration(self, client):
         a, b = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.5])
         want = es.energy_test(a, b)
@@ -327,7 +336,7 @@ class TestInput:
         with pytest.raises(ValueError, match="unknown chunk sizes"):
             es.energy_distance(unknown, y)
         with pytest.raises(TypeError, match="`x` is a Dask collection, and this call has no Dask backend"):
-            es.partial_distance_correlation(xd, y, y)
+            es.partial_distance_correlation_test(xd, y[:50], y[:50])
         with pytest.raises(TypeError, match="is a Dask collection"):
             es.normality_test(xd[:, 0])
         with pytest.raises(ValueError, match="2 groups"):
@@ -417,6 +426,27 @@ class TestDependence:
             es.distance_correlation_matrix(dd.from_pandas(df, npartitions=2))
         with pytest.raises(ValueError, match="not available with backend='dask' yet"):
             es.distance_correlation_matrix(df, pvalue="permutation", backend="dask")
+
+    @pytest.mark.parametrize("metric, exponent, sigma", [METRICS[0], METRICS[1], METRICS[3]])
+    def test_partial(self, client, small_rows, metric, exponent, sigma):
+        rng = np.random.default_rng(11)
+        z = rng.normal(size=(200, 2))
+        x = np.column_stack([z[:, 0] + rng.normal(size=200), rng.normal(size=200)])
+        y = np.column_stack([z[:, 0] ** 2 + x[:, 1], rng.normal(size=200)])
+        kw = dict(metric=metric, exponent=exponent, sigma=sigma)
+        # the matrices' projections against their expansion in U-products: equal to rounding
+        for f in (es.partial_distance_covariance, es.partial_distance_correlation):
+            want = f(x, y, z, **kw)
+            got = f(da.from_array(x, chunks=(70, 2)), y, da.from_array(z), **kw)
+            assert got == pytest.approx(want, rel=1e-11)
+        assert es.partial_distance_covariance(x * 1e150, y, z * 1e-150, backend="dask") == pytest.approx(
+            es.partial_distance_covariance(x * 1e150, y, z * 1e-150), rel=1e-11)
+        with pytest.warns(UserWarning, match="projection on the complement of z is 0"):
+            assert es.partial_distance_correlation(x, y, x, backend="dask") == 0.0
+        lazy = es.partial_distance_correlation(x, y, z, backend="dask", compute=False)
+        assert isinstance(lazy, Delayed)
+        with pytest.raises(ValueError, match="same number of rows"):
+            es.partial_distance_covariance(da.from_array(x), y, z[:150])
 
     def test_scales_and_float32(self, client, small_rows):
         rng = np.random.default_rng(5)
