@@ -257,12 +257,10 @@ class Family:
     def _terms_numeric(self, Y, P):
         """Any continuous law: E[Z 1{Z ≤ y}] by integrating z f(z) between consecutive sorted
         values, E|Z − Z′| = 2 ∫ F (1 − F) by quadrature."""
-        B, n = Y.shape
+        n = Y.shape[1]
         G = np.empty_like(Y)
-        md = np.empty(B)
-        for r in range(B):
-            fz = self.dist(**{k: float(v[r]) for k, v in P.items()})
-            lo, hi = fz.support()
+        md = np.empty(Y.shape[0])
+        for r, fz, lo, hi in self._frozen_rows(P, Y.shape[0]):
             mu = float(fz.mean())
             if not np.isfinite(mu):
                 raise ValueError(f"{self.name} with parameters {self._row(P, r)} has no finite mean: "
@@ -288,12 +286,9 @@ class Family:
         """Integer support: E|y − Z| = Σ_k |y − k| p(k) by cumulative sums over the support up
         to beyond the data and mean + 40 sd + 50 (where the tail is below 1e-15; laws without a
         finite variance are refused); E|Z − Z′| = 2 Σ_k F(k)(1 − F(k))."""
-        B, n = Y.shape
         G = np.empty_like(Y)
-        md = np.empty(B)
-        for r in range(B):
-            fz = self.dist(**{k: float(v[r]) for k, v in P.items()})
-            lo, hi = fz.support()
+        md = np.empty(Y.shape[0])
+        for r, fz, lo, hi in self._frozen_rows(P, Y.shape[0]):
             mean, sd = float(fz.mean()), float(fz.std())
             top = min(float(hi), math.ceil(mean + 40.0 * sd + 50.0)) if np.isfinite(sd) else math.inf
             if not (np.isfinite(top) and fz.sf(top) < 1e-15):
@@ -318,3 +313,11 @@ class Family:
 
     def _row(self, P, r):
         return {k: float(v[r]) for k, v in P.items()}
+
+    def _frozen_rows(self, P, B):
+        """``(r, law, lower, upper)`` for the parameters of each row r of a batch: the SciPy law
+        frozen at them and its support."""
+        for r in range(B):
+            fz = self.dist(**self._row(P, r))
+            lo, hi = fz.support()
+            yield r, fz, lo, hi

@@ -393,9 +393,10 @@ def tile_group_sums(XI, XJ, codes, i0, i1, j0, j1, k, inv, metric, diagonal, n_t
     return T if diagonal else T + T.transpose(0, 2, 1)
 
 
-#: rows of a tile of the 'tiled' engine: its block of rho is 8 MiB (1024 to 2048 rows and 256
-#: to 1024 relabellings a batch measured alike at n = m = 5000, d = 10, R = 999:
-#: benchmarks/bench_scale.py)
+#: rows of a tile of the 'tiled' engine: its block of rho is 8 MiB.  At n = m = 5000, d = 10,
+#: R = 999 on 2 cores, tiles of 1024 to 2048 rows and batches of 256 to 1024 relabellings all
+#: took 2.5-3.6 s (one run each, a noisy machine); 1024 / 512 held the least memory
+#: (about 175 MB above the data in benchmarks/bench_scale.py)
 TILE_ROWS = 1024
 #: relabellings per batch of the 'tiled' engine at most: every tile recomputes its block of
 #: rho once per batch (a few % of a batch's work at this size), and the batch's codes and

@@ -98,8 +98,8 @@ def check_dask_options(method, memory_budget, default_budget, progress):
                          "the 'pairwise' method); use method='auto'.")
     if memory_budget != default_budget:
         raise ValueError("`memory_budget` bounds the threads backend's working memory; with "
-                         "backend='dask' each task holds at most about 100 MB whatever n, so leave "
-                         "it at its default.")
+                         "backend='dask' a task holds a tile of at most 2048 rows and a batch of "
+                         "relabellings bounded whatever n, so leave it at its default.")
     if progress not in (False, None):
         raise ValueError("`progress=` is for the threads backend; with backend='dask' use Dask's "
                          "own (`distributed.progress(result)` with compute=False, or the "
@@ -295,6 +295,7 @@ def _tile_sums(XI, XJ, cI, cJ, k, plan, diagonal, n_threads):
         XI, XJ = XI.astype(np.float64), XJ.astype(np.float64)
     order = np.argsort(cJ, kind="stable")
     YT = np.ascontiguousarray(XJ[order].T)
+    cJs = np.ascontiguousarray(cJ[order], dtype=np.intp)
     bounds = np.zeros(k + 1, dtype=np.intp)
     np.cumsum(np.bincount(cJ, minlength=k), out=bounds[1:])
     from ._engine import STRIPE_BYTES
@@ -309,8 +310,8 @@ def _tile_sums(XI, XJ, cI, cJ, k, plan, diagonal, n_threads):
         nb = -(-min(step, XI.shape[0] - a) // rb)
         acc = np.zeros((nb, k, k))
         comp = np.zeros((nb, k, k))
-        _pairwise.cross_group_sums(XI[a:a + step], YT, cI[a:a + step], bounds, met.code, met.param,
-                                   acc, comp, n_threads)
+        _pairwise.cross_group_sums(XI[a:a + step], YT, cI[a:a + step], cJs, bounds, met.code,
+                                   met.param, acc, comp, n_threads)
         T += (acc + comp).sum(axis=0)
     return T + T.T  # the tile stands for tile (J, I) too; exactly symmetric
 

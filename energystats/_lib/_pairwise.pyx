@@ -64,6 +64,29 @@ cdef inline void kahan_add(double* acc, double* comp, double value) noexcept nog
     acc[0] = t
 
 
+cdef inline void _segment_sums(const double* buf, Py_ssize_t js, Py_ssize_t j1,
+                               const Py_ssize_t* labels, const Py_ssize_t* bounds,
+                               double* acc, double* comp) noexcept nogil:
+    """Add ``buf[j - js]`` for ``js <= j < j1`` into ``acc[h] + comp[h]``, h the group of column j.
+
+    The columns are sorted by group (``labels`` non-decreasing, group h the columns
+    ``[bounds[h], bounds[h+1])``): each run of one group is summed plainly, then added with
+    compensation.
+    """
+    cdef Py_ssize_t j = js, e, h
+    cdef double s
+    while j < j1:
+        h = labels[j]
+        e = bounds[h + 1]
+        if e > j1:
+            e = j1
+        s = 0.0
+        while j < e:
+            s = s + buf[j - js]
+            j = j + 1
+        kahan_add(&acc[h], &comp[h], s)
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def pairwise_matrix(const floating[:, ::1] X,     # IN (n, d)
@@ -117,8 +140,7 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = bounds.shape[0] - 1
     cdef Py_ssize_t nblocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
     cdef Py_ssize_t c = acc.shape[0]
-    cdef Py_ssize_t q, b, i, i0, i1, j, j0, j1, js, e, g, h
-    cdef double s
+    cdef Py_ssize_t q, b, i, i0, i1, j0, j1, js, g
     cdef double* buf
     if n_threads < 1:
         n_threads = 1
@@ -145,17 +167,8 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
                         sq_block(&X[i, 0], &XT[0, 0], n, d, js, j1, buf)
                         transform_sq(buf, j1 - js, metric, param)
                         g = labels[i]
-                        j = js
-                        while j < j1:
-                            h = labels[j]
-                            e = bounds[h + 1]
-                            if e > j1:
-                                e = j1
-                            s = 0.0
-                            while j < e:
-                                s = s + buf[j - js]
-                                j = j + 1
-                            kahan_add(&acc[q, g, h], &comp[q, g, h], s)
+                        _segment_sums(buf, js, j1, &labels[0], &bounds[0], &acc[q, g, 0],
+                                      &comp[q, g, 0])
                     j0 = j1
                 b = b + n_stripes
         free(buf)
@@ -166,6 +179,7 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
 def cross_group_sums(const floating[:, ::1] X,        # IN (n, d): the row block I
                      const floating[:, ::1] YT,       # IN (d, m): the row block J, sorted by group, transposed
                      const Py_ssize_t[::1] labels,    # IN (n,): group code of every row of X
+                     const Py_ssize_t[::1] labels_j,  # IN (m,): group codes of the columns, non-decreasing
                      const Py_ssize_t[::1] bounds,    # IN (k + 1,): group h is columns [bounds[h], bounds[h+1]) of YT
                      int metric, double param,
                      double[:, :, ::1] acc,           # OUT (ceil(n / ROW_BLOCK), k, k) zeroed: one table per row block
@@ -182,8 +196,7 @@ def cross_group_sums(const floating[:, ::1] X,        # IN (n, d): the row block
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = YT.shape[1], k = bounds.shape[0] - 1
     cdef Py_ssize_t nblocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    cdef Py_ssize_t b, i, i0, i1, j, j0, j1, e, g, h
-    cdef double s
+    cdef Py_ssize_t b, i, i0, i1, j0, j1, g
     cdef double* buf
     if n_threads < 1:
         n_threads = 1
@@ -205,18 +218,6 @@ def cross_group_sums(const floating[:, ::1] X,        # IN (n, d): the row block
                     sq_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, buf)
                     transform_sq(buf, j1 - j0, metric, param)
                     g = labels[i]
-                    j = j0
-                    while j < j1:
-                        h = 0
-                        while bounds[h + 1] <= j:
-                            h = h + 1
-                        e = bounds[h + 1]
-                        if e > j1:
-                            e = j1
-                        s = 0.0
-                        while j < e:
-                            s = s + buf[j - j0]
-                            j = j + 1
-                        kahan_add(&acc[b, g, h], &comp[b, g, h], s)
+                    _segment_sums(buf, j0, j1, &labels_j[0], &bounds[0], &acc[b, g, 0], &comp[b, g, 0])
                 j0 = j1
         free(buf)
