@@ -16,6 +16,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("ENERGYSTATS_DEBUG", "0") not in ("", "0")
+SIMD_HEADERS = ["_simd.h", "_simd_body.h"]
 KERNELS = ["_pairwise", "_sorted1d", "_hartigan", "_permutation", "_dependence", "_gof"]
 
 
@@ -57,8 +58,9 @@ class BuildExt(build_ext):
     def build_extensions(self):
         cflags, lflags = _openmp_flags(self.compiler)
         # -fno-math-errno: sqrt and friends need not set errno (never read here), so the
-        # compiler can vectorise them
-        extra = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno"]
+        # compiler can vectorise them.  -ffp-contract=off: no fused multiply-adds, so the
+        # kernels built for each instruction set (_simd.h) give the same bits.
+        extra = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno", "-ffp-contract=off"]
         for ext in self.extensions:
             ext.extra_compile_args = list(ext.extra_compile_args) + extra + cflags
             ext.extra_link_args = list(ext.extra_link_args) + lflags
@@ -75,7 +77,8 @@ def _extensions():
             Extension(
                 "energystats._lib." + name,
                 [path],
-                include_dirs=[np.get_include()],
+                include_dirs=[np.get_include(), os.path.join("energystats", "_lib")],
+                depends=[os.path.join("energystats", "_lib", h) for h in SIMD_HEADERS],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             )
         )

@@ -27,7 +27,10 @@ from libc.stdint cimport uint16_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-from ._pairwise cimport kahan_add, sq_block, transform_sq
+from ._pairwise cimport es_simd_init, kahan_add, sq_block, transform_sq
+from energystats._lib import simd_cap
+
+es_simd_init(simd_cap())  # this module's copy of the pair kernels' dispatch (_simd.h)
 
 cdef Py_ssize_t COL_BLOCK = 256
 

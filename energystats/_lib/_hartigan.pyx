@@ -47,7 +47,10 @@ from cython cimport floating
 from libc.math cimport INFINITY, fabs, ldexp, sqrt
 from libc.stdint cimport int64_t
 
-from energystats._lib._pairwise cimport sq_block, transform_sq
+from energystats._lib._pairwise cimport es_simd_init, sq_block, transform_sq
+from energystats._lib import simd_cap
+
+es_simd_init(simd_cap())  # this module's copy of the pair kernels' dispatch (_simd.h)
 
 ctypedef Py_ssize_t intp
 

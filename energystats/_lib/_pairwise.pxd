@@ -3,6 +3,20 @@
 
 from cython cimport floating
 
+cdef extern from "_simd.h" nogil:
+    # The vector kernels (runtime-dispatched; see _simd.h): the same bits on every instruction set.
+    int es_simd_init(int cap)
+    void es_sq_row_d(const double* xi, const double* YT, Py_ssize_t ldy, Py_ssize_t d,
+                     Py_ssize_t j0, Py_ssize_t j1, double* out)
+    void es_sq_row_f(const float* xi, const float* YT, Py_ssize_t ldy, Py_ssize_t d,
+                     Py_ssize_t j0, Py_ssize_t j1, double* out)
+    void es_sq_rows4_d(const double* X, Py_ssize_t ldx, const double* YT, Py_ssize_t ldy,
+                       Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
+    void es_sq_rows4_f(const float* X, Py_ssize_t ldx, const float* YT, Py_ssize_t ldy,
+                       Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
+    void es_vsqrt(double* buf, Py_ssize_t m)
+    double es_vsum(const double* v, Py_ssize_t m)
+
 cdef enum MetricCode:
     ENERGY = 0
     LAPLACIAN = 1
@@ -16,14 +30,17 @@ cdef inline void sq_block(const floating* xi, const floating* YT, Py_ssize_t ldy
                           Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1,
                           double* buf) noexcept nogil:
     """buf[j - j0] = ||xi - Y[j]||² for j in [j0, j1)."""
-    cdef Py_ssize_t t, j, m = j1 - j0
-    cdef double xv, diff
-    cdef const floating* yrow
-    for j in range(m):
-        buf[j] = 0.0
-    for t in range(d):
-        xv = xi[t]
-        yrow = YT + t * ldy + j0
-        for j in range(m):
-            diff = xv - <double>yrow[j]
-            buf[j] += diff * diff
+    if floating is double:
+        es_sq_row_d(xi, YT, ldy, d, j0, j1, buf)
+    else:
+        es_sq_row_f(xi, YT, ldy, d, j0, j1, buf)
+
+
+cdef inline void sq_rows4(const floating* X, Py_ssize_t ldx, const floating* YT, Py_ssize_t ldy,
+                          Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1,
+                          double* buf, Py_ssize_t ldo) noexcept nogil:
+    """buf[r * ldo + j - j0] = ||X[r] - Y[j]||² for the rows r < 4 at X (stride ldx), j in [j0, j1)."""
+    if floating is double:
+        es_sq_rows4_d(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
+    else:
+        es_sq_rows4_f(X, ldx, YT, ldy, d, j0, j1, buf, ldo)

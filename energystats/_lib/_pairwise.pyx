@@ -25,9 +25,14 @@ from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport exp, expm1, pow, sqrt
 from libc.stdlib cimport free, malloc
 
+from energystats._lib import SIMD_LEVELS, simd_cap
+
 cdef Py_ssize_t ROW_BLOCK = 128
 cdef Py_ssize_t COL_BLOCK = 256
 ROW_BLOCK_SIZE = ROW_BLOCK  # rows per block of group_sums (its stripes deal out blocks)
+
+#: the instruction set of this module's pair kernels, chosen at import (``_simd.h``)
+SIMD_LEVEL = SIMD_LEVELS[es_simd_init(simd_cap())]
 
 
 cdef void transform_sq(double* buf, Py_ssize_t m, int metric, double param) noexcept nogil:
@@ -36,8 +41,7 @@ cdef void transform_sq(double* buf, Py_ssize_t m, int metric, double param) noex
     cdef double scale
     if metric == ENERGY:
         if param == 1.0:
-            for j in range(m):
-                buf[j] = sqrt(buf[j])
+            es_vsqrt(buf, m)
         elif param == 2.0:
             pass
         else:
@@ -71,20 +75,32 @@ cdef inline void _segment_sums(const double* buf, Py_ssize_t js, Py_ssize_t j1,
 
     The columns are sorted by group (``labels`` non-decreasing, group h the columns
     ``[bounds[h], bounds[h+1])``): each run of one group is summed plainly, then added with
-    compensation.
+    compensation.  The plain sums are :c:func:`es_vsum`'s fixed eight-lane order.
     """
     cdef Py_ssize_t j = js, e, h
-    cdef double s
     while j < j1:
         h = labels[j]
         e = bounds[h + 1]
         if e > j1:
             e = j1
-        s = 0.0
-        while j < e:
-            s = s + buf[j - js]
-            j = j + 1
-        kahan_add(&acc[h], &comp[h], s)
+        kahan_add(&acc[h], &comp[h], es_vsum(&buf[j - js], e - j))
+        j = e
+
+
+cdef inline void _rows4_sums(const floating* X, const floating* YT, Py_ssize_t ldy, Py_ssize_t d,
+                            Py_ssize_t j0, Py_ssize_t j1, int metric, double param, double* buf,
+                            const Py_ssize_t* row_labels, const Py_ssize_t* labels,
+                            const Py_ssize_t* bounds, Py_ssize_t k,
+                            double* acc, double* comp) noexcept nogil:
+    """Four consecutive rows (at ``X``, their groups ``row_labels[0..3]``) against the columns
+    ``[j0, j1)``, added into their groups' rows of the k×k ``acc + comp``: each loaded column serves
+    the four rows; the same bits as four calls of the one-row path."""
+    cdef Py_ssize_t r, g
+    sq_rows4(X, d, YT, ldy, d, j0, j1, buf, COL_BLOCK)
+    for r in range(4):
+        transform_sq(&buf[r * COL_BLOCK], j1 - j0, metric, param)
+        g = row_labels[r]
+        _segment_sums(&buf[r * COL_BLOCK], j0, j1, labels, bounds, &acc[g * k], &comp[g * k])
 
 
 @cython.boundscheck(False)
@@ -95,18 +111,25 @@ def pairwise_matrix(const floating[:, ::1] X,     # IN (n, d)
                     int metric, double param, int n_threads):
     """Fill ``out[i, j] = rho(X[i], Y[j])``."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = YT.shape[1]
-    cdef Py_ssize_t i, j0, j1
+    cdef Py_ssize_t nq = (n + 3) // 4
+    cdef Py_ssize_t q, i, i0, j0, j1
     if n == 0 or m == 0:
         return
     with nogil, parallel(num_threads=n_threads):
-        for i in prange(n, schedule="static"):
+        for q in prange(nq, schedule="static"):   # four rows at a time (the same bits as one)
+            i0 = 4 * q
             j0 = 0
             while j0 < m:
                 j1 = j0 + COL_BLOCK
                 if j1 > m:
                     j1 = m
-                sq_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, &out[i, j0])
-                transform_sq(&out[i, j0], j1 - j0, metric, param)
+                if i0 + 4 <= n:
+                    sq_rows4(&X[i0, 0], d, &YT[0, 0], m, d, j0, j1, &out[i0, j0], m)
+                else:
+                    for i in range(i0, n):
+                        sq_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, &out[i, j0])
+                for i in range(i0, i0 + 4 if i0 + 4 <= n else n):
+                    transform_sq(&out[i, j0], j1 - j0, metric, param)
                 j0 = j1
 
 
@@ -147,7 +170,7 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
     if n <= 1 or k == 0 or c == 0:
         return
     with nogil, parallel(num_threads=n_threads):
-        buf = <double*> malloc(COL_BLOCK * sizeof(double))
+        buf = <double*> malloc(4 * COL_BLOCK * sizeof(double))
         for q in prange(c, schedule="dynamic", chunksize=1):
             b = stripe0 + q
             while b < nblocks:
@@ -160,15 +183,22 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
                     j1 = j0 + COL_BLOCK
                     if j1 > n:
                         j1 = n
-                    for i in range(i0, i1):
+                    i = i0
+                    if j0 >= i1:   # past the block's own rows: every row takes the whole range
+                        while i + 4 <= i1:
+                            _rows4_sums(&X[i, 0], &XT[0, 0], n, d, j0, j1, metric, param, buf,
+                                        &labels[i], &labels[0], &bounds[0], k, &acc[q, 0, 0],
+                                        &comp[q, 0, 0])
+                            i = i + 4
+                    while i < i1:
                         js = i + 1 if i + 1 > j0 else j0
-                        if js >= j1:
-                            continue
-                        sq_block(&X[i, 0], &XT[0, 0], n, d, js, j1, buf)
-                        transform_sq(buf, j1 - js, metric, param)
-                        g = labels[i]
-                        _segment_sums(buf, js, j1, &labels[0], &bounds[0], &acc[q, g, 0],
-                                      &comp[q, g, 0])
+                        if js < j1:
+                            sq_block(&X[i, 0], &XT[0, 0], n, d, js, j1, buf)
+                            transform_sq(buf, j1 - js, metric, param)
+                            g = labels[i]
+                            _segment_sums(buf, js, j1, &labels[0], &bounds[0], &acc[q, g, 0],
+                                          &comp[q, g, 0])
+                        i = i + 1
                     j0 = j1
                 b = b + n_stripes
         free(buf)
@@ -203,7 +233,7 @@ def cross_group_sums(const floating[:, ::1] X,        # IN (n, d): the row block
     if n == 0 or m == 0 or k == 0:
         return
     with nogil, parallel(num_threads=n_threads):
-        buf = <double*> malloc(COL_BLOCK * sizeof(double))
+        buf = <double*> malloc(4 * COL_BLOCK * sizeof(double))
         for b in prange(nblocks, schedule="dynamic", chunksize=1):
             i0 = b * ROW_BLOCK
             i1 = i0 + ROW_BLOCK
@@ -214,10 +244,16 @@ def cross_group_sums(const floating[:, ::1] X,        # IN (n, d): the row block
                 j1 = j0 + COL_BLOCK
                 if j1 > m:
                     j1 = m
-                for i in range(i0, i1):
+                i = i0
+                while i + 4 <= i1:
+                    _rows4_sums(&X[i, 0], &YT[0, 0], m, d, j0, j1, metric, param, buf, &labels[i],
+                                &labels_j[0], &bounds[0], k, &acc[b, 0, 0], &comp[b, 0, 0])
+                    i = i + 4
+                while i < i1:
                     sq_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, buf)
                     transform_sq(buf, j1 - j0, metric, param)
                     g = labels[i]
                     _segment_sums(buf, j0, j1, &labels_j[0], &bounds[0], &acc[b, g, 0], &comp[b, g, 0])
+                    i = i + 1
                 j0 = j1
         free(buf)

@@ -1,0 +1,91 @@
+"""The pair kernels' instruction sets (energystats/_lib/_simd.h).
+
+Each instruction set the CPU has is forced in a child process with
+``ENERGYSTATS_SIMD``; every one must give the same bits as the baseline build,
+for both dtypes, every metric, sizes that leave remainders of every kind (not
+multiples of the eight lanes or of the four-row tiles), and each kernel family
+(streamed group sums, the matrix, the dependence passes, the Hartigan rows).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from energystats._lib import SIMD_LEVELS, _pairwise
+
+CHILD = r"""
+import json, sys
+import numpy as np
+import energystats as es
+from energystats._lib import _pairwise
+out = {"level": _pairwise.SIMD_LEVEL}
+rng = np.random.default_rng(5)
+for d in (1, 3, 8, 13):
+    for dt in ("float64", "float32"):
+        x = rng.normal(size=(203, d)).astype(dt)
+        y = (rng.normal(size=(141, d)) + 0.3).astype(dt)
+        for met, kw in (("energy", {}), ("energy", {"exponent": 0.7}), ("laplacian", {"sigma": 1.3}),
+                        ("gaussian", {"sigma": 0.8})):
+            key = f"{d}-{dt}-{met}-{kw}"
+            out[key + "-E"] = float(es.energy_distance(x, y, metric=met, method="pairwise", **kw))
+            out[key + "-D"] = es.pairwise(x, y, metric=met, **kw).ravel()[::97].tolist()
+        out[f"{d}-{dt}-dcov"] = float(es.distance_covariance(x[:141], y))
+        out[f"{d}-{dt}-W"] = float(es.EnergyClustering(3, engine="streamed", random_state=0).fit(x).W_)
+        out[f"{d}-{dt}-test"] = es.energy_test(x[:60], y[:50], n_resamples=49, rng=2).null_distribution.tolist()
+json.dump(out, sys.stdout)
+"""
+
+
+def _run(level):
+    env = dict(os.environ, ENERGYSTATS_SIMD=level)
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_every_instruction_set_gives_the_baseline_bits():
+    base = _run("baseline")
+    assert base.pop("level") == "baseline"
+    chosen = SIMD_LEVELS.index(_pairwise.SIMD_LEVEL)
+    if chosen == 0:
+        pytest.skip("this CPU has only the baseline instruction set")
+    for level in SIMD_LEVELS[1:chosen + 1]:
+        got = _run(level)
+        assert got.pop("level") == level
+        assert got.keys() == base.keys()
+        diff = [key for key in base if got[key] != base[key]]   # exact: the same bits
+        assert not diff, (level, diff[:5])
+
+
+def test_the_level_reported_is_one_of_the_levels():
+    assert _pairwise.SIMD_LEVEL in SIMD_LEVELS
+
+
+def test_a_bad_level_is_an_error_naming_the_variable():
+    env = dict(os.environ, ENERGYSTATS_SIMD="sse9")
+    done = subprocess.run([sys.executable, "-c", "import energystats as es; es.energy_distance([1.0], [2.0])"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode != 0
+    assert "ENERGYSTATS_SIMD" in done.stderr and "'sse9'" in done.stderr and "baseline" in done.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n,m,d", [(1, 1, 1), (5, 7, 2), (9, 17, 3), (37, 41, 11), (130, 263, 4)])
+def test_group_sums_match_plain_loops(n, m, d, dtype):
+    # every remainder of the 8-lane and 4-row tiles against a plain double loop (math.fsum)
+    import math
+    rng = np.random.default_rng(n * 1000 + m)
+    x = rng.normal(size=(n, d)).astype(dtype)
+    y = rng.normal(size=(m, d)).astype(dtype)
+    X, Y = x.astype(np.float64), y.astype(np.float64)
+    def mean_dist(A, B):
+        return math.fsum(math.sqrt(math.fsum((a - b) ** 2 for a, b in zip(u, v)))
+                         for u in A for v in B) / (len(A) * len(B))
+    expected = 2 * mean_dist(X, Y) - mean_dist(X, X) - mean_dist(Y, Y)
+    import energystats as es
+    got = es.energy_distance(x, y, method="pairwise")
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-14)
