@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from . import _engine, _memory, _progress
+from . import _engine, _memory, _progress, _sequential
 from ._lib import _pairwise, _permutation
 
 __all__ = ["build_engine", "permutation_null", "count_relabellings", "enumerate_relabellings",
@@ -825,7 +825,8 @@ def decide_exact(cell_codes, n_cells, strata, n_resamples, exact, exact_limit=10
 
 
 def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples, rng,
-                     exact=None, exact_limit=10**6, progress=False, strata=None):
+                     exact=None, exact_limit=10**6, progress=False, strata=None, rule=None,
+                     tolerance=None):
     """Observed statistic and its null distribution.
 
     Parameters
@@ -843,13 +844,23 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
         As in the public functions.
     strata : Strata, optional
         Relabel only within these strata of the rows.
+    rule : stopping rule of :mod:`energystats._sequential`, optional
+        A sequential rule sees each batch's exceedances (relabelled value ≥
+        observed − ``tolerance(M_observed)``, NaN counting as one) in draw
+        order; once it stops, the null distribution is cut at the last
+        relabelling it used.  One statistic per relabelling only.
 
     Returns
     -------
     observed, null, is_exact, M_observed (list per factor, each (k_f, k_f))
     """
     n_cells = len(factor_maps[0])
-    is_exact = decide_exact(cell_codes, n_cells, strata, n_resamples, exact, exact_limit)
+    sequential = rule is not None and rule.sequential
+    if sequential and exact:
+        raise ValueError(f"`pvalue_method={rule.name!r}` stops drawing random relabellings early; "
+                         "it cannot be combined with `exact=True` (complete enumeration).")
+    is_exact = False if sequential else decide_exact(cell_codes, n_cells, strata, n_resamples, exact,
+                                                     exact_limit)
 
     identity = [np.array_equal(fm, np.arange(fm.size)) for fm in factor_maps]
 
@@ -869,22 +880,32 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
         source = enumerate_relabellings(cell_codes, n_cells, batch, strata)
     else:
         total = int(n_resamples)
+    if sequential:
+        tol = tolerance(obs_M) if tolerance is not None else 0.0
     null = None
     done = 0
     with _progress.progress_bar(total, progress) or contextlib.nullcontext() as bar:
+        sizes = _sequential.batches(total, batch, sequential)
         while done < total:
             if is_exact:
                 cells = next(source)
             else:
-                cells = draw_permutations(rng, cell_codes, min(batch, total - done), strata)
+                cells = draw_permutations(rng, cell_codes, next(sizes), strata)
             vals = np.asarray(evaluate(cells))
             if null is None:
                 null = np.empty((total,) + vals.shape[1:])
             null[done:done + cells.shape[0]] = vals
             done += cells.shape[0]
-            del cells, vals
+            del cells
             if bar is not None:
                 bar.update(done - bar.n)
+            if sequential:
+                with np.errstate(invalid="ignore"):
+                    exceed = (vals >= observed - tol) | np.isnan(vals)
+                if rule.update(exceed):
+                    null = null[:rule.used].copy()
+                    break
+            del vals
     if null is None:
         null = np.empty((0,) + np.shape(observed))
     return observed, null, is_exact, obs_M

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _engine, backends
+from . import _engine, _sequential, backends
 from ._lib import _dependence
 from ._metrics import resolve_metric
 from ._validation import as_data, as_square_matrix, check_n_threads, warn
@@ -638,6 +638,11 @@ class IndependenceTestResult:
     columns_x, columns_y : list or None
     strata : list or None
         Strata within which ``y`` was permuted.
+    pvalue_method : str
+        'full', 'sequential' or 'decision'; with the last two ``n_resamples``
+        counts the permutations used before the stop (``pvalue_se`` None).
+    decision : str or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
     """
 
     statistic: float
@@ -652,6 +657,8 @@ class IndependenceTestResult:
     columns_x: list | None = None
     columns_y: list | None = None
     strata: list | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
 
     def to_frame(self):
         """One row: statistic, p-value and its Monte Carlo error, dCov, dCor (V and U), n."""
@@ -664,9 +671,12 @@ class IndependenceTestResult:
 
     def __repr__(self):
         p = "None" if self.pvalue is None else f"{self.pvalue:.4g}"
+        seq = "" if self.pvalue_method == "full" else f", pvalue_method={self.pvalue_method!r}"
+        if self.pvalue_method == "decision":
+            seq += f", decision={self.decision!r}"
         return (f"IndependenceTestResult(statistic={self.statistic:.6g}, pvalue={p}, "
                 f"statistic_name={self.statistic_name!r}, n_resamples={self.n_resamples}, "
-                f"exact={self.exact}, dcor={self.estimates.dcor:.6g})")
+                f"exact={self.exact}, dcor={self.estimates.dcor:.6g}{seq})")
 
 
 def _double_centred(D):
@@ -779,17 +789,35 @@ def _permuted_sums(kernel, total, perms):
     return out
 
 
-def _permutation_pvalue(kernel, perms, total, is_exact):
+def _permutation_pvalue(kernel, perms, total, is_exact, rule=None):
     """``(observed Σ A_ij B_ij, the permuted sums, p-value)``: the p-value by the package's rule
     on the sums themselves, permutations that reproduce the observed sum up to its rounding
-    error (64 eps of the Cauchy–Schwarz bound √(ΣA² ΣB²) of its terms) counting as ties."""
+    error (64 eps of the Cauchy–Schwarz bound √(ΣA² ΣB²) of its terms) counting as ties.
+    A sequential ``rule`` (:mod:`energystats._sequential`) sees the permutations in growing
+    batches and stops them; the permuted sums are then those it used."""
     from ._permutation import pvalue_from_null
 
     obs = np.empty(1)
     kernel(np.arange(kernel.n, dtype=np.intp)[None, :], obs)
-    null = _permuted_sums(kernel, total, perms)
     tol = 64 * np.finfo(float).eps * math.sqrt(kernel.norms[0] * kernel.norms[1])
+    if rule is None:
+        null = _permuted_sums(kernel, total, perms)
+    else:
+        parts, r0 = [], 0
+        for m in _sequential.batches(total, kernel.batch, True):
+            vals = np.empty(m)
+            kernel(np.ascontiguousarray(perms(r0, m), dtype=np.intp), vals)
+            r0 += m
+            parts.append(vals)
+            with np.errstate(invalid="ignore"):
+                exceed = (vals >= obs[0] - tol) | np.isnan(vals)
+            if rule.update(exceed):
+                parts[-1] = vals[:rule.used - (r0 - m)]
+                break
+        null = np.concatenate(parts) if parts else np.empty(0)
     p = float(pvalue_from_null(obs[0], null, is_exact, tol=tol))
+    if rule is not None and np.isfinite(p):
+        p = float(rule.pvalue())
     return float(obs[0]), null, p
 
 
@@ -814,7 +842,8 @@ def _permutation_plan(n, st, R, exact, gen):
 
 def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exponent=1.0,
                       metric="energy", sigma=1.0, rng=None, exact=None, strata=None,
-                      memory_budget=2**30, n_threads=None, backend=None, compute=True):
+                      memory_budget=2**30, n_threads=None, backend=None, compute=True,
+                      pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Permutation test of independence of x and y by distance covariance.
 
     Parameters
@@ -851,6 +880,12 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
     compute : bool, default True
         With the Dask backend, ``False`` returns a
         :class:`dask.delayed.Delayed` of the result.
+    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+    sequential_h : int, default 10
+    alpha : float, default 0.05
+        Stop permuting early: as in :func:`energystats.energy_test` (Besag &
+        Clifford's sequential p-value, or Gandy's decision whether p ≤
+        ``alpha``); random permutations only, not on the Dask backend.
 
     Returns
     -------
@@ -899,7 +934,14 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
         raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
     R = check_int(n_resamples, "n_resamples", 0)
     gen, seed = seeded_rng(rng)
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
+    if rule is not None and exact:
+        raise ValueError(f"`pvalue_method={pvalue_method!r}` stops drawing random permutations early; "
+                         "it cannot be combined with `exact=True` (complete enumeration).")
     if backends.use_dask(backend, compute, (x, y, strata)):
+        if rule is not None:
+            raise ValueError(f"`pvalue_method={pvalue_method!r}` is not available with backend='dask' "
+                             "(its permutations are drawn ahead, in the graph); use 'full'.")
         return _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact,
                                   strata, n_threads, memory_budget, compute)
     est = _stats(x, y, data, exponent, metric, sigma, n_threads)
@@ -917,22 +959,26 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
     if est.dvar_x_sqr == 0 or est.dvar_y_sqr == 0:
         _check_constant(est, "test of independence")
     kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget))
-    is_exact, total, perms = _permutation_plan(n, st, R, exact, gen)
+    is_exact, total, perms = _permutation_plan(n, st, R, False if rule is not None else exact, gen)
     # report the statistic in the data's units
     stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
     if R == 0 and not is_exact:
         return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est,
                                       None, None, est.columns_x, est.columns_y,
                                       None if st is None else list(lab.groups))
-    _, null, p = _permutation_pvalue(kernel, perms, total, is_exact)
+    _, null, p = _permutation_pvalue(kernel, perms, total, is_exact, rule)
     if statistic == "dcov":  # n V² is of degree one in each variable's rho; dCor is scale-free
         null = sy.apply(sx.apply(null / n))
     else:
         null = null / math.sqrt(kernel.norms[0] * kernel.norms[1])
-    return IndependenceTestResult(stat_out, p, null, statistic, total, bool(is_exact), est,
-                                  pvalue_se(p, total, is_exact), None if is_exact else seed,
+    used = int(null.shape[0])
+    return IndependenceTestResult(stat_out, p, null, statistic, used, bool(is_exact), est,
+                                  None if rule is not None else pvalue_se(p, used, is_exact),
+                                  None if is_exact else seed,
                                   est.columns_x, est.columns_y,
-                                  None if st is None else list(lab.groups))
+                                  None if st is None else list(lab.groups),
+                                  "full" if rule is None else rule.name,
+                                  None if rule is None else rule.decision)
 
 
 def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact, strata,

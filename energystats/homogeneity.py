@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _permutation, backends
+from . import _permutation, _sequential, backends
 from ._metrics import resolve_metric
 from ._permutation import DEFAULT_MEMORY_BUDGET
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix, check_int,
@@ -93,6 +93,13 @@ class EnergyTestResult:
         :func:`energy_test`).
     strata_name : str or None
         The strata column, when given by name.
+    pvalue_method : str
+        'full', 'sequential' or 'decision' (see :func:`energy_test`); with the
+        last two ``n_resamples`` counts the relabellings used before the stop
+        and ``pvalue_se`` is None.
+    decision : str or None
+        With ``pvalue_method='decision'``: 'p <= alpha', 'p > alpha', or None
+        when ``n_resamples`` relabellings did not settle it.
     """
 
     statistic: float
@@ -109,13 +116,18 @@ class EnergyTestResult:
     columns: list | None = None
     strata: list | None = None
     strata_name: str | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
 
     def __repr__(self):
         st = "" if self.strata is None else f", strata={len(self.strata)}"
+        seq = "" if self.pvalue_method == "full" else f", pvalue_method={self.pvalue_method!r}"
+        if self.pvalue_method == "decision":
+            seq += f", decision={self.decision!r}"
         return (f"EnergyTestResult(statistic={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}"
                 f"{_fmt_se(self.pvalue_se)}, n_resamples={self.n_resamples}, exact={self.exact}, "
                 f"sizes={list(map(int, self.sizes))}, groups={short_list(self.groups)}{st}"
-                f"{_fmt_seed(self.seed)})")
+                f"{_fmt_seed(self.seed)}{seq})")
 
     def to_frame(self):
         """The k×k energy distances :math:`E(C_i, C_j)` as a labelled DataFrame."""
@@ -669,7 +681,8 @@ class _MarginalDisco:
 def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropna=False,
                 numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0,
                 rng=None, exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET,
-                progress=False, n_threads=None, backend=None, compute=True):
+                progress=False, n_threads=None, backend=None, compute=True, pvalue_method="full",
+                sequential_h=10, alpha=0.05):
     r"""Energy test of equal distributions for k ≥ 2 samples (permutation test).
 
     Parameters
@@ -749,13 +762,33 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     compute : bool, default True
         With the Dask backend, ``False`` returns a
         :class:`dask.delayed.Delayed` of the result instead of computing it.
+    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+        'full': all ``n_resamples`` relabellings, p = (1 + #{T* ≥ T}) / (R + 1).
+        'sequential' (Besag & Clifford 1991, "Sequential Monte Carlo
+        p-values"): stop at the ``sequential_h``-th relabelling whose
+        statistic reaches the observed one, p = h / L after L relabellings;
+        with fewer than h among all ``n_resamples``, p = (g + 1) / (R + 1).
+        A valid p-value (P(p ≤ u) ≤ u under the null hypothesis); large
+        p-values cost about h / p relabellings.  'decision' (Gandy 2009,
+        "Sequential implementation of Monte Carlo tests with uniformly
+        bounded resampling risk"): stop as soon as it is clear whether the
+        permutation p-value is above or below ``alpha`` (wrong with
+        probability at most 10⁻³ whatever the p-value); ``decision`` in the
+        result says which ('p <= alpha', 'p > alpha', or None when
+        ``n_resamples`` came first), and ``pvalue`` is then only the estimate
+        from the relabellings used.  Both draw random relabellings (never
+        enumerate) and are not available on the Dask backend.
+    sequential_h : int, default 10
+        The number of exceedances that stops 'sequential'.
+    alpha : float, default 0.05
+        The level that 'decision' decides against.
 
     Returns
     -------
     EnergyTestResult
         ``statistic``, ``pvalue``, ``null_distribution``, ``n_resamples``,
         ``exact``, ``sizes``, ``groups``, ``energy_distances``, ``engine``,
-        ``pvalue_se``, ``seed``, ``columns``.
+        ``pvalue_se``, ``seed``, ``columns``, ``pvalue_method``, ``decision``.
 
     Notes
     -----
@@ -852,16 +885,34 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
     unit.layout.warn_idle("strata")
     stat = _EnergyStatistic(unit.layout)
+    rule = _sequential_rule(pvalue_method, st, sequential_h, alpha)
     if st.dask:
         return _dask_test(st, [unit], [stat], exact, "energy", compute)
     engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
     observed, null, is_exact, obs_M = _permutation.permutation_null(
         [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen, exact=exact,
-        progress=progress, strata=unit.strata)
-    return _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine.name)
+        progress=progress, strata=unit.strata, rule=rule, tolerance=stat.tolerance)
+    return _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine.name, rule)
 
 
-def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_name):
+def _sequential_rule(pvalue_method, st, h, alpha):
+    """The stopping rule of ``pvalue_method`` (None for 'full'), checked against the backend."""
+    rule = _sequential.make_rule(pvalue_method, st.R, h=h, alpha=alpha)
+    if rule is not None and st.dask:
+        raise ValueError(f"`pvalue_method={pvalue_method!r}` is not available with backend='dask' "
+                         "(its relabellings are drawn ahead, in the graph); use 'full'.")
+    return rule
+
+
+def _sequential_pvalue(pvalue, rule):
+    """The p-value under ``rule``: the rule's wherever the full rule's is defined (NaN for a
+    degenerate statistic, with its warning, stays NaN)."""
+    if rule is None or pvalue is None or not np.isfinite(pvalue):
+        return pvalue
+    return float(rule.pvalue())
+
+
+def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_name, rule=None):
     """The :class:`EnergyTestResult` from the observed sums and the null distribution."""
     lab = st.labs[0]
     # pooled group sums (cells summed over strata) give the groups' energy distances
@@ -879,15 +930,19 @@ def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_
     if null.shape[0] > 0:
         pvalue = float(_permutation.pvalue_from_null(observed, null, is_exact,
                                                      tol=stat.tolerance(obs_M)))
+        pvalue = _sequential_pvalue(pvalue, rule)
     R_used = int(null.shape[0])
     scale = st.scale
     return EnergyTestResult(float(scale.apply(observed)), pvalue, scale.apply(null), R_used,
                             bool(is_exact), lab.sizes.copy(), list(lab.groups), scale.apply(E),
                             engine_name,
-                            pvalue_se=_permutation.pvalue_se(pvalue, R_used, is_exact),
+                            pvalue_se=None if rule is not None else
+                            _permutation.pvalue_se(pvalue, R_used, is_exact),
                             seed=st.seed if R_used and not is_exact else None, columns=st.cols,
                             strata=None if st.strata is None else list(st.strata.groups),
-                            strata_name=st.strata_name)
+                            strata_name=st.strata_name,
+                            pvalue_method="full" if rule is None else rule.name,
+                            decision=None if rule is None else rule.decision)
 
 
 def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional=True, dropna=False,

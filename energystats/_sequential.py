@@ -1,0 +1,195 @@
+"""Sequential Monte Carlo p-values: stop resampling once the answer is clear.
+
+Two rules, chosen by a test's ``pvalue_method``, each fixed before the first
+resample (which is what makes them valid):
+
+* ``"sequential"`` -- Besag & Clifford (1991), "Sequential Monte Carlo
+  p-values", Biometrika 78(2): draw resamples until ``h`` of them reach the
+  observed statistic, or until ``R_max`` were drawn.  Stopped at the ``L``-th
+  resample by the ``h``-th exceedance, ``p = h / L``; otherwise, with ``g < h``
+  exceedances among all ``R_max``, ``p = (g + 1) / (R_max + 1)``.  For every
+  u, ``P(p ≤ u) ≤ u`` under the null hypothesis.  Large p-values stop early
+  (about ``h / p`` resamples); small ones cost ``R_max``.
+* ``"decision"`` -- Gandy (2009), "Sequential implementation of Monte Carlo
+  tests with uniformly bounded resampling risk", JASA 104(488): decides
+  whether the p-value the full resampling would estimate lies above or
+  below ``alpha``, stopping when the count of exceedances after ``n``
+  resamples crosses boundaries ``U_n`` / ``L_n`` computed so that, whatever
+  the true p-value, the decision differs from the one an infinite number of
+  resamples would give with probability at most ``epsilon`` (spent as
+  ``epsilon n / (n + 1000)``).  Clear answers either way stop early; with
+  ``R_max`` reached first the decision is left open (``None``).
+
+Both look at the resamples in the order they were drawn, so the outcome does
+not depend on how the resamples were batched; the drivers evaluate them in
+growing batches (:func:`batches`) and give the rule each batch in turn.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+__all__ = ["make_rule", "batches", "PVALUE_METHODS"]
+
+PVALUE_METHODS = ("full", "sequential", "decision")
+
+#: the first batch of a sequential test; each next batch doubles, up to the engine's batch
+FIRST_BATCH = 16
+#: Gandy's spending sequence epsilon * n / (n + SPENDING_K)
+SPENDING_K = 1000
+
+
+def batches(total, cap, sequential):
+    """Batch sizes covering ``total`` resamples: ``cap`` each, or, for a sequential rule,
+    16, 32, 64, ... up to ``cap`` (so an early stop wastes little)."""
+    cap = max(1, int(cap))
+    size = min(FIRST_BATCH, cap) if sequential else cap
+    done = 0
+    while done < total:
+        step = min(size, total - done)
+        yield step
+        done += step
+        size = min(cap, 2 * size)
+
+
+class BesagClifford:
+    """Stop at the ``h``-th exceedance (see the module docstring)."""
+
+    name = "sequential"
+    sequential = True
+    decision = None
+
+    def __init__(self, h, R_max):
+        self.h = int(h)
+        self.R_max = int(R_max)
+        self.used = 0
+        self.exceedances = 0
+        self.stopped = False
+
+    def update(self, exceed):
+        """Take the next resamples' exceedance flags (in draw order); True once stopped.
+        ``used`` then counts the resamples the rule looked at (later ones are dropped)."""
+        exceed = np.asarray(exceed, dtype=bool)
+        counts = self.exceedances + np.cumsum(exceed)
+        hit = np.flatnonzero(counts >= self.h)
+        if hit.size:
+            self.used += int(hit[0]) + 1
+            self.exceedances = self.h
+            self.stopped = True
+        else:
+            self.used += exceed.size
+            self.exceedances = int(counts[-1]) if counts.size else self.exceedances
+        return self.stopped
+
+    def pvalue(self):
+        if self.stopped:
+            return self.h / self.used
+        return (self.exceedances + 1.0) / (self.R_max + 1.0)
+
+
+@functools.lru_cache(maxsize=16)
+def gandy_boundaries(alpha, epsilon, R_max):
+    """Gandy's (2009) boundaries ``(U, L)`` for n = 1 .. R_max (index n - 1).
+
+    With ``f_n(j) = P_alpha(not stopped before n, S_n = j)`` (S_n the exceedances among the
+    first n resamples when each exceeds with probability alpha), ``U_n`` is the smallest j
+    and ``L_n`` the largest (``-1``: none) such that the probability of stopping at or beyond
+    the boundary by step n stays within ``epsilon n / (n + 1000)``.
+    """
+    U = np.empty(R_max, dtype=np.int64)
+    L = np.empty(R_max, dtype=np.int64)
+    f = np.zeros(R_max + 2)
+    f[0] = 1.0  # S_0 = 0
+    spent_u = spent_l = 0.0
+    lo, hi = 0, 0  # support of f: indices lo..hi
+    for n in range(1, R_max + 1):
+        # one more resample: f(j) <- f(j)(1 - alpha) + f(j - 1) alpha on the surviving support
+        seg = f[lo:hi + 1].copy()
+        f[lo:hi + 2] = 0.0
+        f[lo:hi + 1] += seg * (1.0 - alpha)
+        f[lo + 1:hi + 2] += seg * alpha
+        hi += 1
+        eps_n = epsilon * n / (n + SPENDING_K)
+        win = f[lo:hi + 1]
+        tail = np.cumsum(win[::-1])[::-1]  # tail[i] = P(S_n >= lo + i, alive)
+        ok = np.flatnonzero(tail + spent_u <= eps_n)
+        u = lo + int(ok[0]) if ok.size else hi + 1
+        head = np.cumsum(win)  # head[i] = P(S_n <= lo + i, alive)
+        ok = np.flatnonzero(head + spent_l <= eps_n)
+        low = lo + int(ok[-1]) if ok.size else lo - 1
+        U[n - 1], L[n - 1] = u, low
+        if u <= hi:
+            spent_u += float(f[u:hi + 1].sum())
+            f[u:hi + 1] = 0.0
+            hi = u - 1
+        if low >= lo:
+            spent_l += float(f[lo:low + 1].sum())
+            f[lo:low + 1] = 0.0
+            lo = low + 1
+        if lo > hi:  # every path has stopped
+            U[n:], L[n:] = U[n - 1], L[n - 1]
+            break
+    U.setflags(write=False)
+    L.setflags(write=False)
+    return U, L
+
+
+class GandyDecision:
+    """Decide p ≤ alpha or p > alpha with resampling risk at most ``epsilon`` (see above)."""
+
+    name = "decision"
+    sequential = True
+
+    def __init__(self, alpha, epsilon, R_max):
+        self.alpha = float(alpha)
+        self.epsilon = float(epsilon)
+        self.R_max = int(R_max)
+        self.U, self.L = gandy_boundaries(self.alpha, self.epsilon, self.R_max)
+        self.used = 0
+        self.exceedances = 0
+        self.stopped = False
+        self.decision = None
+
+    def update(self, exceed):
+        exceed = np.asarray(exceed, dtype=bool)
+        m = min(exceed.size, self.R_max - self.used)
+        counts = self.exceedances + np.cumsum(exceed[:m])
+        idx = np.arange(self.used, self.used + m)
+        up = counts >= self.U[idx]
+        down = counts <= self.L[idx]
+        hit = np.flatnonzero(up | down)
+        if hit.size:
+            i = int(hit[0])
+            self.used += i + 1
+            self.exceedances = int(counts[i])
+            self.stopped = True
+            self.decision = "p > alpha" if up[i] else "p <= alpha"
+        else:
+            self.used += m
+            self.exceedances = int(counts[-1]) if m else self.exceedances
+        return self.stopped
+
+    def pvalue(self):
+        """The usual estimate from the resamples used, (g + 1) / (n + 1): with an early stop
+        it is a by-product, not a valid p-value; the decision is the result."""
+        return (self.exceedances + 1.0) / (self.used + 1.0)
+
+
+def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3):
+    """The stopping rule of ``pvalue_method`` (validated) for at most ``R_max`` resamples; None
+    for 'full' (every resample)."""
+    if pvalue_method not in PVALUE_METHODS:
+        raise ValueError(f"`pvalue_method` must be one of {', '.join(map(repr, PVALUE_METHODS))}; "
+                         f"got {pvalue_method!r}")
+    if pvalue_method == "full":
+        return None
+    if pvalue_method == "sequential":
+        if not (isinstance(h, (int, np.integer)) and not isinstance(h, bool) and 1 <= h <= R_max):
+            raise ValueError(f"`sequential_h` must be an integer from 1 to n_resamples ({R_max}); got {h!r}")
+        return BesagClifford(h, R_max)
+    if not (isinstance(alpha, (float, int, np.floating)) and 0.0 < float(alpha) < 1.0):
+        raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}")
+    if not (isinstance(epsilon, (float, int, np.floating)) and 0.0 < float(epsilon) < 0.5):
+        raise ValueError(f"`epsilon` must be in (0, 0.5); got {epsilon!r}")
+    return GandyDecision(alpha, epsilon, R_max)

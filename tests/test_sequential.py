@@ -1,0 +1,162 @@
+"""Sequential Monte Carlo p-values (energystats._sequential) and the tests that use them."""
+import numpy as np
+import pytest
+
+import energystats as es
+from energystats import _sequential
+
+
+def _bc_plain(exceed, h, R_max):
+    """Besag & Clifford by hand: walk the flags one by one."""
+    g = 0
+    for L, e in enumerate(exceed[:R_max], start=1):
+        g += bool(e)
+        if g == h:
+            return h / L, L
+    return (g + 1) / (R_max + 1), min(len(exceed), R_max)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_besag_clifford_matches_the_plain_walk_for_any_batching(seed):
+    rng = np.random.default_rng(seed)
+    R_max = 300
+    exceed = rng.random(R_max) < rng.choice([0.01, 0.05, 0.3])
+    p_ref, used_ref = _bc_plain(exceed, 10, R_max)
+    for cap in (1, 7, 16, 64, 1000):
+        rule = _sequential.BesagClifford(10, R_max)
+        r0 = 0
+        for m in _sequential.batches(R_max, cap, True):
+            if rule.update(exceed[r0:r0 + m]):
+                break
+            r0 += m
+        assert (rule.pvalue(), rule.used) == (p_ref, used_ref)
+
+
+def test_batches_grow_from_16_to_the_cap():
+    assert list(_sequential.batches(100, 40, True)) == [16, 32, 40, 12]
+    assert list(_sequential.batches(100, 40, False)) == [40, 40, 20]
+    assert sum(_sequential.batches(9999, 512, True)) == 9999
+
+
+@pytest.mark.parametrize("p_true,wrong", [(0.03, "p > alpha"), (0.05, None), (0.08, "p <= alpha")])
+def test_gandy_resampling_risk_is_bounded(p_true, wrong):
+    # epsilon = 0.05 so that the bound is visible in 4000 simulated streams; at p = alpha
+    # either decision is "wrong" and each must stay within epsilon
+    alpha, eps, R_max, n_streams = 0.05, 0.05, 3000, 4000
+    rng = np.random.default_rng(11)
+    decisions = []
+    for _ in range(n_streams):
+        rule = _sequential.GandyDecision(alpha, eps, R_max)
+        for m in _sequential.batches(R_max, 256, True):
+            if rule.update(rng.random(m) < p_true):
+                break
+        decisions.append(rule.decision)
+    decisions = np.array(decisions, dtype=object)
+    bound = eps + 3 * np.sqrt(eps * (1 - eps) / n_streams)
+    for d in (["p > alpha", "p <= alpha"] if wrong is None else [wrong]):
+        assert np.mean(decisions == d) <= bound, (d, np.mean(decisions == d))
+    if wrong is not None:  # away from alpha it decides, and rightly, nearly always
+        right = "p <= alpha" if wrong == "p > alpha" else "p > alpha"
+        assert np.mean(decisions == right) >= 0.9
+
+
+def test_gandy_boundaries_spend_no_more_than_epsilon_under_alpha():
+    # the boundaries' own promise, by exact recursion on a small case: P(stop above U) and
+    # P(stop below L) under p = alpha, each at most epsilon
+    alpha, eps, R_max = 0.1, 0.05, 400
+    U, L = _sequential.gandy_boundaries(alpha, eps, R_max)
+    alive = {0: 1.0}
+    up = down = 0.0
+    for n in range(R_max):
+        nxt = {}
+        for j, pr in alive.items():
+            for jj, q in ((j, 1 - alpha), (j + 1, alpha)):
+                nxt[jj] = nxt.get(jj, 0.0) + pr * q
+        alive = {}
+        for j, pr in nxt.items():
+            if j >= U[n]:
+                up += pr
+            elif j <= L[n]:
+                down += pr
+            else:
+                alive[j] = pr
+    assert up <= eps * (1 + 1e-9) and down <= eps * (1 + 1e-9)
+    assert up > 0.5 * eps * R_max / (R_max + 1000)  # and it does spend (the boundaries are not trivial)
+
+
+class TestInTheTests:
+    def _data(self, shift=0.0):
+        rng = np.random.default_rng(0)
+        return rng.normal(size=(60, 2)), rng.normal(size=(50, 2)) + shift
+
+    def test_energy_test_sequential_is_the_prefix_of_the_full_run(self):
+        x, y = self._data()
+        full = es.energy_test(x, y, n_resamples=4999, rng=3)
+        seq = es.energy_test(x, y, n_resamples=4999, rng=3, pvalue_method="sequential", sequential_h=7)
+        L = seq.n_resamples
+        np.testing.assert_array_equal(seq.null_distribution, full.null_distribution[:L])
+        p_ref, used_ref = _bc_plain(full.null_distribution >= full.statistic, 7, 4999)
+        assert (seq.pvalue, L) == (p_ref, used_ref)
+        assert seq.pvalue_method == "sequential" and seq.pvalue_se is None and seq.seed == 3
+        assert "pvalue_method='sequential'" in repr(seq)
+
+    def test_energy_test_decision_stops_early_on_a_clear_alternative(self):
+        x, y = self._data(shift=2.0)
+        res = es.energy_test(x, y, n_resamples=9999, rng=3, pvalue_method="decision")
+        assert res.decision == "p <= alpha" and res.n_resamples < 400
+        x, y = self._data()
+        res = es.energy_test(x, y, n_resamples=9999, rng=3, pvalue_method="decision")
+        assert res.decision == "p > alpha" and res.n_resamples < 100
+
+    def test_independence_test_sequential_is_the_prefix_of_the_full_run(self):
+        rng = np.random.default_rng(4)
+        x, y = rng.normal(size=(80, 2)), rng.normal(size=(80, 1))
+        full = es.independence_test(x, y, n_resamples=2999, rng=8)
+        seq = es.independence_test(x, y, n_resamples=2999, rng=8, pvalue_method="sequential")
+        L = seq.n_resamples
+        np.testing.assert_array_equal(seq.null_distribution, full.null_distribution[:L])
+        assert (seq.pvalue, L) == _bc_plain(full.null_distribution >= full.statistic, 10, 2999)
+        dec = es.independence_test(x, x[:, :1] + y, n_resamples=2999, rng=8, pvalue_method="decision")
+        assert dec.decision == "p <= alpha" and dec.n_resamples < 400
+
+    def test_no_exceedance_runs_to_the_end(self):
+        x, y = self._data(shift=3.0)
+        res = es.energy_test(x, y, n_resamples=199, rng=1, pvalue_method="sequential")
+        assert res.n_resamples == 199 and res.pvalue == 1 / 200
+
+    @pytest.mark.parametrize("kw,match", [
+        ({"pvalue_method": "seq"}, "pvalue_method"),
+        ({"pvalue_method": "sequential", "sequential_h": 0}, "sequential_h"),
+        ({"pvalue_method": "sequential", "sequential_h": 10, "n_resamples": 5}, "sequential_h"),
+        ({"pvalue_method": "decision", "alpha": 1.5}, "alpha"),
+        ({"pvalue_method": "sequential", "exact": True}, "exact=True"),
+    ])
+    def test_errors(self, kw, match):
+        x, y = self._data()
+        with pytest.raises(ValueError, match=match):
+            es.energy_test(x, y, rng=0, **kw)
+        with pytest.raises(ValueError, match=match):
+            es.independence_test(x[:50], y, rng=0, **kw)
+
+    def test_level_under_the_null(self):
+        # Besag-Clifford is valid: rejection rate at 0.05 within 3 binomial SE (two-sided)
+        rng = np.random.default_rng(2026)
+        n_sets, rej, used = 300, 0, []
+        for _ in range(n_sets):
+            x, y = rng.normal(size=(20, 2)), rng.normal(size=(20, 2))
+            res = es.energy_test(x, y, n_resamples=999, rng=rng, pvalue_method="sequential")
+            rej += res.pvalue <= 0.05
+            used.append(res.n_resamples)
+        se = np.sqrt(0.05 * 0.95 / n_sets)
+        assert abs(rej / n_sets - 0.05) <= 3 * se, rej / n_sets
+        assert np.mean(used) < 0.1 * 999
+
+
+def test_not_on_dask():
+    pytest.importorskip("dask")
+    pytest.importorskip("distributed")
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(30, 2)), rng.normal(size=(30, 2))
+    for test in (es.energy_test, es.independence_test):
+        with pytest.raises(ValueError, match="backend='dask'"):
+            test(x, y, rng=0, backend="dask", pvalue_method="sequential")
