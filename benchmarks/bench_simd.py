@@ -9,12 +9,20 @@ pairs, plus its k×k group sums), with the instruction set it chose at import
 and, in a subprocess, with ``ENERGYSTATS_SIMD=baseline``; the two results must
 agree to 1e-13 relative (they are built to give the same bits).
 
-    python benchmarks/bench_simd.py            # the table of docs/benchmarks/simd.txt
+    python benchmarks/bench_simd.py            # the table of docs/benchmarks/bench_simd.txt
+    python benchmarks/bench_simd.py --against /path/to/older/checkout
+
+``--against`` adds the issue's end-to-end workloads, run here and in an older
+built checkout (``git worktree add /tmp/old <rev>`` and ``python setup.py
+build_ext --inplace`` there): the permutation test n = m = 1 000, d = 10,
+R = 999 and the clustering benchmark k = 4, n = 5 000, d = 10, 10 restarts
+(the data of ``bench_cluster.py``).
 
 Run it on an idle machine: timings are the best of three.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -74,7 +82,60 @@ def package_in(level, N, d, nt):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def main():
+WORKLOADS = r"""
+import json, sys, time
+import numpy as np
+import energystats as es
+sys.path.insert(0, {bench!r})
+from bench_cluster import make_data
+rng = np.random.default_rng(0)
+x = rng.normal(size=(1000, 10)); y = rng.normal(size=(1000, 10)) + 0.05
+X, _ = make_data(5000, 10, 4, np.random.default_rng(0))
+def best(fn):
+    b = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter(); out = fn(); b = min(b, time.perf_counter() - t0)
+    return b, out
+tp, res = best(lambda: es.energy_test(x, y, n_resamples=999, rng=1))
+tc, est = best(lambda: es.EnergyClustering(4, n_init=10, random_state=0).fit(X))
+print(json.dumps({{"file": es.__file__, "perm": tp, "pvalue": res.pvalue, "statistic": res.statistic,
+                   "cluster": tc, "W": est.W_, "labels": est.labels_.tolist()}}))
+"""
+
+
+def workloads(root):
+    env = dict(os.environ, PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", WORKLOADS.format(bench=HERE)], capture_output=True,
+                         text=True, env=env, check=True, cwd=tempfile.gettempdir()).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def compare(older):
+    new = workloads(os.path.dirname(HERE))
+    old = workloads(os.path.abspath(older))
+    print(f"\nend-to-end, best of 3 (s): this build ({new['file']}) vs {old['file']}")
+    print(f"{'workload':<44} {'older':>8} {'this':>8} {'speed-up':>8}")
+    for key, what in (("perm", "energy_test n=m=1000, d=10, R=999"),
+                      ("cluster", "EnergyClustering k=4, n=5000, d=10, n_init=10")):
+        print(f"{what:<44} {old[key]:>8.3f} {new[key]:>8.3f} {old[key] / new[key]:>7.2f}x")
+    same = new["labels"] == old["labels"]
+    print(f"energy test: statistic {new['statistic']!r} vs {old['statistic']!r}, p-value "
+          f"{new['pvalue']} vs {old['pvalue']}; clustering: W {new['W']!r} vs {old['W']!r}, "
+          f"{'the same' if same else 'different'} labels")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--against", metavar="DIR", help="an older built checkout to compare end to end")
+    ap.add_argument("--no-kernel", action="store_true", help="skip the ns-per-pair table")
+    args = ap.parse_args(argv)
+    if not args.no_kernel:
+        kernel_table()
+    if args.against:
+        compare(args.against)
+
+
+def kernel_table():
     with tempfile.TemporaryDirectory() as tmp:
         exe, how = build_probe(tmp)
         print(f"probe: {how}")
