@@ -27,6 +27,7 @@ growing batches (:func:`batches`) and give the rule each batch in turn.
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -88,51 +89,81 @@ class BesagClifford:
         return (self.exceedances + 1.0) / (self.R_max + 1.0)
 
 
-@functools.lru_cache(maxsize=16)
-def gandy_boundaries(alpha, epsilon, R_max):
-    """Gandy's (2009) boundaries ``(U, L)`` for n = 1 .. R_max (index n - 1).
+class _GandyBounds:
+    """Gandy's (2009) boundaries for one (alpha, epsilon), extended on demand.
 
     With ``f_n(j) = P_alpha(not stopped before n, S_n = j)`` (S_n the exceedances among the
     first n resamples when each exceeds with probability alpha), ``U_n`` is the smallest j
     and ``L_n`` the largest (``-1``: none) such that the probability of stopping at or beyond
-    the boundary by step n stays within ``epsilon n / (n + 1000)``.
+    the boundary by step n stays within ``epsilon n / (n + 1000)``.  Computing them costs
+    O(width) per step, so they are computed only as far as a test has gone.
     """
-    U = np.empty(R_max, dtype=np.int64)
-    L = np.empty(R_max, dtype=np.int64)
-    f = np.zeros(R_max + 2)
-    f[0] = 1.0  # S_0 = 0
-    spent_u = spent_l = 0.0
-    lo, hi = 0, 0  # support of f: indices lo..hi
-    for n in range(1, R_max + 1):
-        # one more resample: f(j) <- f(j)(1 - alpha) + f(j - 1) alpha on the surviving support
-        seg = f[lo:hi + 1].copy()
-        f[lo:hi + 2] = 0.0
-        f[lo:hi + 1] += seg * (1.0 - alpha)
-        f[lo + 1:hi + 2] += seg * alpha
-        hi += 1
-        eps_n = epsilon * n / (n + SPENDING_K)
-        win = f[lo:hi + 1]
-        tail = np.cumsum(win[::-1])[::-1]  # tail[i] = P(S_n >= lo + i, alive)
-        ok = np.flatnonzero(tail + spent_u <= eps_n)
-        u = lo + int(ok[0]) if ok.size else hi + 1
-        head = np.cumsum(win)  # head[i] = P(S_n <= lo + i, alive)
-        ok = np.flatnonzero(head + spent_l <= eps_n)
-        low = lo + int(ok[-1]) if ok.size else lo - 1
-        U[n - 1], L[n - 1] = u, low
-        if u <= hi:
-            spent_u += float(f[u:hi + 1].sum())
-            f[u:hi + 1] = 0.0
-            hi = u - 1
-        if low >= lo:
-            spent_l += float(f[lo:low + 1].sum())
-            f[lo:low + 1] = 0.0
-            lo = low + 1
-        if lo > hi:  # every path has stopped
-            U[n:], L[n:] = U[n - 1], L[n - 1]
-            break
-    U.setflags(write=False)
-    L.setflags(write=False)
-    return U, L
+
+    def __init__(self, alpha, epsilon):
+        self.alpha, self.epsilon = alpha, epsilon
+        self.U = np.empty(0, dtype=np.int64)
+        self.L = np.empty(0, dtype=np.int64)
+        self.f = np.zeros(2)
+        self.f[0] = 1.0  # S_0 = 0
+        self.spent_u = self.spent_l = 0.0
+        self.lo = self.hi = 0  # support of f: indices lo..hi
+        self.lock = threading.Lock()
+
+    def upto(self, count):
+        """``(U, L)`` for n = 1 .. count (index n - 1)."""
+        with self.lock:
+            if count > self.U.size:
+                self._extend(max(count, 2 * self.U.size))
+            return self.U[:count], self.L[:count]
+
+    def _extend(self, count):
+        alpha, epsilon = self.alpha, self.epsilon
+        n0 = self.U.size
+        U = np.concatenate([self.U, np.empty(count - n0, dtype=np.int64)])
+        L = np.concatenate([self.L, np.empty(count - n0, dtype=np.int64)])
+        f = np.concatenate([self.f, np.zeros(count - n0)])
+        lo, hi, spent_u, spent_l = self.lo, self.hi, self.spent_u, self.spent_l
+        for n in range(n0 + 1, count + 1):
+            if lo > hi:  # every path has stopped: the boundaries stay where they were
+                U[n - 1], L[n - 1] = U[n - 2], L[n - 2]
+                continue
+            # one more resample: f(j) <- f(j)(1 - alpha) + f(j - 1) alpha on the surviving support
+            seg = f[lo:hi + 1].copy()
+            f[lo:hi + 2] = 0.0
+            f[lo:hi + 1] += seg * (1.0 - alpha)
+            f[lo + 1:hi + 2] += seg * alpha
+            hi += 1
+            eps_n = epsilon * n / (n + SPENDING_K)
+            win = f[lo:hi + 1]
+            tail = np.cumsum(win[::-1])[::-1]  # tail[i] = P(S_n >= lo + i, alive)
+            ok = np.flatnonzero(tail + spent_u <= eps_n)
+            u = lo + int(ok[0]) if ok.size else hi + 1
+            head = np.cumsum(win)  # head[i] = P(S_n <= lo + i, alive)
+            ok = np.flatnonzero(head + spent_l <= eps_n)
+            low = lo + int(ok[-1]) if ok.size else lo - 1
+            U[n - 1], L[n - 1] = u, low
+            if u <= hi:
+                spent_u += float(f[u:hi + 1].sum())
+                f[u:hi + 1] = 0.0
+                hi = u - 1
+            if low >= lo:
+                spent_l += float(f[lo:low + 1].sum())
+                f[lo:low + 1] = 0.0
+                lo = low + 1
+        self.U, self.L, self.f = U, L, f
+        self.lo, self.hi, self.spent_u, self.spent_l = lo, hi, spent_u, spent_l
+        self.U.setflags(write=False)
+        self.L.setflags(write=False)
+
+
+@functools.lru_cache(maxsize=16)
+def _bounds(alpha, epsilon):
+    return _GandyBounds(alpha, epsilon)
+
+
+def gandy_boundaries(alpha, epsilon, R_max):
+    """Gandy's boundaries ``(U, L)`` for n = 1 .. R_max (see :class:`_GandyBounds`)."""
+    return _bounds(float(alpha), float(epsilon)).upto(int(R_max))
 
 
 class GandyDecision:
@@ -145,7 +176,7 @@ class GandyDecision:
         self.alpha = float(alpha)
         self.epsilon = float(epsilon)
         self.R_max = int(R_max)
-        self.U, self.L = gandy_boundaries(self.alpha, self.epsilon, self.R_max)
+        self.bounds = _bounds(self.alpha, self.epsilon)
         self.used = 0
         self.exceedances = 0
         self.stopped = False
@@ -155,9 +186,9 @@ class GandyDecision:
         exceed = np.asarray(exceed, dtype=bool)
         m = min(exceed.size, self.R_max - self.used)
         counts = self.exceedances + np.cumsum(exceed[:m])
-        idx = np.arange(self.used, self.used + m)
-        up = counts >= self.U[idx]
-        down = counts <= self.L[idx]
+        U, L = self.bounds.upto(self.used + m)
+        up = counts >= U[self.used:]
+        down = counts <= L[self.used:]
         hit = np.flatnonzero(up | down)
         if hit.size:
             i = int(hit[0])

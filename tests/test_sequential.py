@@ -160,3 +160,12 @@ def test_not_on_dask():
     for test in (es.energy_test, es.independence_test):
         with pytest.raises(ValueError, match="backend='dask'"):
             test(x, y, rng=0, backend="dask", pvalue_method="sequential")
+
+
+def test_gandy_boundaries_do_not_depend_on_how_far_they_were_extended():
+    whole = _sequential._GandyBounds(0.05, 1e-3).upto(3000)
+    grown = _sequential._GandyBounds(0.05, 1e-3)
+    for count in (1, 7, 100, 1500, 3000):
+        part = grown.upto(count)
+    np.testing.assert_array_equal(part[0], whole[0])
+    np.testing.assert_array_equal(part[1], whole[1])

@@ -74,8 +74,8 @@ cdef inline void _segment_sums(const double* buf, Py_ssize_t js, Py_ssize_t j1,
     """Add ``buf[j - js]`` for ``js <= j < j1`` into ``acc[h] + comp[h]``, h the group of column j.
 
     The columns are sorted by group (``labels`` non-decreasing, group h the columns
-    ``[bounds[h], bounds[h+1])``): each run of one group is summed plainly, then added with
-    compensation.  The plain sums are :c:func:`es_vsum`'s fixed eight-lane order.
+    ``[bounds[h], bounds[h+1])``): each run of one group is summed in ``es_vsum``'s fixed
+    eight-lane order, then added with compensation.
     """
     cdef Py_ssize_t j = js, e, h
     while j < j1:
@@ -157,8 +157,8 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
     Memory: O(n·d) for the data plus one ``COL_BLOCK`` buffer per thread and
     the (c, k, k) outputs; the n×n matrix is never formed.  Only pairs
     ``i < j`` are evaluated (``rho(x, x) = 0`` for every built-in metric).
-    Sums are formed in double: at most ``COL_BLOCK`` terms plainly, everything
-    above that with compensated (Neumaier) summation.
+    Sums are formed in double: at most ``COL_BLOCK`` terms in eight lanes (a fixed
+    order), everything above that with compensated (Neumaier) summation.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = bounds.shape[0] - 1
     cdef Py_ssize_t nblocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
