@@ -154,7 +154,7 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
     on the number of threads or on scheduling (bit for bit), and the caller
     can work through the stripes in calls short enough to honour Ctrl-C.
 
-    Memory: O(n·d) for the data plus one ``COL_BLOCK`` buffer per thread and
+    Memory: O(n·d) for the data plus a buffer of four ``COL_BLOCK`` rows per thread and
     the (c, k, k) outputs; the n×n matrix is never formed.  Only pairs
     ``i < j`` are evaluated (``rho(x, x) = 0`` for every built-in metric).
     Sums are formed in double: at most ``COL_BLOCK`` terms in eight lanes (a fixed
@@ -221,8 +221,8 @@ def cross_group_sums(const floating[:, ::1] X,        # IN (n, d): the row block
     work; :func:`group_sums` is the tile of a block with itself).  Row block
     ``b`` of ``X`` (``ROW_BLOCK`` rows) is summed, in a fixed order, into
     ``acc[b] + comp[b]``; the caller adds the blocks up in block order, so the
-    result does not depend on the number of threads.  Memory: one
-    ``COL_BLOCK`` buffer per thread; no n×m matrix.
+    result does not depend on the number of threads.  Memory: four
+    ``COL_BLOCK`` buffers per thread; no n×m matrix.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = YT.shape[1], k = bounds.shape[0] - 1
     cdef Py_ssize_t nblocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
