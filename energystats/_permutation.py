@@ -855,10 +855,7 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
     observed, null, is_exact, M_observed (list per factor, each (k_f, k_f))
     """
     n_cells = len(factor_maps[0])
-    sequential = rule is not None and rule.sequential
-    if sequential and exact:
-        raise ValueError(f"`pvalue_method={rule.name!r}` stops drawing random relabellings early; "
-                         "it cannot be combined with `exact=True` (complete enumeration).")
+    sequential = rule is not None  # the caller's make_rule has ruled out exact=True
     is_exact = False if sequential else decide_exact(cell_codes, n_cells, strata, n_resamples, exact,
                                                      exact_limit)
 
@@ -900,9 +897,7 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
             if bar is not None:
                 bar.update(done - bar.n)
             if sequential:
-                with np.errstate(invalid="ignore"):
-                    exceed = (vals >= observed - tol) | np.isnan(vals)
-                if rule.update(exceed):
+                if rule.update(_sequential.exceeds(vals, observed, tol)):
                     null = null[:rule.used].copy()
                     break
             del vals

@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["make_rule", "batches", "PVALUE_METHODS"]
+__all__ = ["make_rule", "batches", "exceeds", "final_pvalue", "PVALUE_METHODS"]
 
 PVALUE_METHODS = ("full", "sequential", "decision")
 
@@ -207,14 +207,21 @@ class GandyDecision:
         return (self.exceedances + 1.0) / (self.used + 1.0)
 
 
-def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3):
+def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3, exact=None, dask=False):
     """The stopping rule of ``pvalue_method`` (validated) for at most ``R_max`` resamples; None
-    for 'full' (every resample)."""
+    for 'full' (every resample).  A rule draws random resamples on this process's threads, so
+    ``exact=True`` and the Dask backend are errors."""
     if pvalue_method not in PVALUE_METHODS:
         raise ValueError(f"`pvalue_method` must be one of {', '.join(map(repr, PVALUE_METHODS))}; "
                          f"got {pvalue_method!r}")
     if pvalue_method == "full":
         return None
+    if exact:
+        raise ValueError(f"`pvalue_method={pvalue_method!r}` stops drawing random resamples early; "
+                         "it cannot be combined with `exact=True` (complete enumeration).")
+    if dask:
+        raise ValueError(f"`pvalue_method={pvalue_method!r}` is not available with backend='dask' "
+                         "(its resamples are drawn ahead, in the graph); use 'full'.")
     if pvalue_method == "sequential":
         if not (isinstance(h, (int, np.integer)) and not isinstance(h, bool) and 1 <= h <= R_max):
             raise ValueError(f"`sequential_h` must be an integer from 1 to n_resamples ({R_max}); got {h!r}")
@@ -224,3 +231,19 @@ def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3):
     if not (isinstance(epsilon, (float, int, np.floating)) and 0.0 < float(epsilon) < 0.5):
         raise ValueError(f"`epsilon` must be in (0, 0.5); got {epsilon!r}")
     return GandyDecision(alpha, epsilon, R_max)
+
+
+def exceeds(values, observed, tol):
+    """The resamples that count against the observed statistic, as the package's p-value
+    rule counts them: value ≥ observed − tol, a NaN value counting too."""
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return (values >= observed - tol) | np.isnan(values)
+
+
+def final_pvalue(pvalue, rule):
+    """The p-value under ``rule``: the rule's wherever the full rule's is defined (NaN for a
+    degenerate statistic, with its warning, stays NaN; None stays None)."""
+    if rule is None or pvalue is None or not np.isfinite(pvalue):
+        return pvalue
+    return float(rule.pvalue())

@@ -809,15 +809,11 @@ def _permutation_pvalue(kernel, perms, total, is_exact, rule=None):
             kernel(np.ascontiguousarray(perms(r0, m), dtype=np.intp), vals)
             r0 += m
             parts.append(vals)
-            with np.errstate(invalid="ignore"):
-                exceed = (vals >= obs[0] - tol) | np.isnan(vals)
-            if rule.update(exceed):
+            if rule.update(_sequential.exceeds(vals, obs[0], tol)):
                 parts[-1] = vals[:rule.used - (r0 - m)]
                 break
         null = np.concatenate(parts) if parts else np.empty(0)
-    p = float(pvalue_from_null(obs[0], null, is_exact, tol=tol))
-    if rule is not None and np.isfinite(p):
-        p = float(rule.pvalue())
+    p = _sequential.final_pvalue(float(pvalue_from_null(obs[0], null, is_exact, tol=tol)), rule)
     return float(obs[0]), null, p
 
 
@@ -934,14 +930,9 @@ def independence_test(x, y, *, data=None, statistic="dcov", n_resamples=999, exp
         raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
     R = check_int(n_resamples, "n_resamples", 0)
     gen, seed = seeded_rng(rng)
-    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
-    if rule is not None and exact:
-        raise ValueError(f"`pvalue_method={pvalue_method!r}` stops drawing random permutations early; "
-                         "it cannot be combined with `exact=True` (complete enumeration).")
-    if backends.use_dask(backend, compute, (x, y, strata)):
-        if rule is not None:
-            raise ValueError(f"`pvalue_method={pvalue_method!r}` is not available with backend='dask' "
-                             "(its permutations are drawn ahead, in the graph); use 'full'.")
+    dask = backends.use_dask(backend, compute, (x, y, strata))
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, exact=exact, dask=dask)
+    if dask:
         return _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact,
                                   strata, n_threads, memory_budget, compute)
     est = _stats(x, y, data, exponent, metric, sigma, n_threads)

@@ -885,7 +885,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
     unit.layout.warn_idle("strata")
     stat = _EnergyStatistic(unit.layout)
-    rule = _sequential_rule(pvalue_method, st, sequential_h, alpha)
+    rule = _sequential.make_rule(pvalue_method, st.R, h=sequential_h, alpha=alpha, exact=exact,
+                                 dask=st.dask)
     if st.dask:
         return _dask_test(st, [unit], [stat], exact, "energy", compute)
     engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
@@ -893,23 +894,6 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen, exact=exact,
         progress=progress, strata=unit.strata, rule=rule, tolerance=stat.tolerance)
     return _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine.name, rule)
-
-
-def _sequential_rule(pvalue_method, st, h, alpha):
-    """The stopping rule of ``pvalue_method`` (None for 'full'), checked against the backend."""
-    rule = _sequential.make_rule(pvalue_method, st.R, h=h, alpha=alpha)
-    if rule is not None and st.dask:
-        raise ValueError(f"`pvalue_method={pvalue_method!r}` is not available with backend='dask' "
-                         "(its relabellings are drawn ahead, in the graph); use 'full'.")
-    return rule
-
-
-def _sequential_pvalue(pvalue, rule):
-    """The p-value under ``rule``: the rule's wherever the full rule's is defined (NaN for a
-    degenerate statistic, with its warning, stays NaN)."""
-    if rule is None or pvalue is None or not np.isfinite(pvalue):
-        return pvalue
-    return float(rule.pvalue())
 
 
 def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_name, rule=None):
@@ -930,7 +914,7 @@ def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_
     if null.shape[0] > 0:
         pvalue = float(_permutation.pvalue_from_null(observed, null, is_exact,
                                                      tol=stat.tolerance(obs_M)))
-        pvalue = _sequential_pvalue(pvalue, rule)
+        pvalue = _sequential.final_pvalue(pvalue, rule)
     R_used = int(null.shape[0])
     scale = st.scale
     return EnergyTestResult(float(scale.apply(observed)), pvalue, scale.apply(null), R_used,

@@ -74,7 +74,8 @@ def test_a_bad_level_is_an_error_naming_the_variable():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n,m,d", [(1, 1, 1), (5, 7, 2), (9, 17, 3), (37, 41, 11), (130, 263, 4)])
+@pytest.mark.parametrize("n,m,d", [(1, 1, 1), (5, 7, 2), (9, 17, 3), (37, 41, 11), (130, 263, 4),
+                                   (150, 153, 3)])  # columns 257..302: four-row tiles, 6 columns left over
 def test_group_sums_match_plain_loops(n, m, d, dtype):
     # every remainder of the 8-lane and 4-row tiles against a plain double loop (math.fsum)
     import math
