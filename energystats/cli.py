@@ -177,8 +177,48 @@ def _verdict(args, line, p=None, se=None):
             print(close)
 
 
+def _pvalue_kwargs(args):
+    """The early-stopping / asymptotic options of --pvalue-method (the decision is taken at the
+    verdict's --alpha)."""
+    if args.pvalue_method == "full":
+        return {}
+    if args.pvalue_method == "asymptotic":
+        return dict(pvalue_method="asymptotic")
+    if args.sequential_h < 1:
+        raise CLIError(f"option --sequential-h: must be >= 1; got {args.sequential_h}.")
+    return dict(pvalue_method=args.pvalue_method, sequential_h=args.sequential_h, alpha=args.alpha)
+
+
+def _test_verdict(args, res, differ, same, extra=""):
+    """The verdict line of a test result (with 'decision': the decision, which may be open)."""
+    if res.pvalue is None:
+        return
+    what = _pvalue_text(res.pvalue, res.pvalue_se) + extra
+    if res.pvalue_method == "asymptotic":
+        what = "asymptotic " + what
+    if res.pvalue_method == "decision":
+        if res.decision is None:
+            _verdict(args, f"verdict: none: {res.n_resamples} resamples did not settle whether p <= "
+                           f"alpha = {args.alpha:g} ({what} so far); give more --resamples.")
+        elif res.decision == "p <= alpha":
+            _verdict(args, f"verdict: {differ} (p <= alpha = {args.alpha:g}, decided after "
+                           f"{res.n_resamples} resamples; {what}).")
+        else:
+            _verdict(args, f"verdict: {same} (p > alpha = {args.alpha:g}, decided after "
+                           f"{res.n_resamples} resamples; {what}).")
+    elif res.pvalue <= args.alpha:
+        _verdict(args, f"verdict: {differ} ({what} <= alpha = {args.alpha:g}).", res.pvalue,
+                 res.pvalue_se)
+    else:
+        _verdict(args, f"verdict: {same} ({what} > alpha = {args.alpha:g}).", res.pvalue,
+                 res.pvalue_se)
+
+
 def _note_run(args, what, res, t0):
     """How many relabellings a test used, how long it took and the seed that repeats it."""
+    if getattr(res, "pvalue_method", "full") == "asymptotic":
+        _note(args, f"{what}: asymptotic p-value, no resampling, {time.perf_counter() - t0:.2f} s")
+        return
     kind = "relabellings (exact)" if res.exact else "resamples"
     seed = f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""
     _note(args, f"{what}: {res.n_resamples} {kind} in {time.perf_counter() - t0:.2f} s{seed}")
@@ -271,8 +311,9 @@ def _cmd_test(args):
     met = _metric_kwargs(args)
     if args.resamples < 0:
         raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
-    seed = _draw_seed(args)
-    kw = dict(n_resamples=args.resamples, rng=seed, progress=_progress(args), **met)
+    pkw = _pvalue_kwargs(args)
+    seed = None if pkw.get("pvalue_method") == "asymptotic" else _draw_seed(args)
+    kw = dict(n_resamples=args.resamples, rng=seed, progress=_progress(args), **met, **pkw)
     if len(args.files) == 1:
         path = args.files[0]
         if not args.by:
@@ -309,18 +350,16 @@ def _cmd_test(args):
     row = {"statistic": res.statistic, "pvalue": res.pvalue, "pvalue_se": res.pvalue_se,
            "n_resamples": res.n_resamples, "exact": res.exact, "seed": res.seed,
            "groups": ", ".join(f"{g}: {int(s)}" for g, s in zip(res.groups, res.sizes))}
+    if res.pvalue_method != "full":
+        row["pvalue_method"] = res.pvalue_method
+    if res.pvalue_method == "decision":
+        row["decision"] = res.decision
     table = pd.DataFrame([row], index=pd.Index(["energy test"], name="test"))
     emit([("energy test of equal distributions", table)], args.format)
-    if res.pvalue is not None:
-        what = _pvalue_text(res.pvalue, res.pvalue_se)
-        if res.strata is not None:
-            what += f"; groups compared within {len(res.strata)} strata of {args.strata}"
-        if res.pvalue <= args.alpha:
-            _verdict(args, f"verdict: the groups' distributions differ ({what} <= alpha = "
-                           f"{args.alpha:g}).", res.pvalue, res.pvalue_se)
-        else:
-            _verdict(args, f"verdict: no evidence that the groups' distributions differ "
-                           f"({what} > alpha = {args.alpha:g}).", res.pvalue, res.pvalue_se)
+    extra = ("" if res.strata is None else
+             f"; groups compared within {len(res.strata)} strata of {args.strata}")
+    _test_verdict(args, res, "the groups' distributions differ",
+                  "no evidence that the groups' distributions differ", extra)
     return 0
 
 
@@ -350,10 +389,14 @@ def _cmd_disco(args):
     df, cols = _load(args, path, by=by + strata)
     for b in by:
         _check_groups(df, [b], path)
+    pkw = _pvalue_kwargs(args)
+    if pkw and len(by) > 1:
+        raise CLIError(f"option --pvalue-method {args.pvalue_method}: one factor at a time (several "
+                       "--by columns share one set of relabellings); leave it out, or give one --by.")
     seed = _draw_seed(args)
     kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
               rng=seed, progress=_progress(args), strata=strata[0] if strata else None,
-              conditional=not args.marginal, **met)
+              conditional=not args.marginal, **met, **pkw)
     t0 = time.perf_counter()
     res = disco(df, **kw)
     _note_run(args, "disco", res, t0)
@@ -368,7 +411,10 @@ def _cmd_disco(args):
              "marginal": "DISCO (distance components), each factor tested alone (marginal, as R "
                          "energy's disco)"}[res.test]
     emit([(title, res.to_frame())], args.format)
-    if res.pvalue is not None:
+    if res.pvalue is not None and res.pvalue_method != "full":
+        _test_verdict(args, res, f"the groups of {by[0]} differ",
+                      f"the groups of {by[0]} show no evidence of differing")
+    elif res.pvalue is not None:
         names = by if len(by) > 1 else by[:1]
         for f, p, se in zip(names, np.atleast_1d(res.pvalue), np.atleast_1d(res.pvalue_se)):
             what = "differ" if p <= args.alpha else "show no evidence of differing"
@@ -395,10 +441,15 @@ def _cmd_dcor(args):
         raise CLIError("option --columns: dcor takes its columns from --x and --y.")
     df, cols = _load(args, args.file, columns=xs + ys, option="--x/--y")
     x, y = df[xs], df[ys]
+    pkw = _pvalue_kwargs(args)
     t0 = time.perf_counter()
-    if args.resamples > 0:
+    if pkw.get("pvalue_method") == "asymptotic":
+        res = independence_test(x, y, **met, **pkw)
+        _note_run(args, "chi-square test of independence", res, t0)
+        est = res.estimates
+    elif args.resamples > 0:
         seed = _draw_seed(args)
-        res = independence_test(x, y, n_resamples=args.resamples, rng=seed, **met)
+        res = independence_test(x, y, n_resamples=args.resamples, rng=seed, **met, **pkw)
         _note_run(args, "independence test", res, t0)
         est = res.estimates
     else:
@@ -406,21 +457,25 @@ def _cmd_dcor(args):
     row = {"x": ", ".join(map(str, xs)), "y": ", ".join(map(str, ys)), "n": est.n_samples,
            "dcor": est.dcor, "dcov": est.dcov, "dcor_u": est.dcor_u, "dcov_u": est.dcov_u,
            "statistic": est.test_statistic}
+    title = "statistic: n dCov^2"
     if res is not None:
         row.update(pvalue=res.pvalue, pvalue_se=res.pvalue_se, n_resamples=res.n_resamples,
                    seed=res.seed)
+        if res.pvalue_method != "full":
+            row["pvalue_method"] = res.pvalue_method
+        if res.pvalue_method == "decision":
+            row["decision"] = res.decision
+        if res.pvalue_method == "asymptotic":
+            row["statistic"] = res.statistic
+            title = "statistic: n dcor_u, chi-square test"
     if args.format == "json":
         _print_json({"command": "dcor", **row, **met})
         return 0
     emit([("distance correlation (dcor, dcov: V-statistics, roots; dcor_u, dcov_u: bias-corrected, "
-           "squared; statistic: n dCov^2)",
+           f"squared; {title})",
            pd.DataFrame([row]).set_index(["x", "y"]))], args.format)
     if res is not None:
-        what = _pvalue_text(res.pvalue, res.pvalue_se)
-        verdict = ("x and y are dependent" if res.pvalue <= args.alpha else
-                   "no evidence of dependence between x and y")
-        _verdict(args, f"verdict: {verdict} ({what}; alpha = {args.alpha:g}).", res.pvalue,
-                 res.pvalue_se)
+        _test_verdict(args, res, "x and y are dependent", "no evidence of dependence between x and y")
     return 0
 
 
@@ -753,6 +808,19 @@ def _add_inference_args(p, resamples, what):
     p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
 
 
+def _add_pvalue_method_args(p, asymptotic):
+    """--pvalue-method and --sequential-h, for the tests that stop early (or need no resampling)."""
+    choices = ("full", "sequential", "decision") + (("asymptotic",) if asymptotic else ())
+    p.add_argument("--pvalue-method", choices=choices, default="full",
+                   help="full: all --resamples; sequential: stop at the h-th resample reaching the "
+                        "statistic (Besag & Clifford), p = h/L; decision: stop once p <= alpha or "
+                        "p > alpha is clear (Gandy, error <= 1e-3)"
+                        + ("; asymptotic: no resampling, the limit law's p-value (opt-in, see the "
+                           "docs' validity table)" if asymptotic else "") + " (default: full)")
+    p.add_argument("--sequential-h", type=int, default=10,
+                   help="exceedances that stop --pvalue-method sequential (default: 10)")
+
+
 _EXIT_CODES = ("exit status: 0 success; 2 bad usage or bad data; 3 output could not be written "
                "(closed pipe or stdout, full disk, permission); 4 out of memory; 130 interrupted")
 
@@ -804,6 +872,7 @@ def build_parser():
                    help="strata column: rows relabelled within strata, groups compared within "
                         "them (blocked designs, repeated measures)")
     _add_inference_args(p, 999, "permutations")
+    _add_pvalue_method_args(p, asymptotic=True)
     p.set_defaults(func=_cmd_test)
 
     p = sub.add_parser(
@@ -826,6 +895,7 @@ def build_parser():
                    help="several factors: marginal tests, each factor as if alone (R energy's "
                         "disco) instead of each given the others")
     _add_inference_args(p, 999, "permutations")
+    _add_pvalue_method_args(p, asymptotic=False)
     p.set_defaults(func=_cmd_disco)
 
     p = sub.add_parser(
@@ -842,6 +912,7 @@ def build_parser():
     p.add_argument("--x", action="append", required=True, help="columns of x, comma-separated")
     p.add_argument("--y", action="append", required=True, help="columns of y, comma-separated")
     _add_inference_args(p, 999, "permutations of the test of independence")
+    _add_pvalue_method_args(p, asymptotic=True)
     p.set_defaults(func=_cmd_dcor)
 
     p = sub.add_parser(

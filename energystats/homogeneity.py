@@ -17,13 +17,14 @@ statistic once per relabelling from Python.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from . import _permutation, _sequential, backends
+from . import _asymptotic, _permutation, _sequential, backends
 from ._metrics import resolve_metric
 from ._permutation import DEFAULT_MEMORY_BUDGET
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix, check_int,
@@ -60,9 +61,11 @@ class EnergyTestResult:
         :math:`\sum_{i<j} \frac{n_i n_j}{n_i + n_j} E(C_i, C_j)` (R ``energy``'s
         ``eqdist.etest`` statistic; V-statistics, no square root).
     pvalue : float or None
-        Permutation p-value; ``None`` when ``n_resamples=0``.
+        Permutation p-value (or, with ``pvalue_method='asymptotic'``, the
+        gamma approximation's); ``None`` when ``n_resamples=0``.
     null_distribution : ndarray, shape (n_resamples,)
-        The statistic on each relabelling (all of them when ``exact``).
+        The statistic on each relabelling (all of them when ``exact``; none
+        with 'asymptotic').
     n_resamples : int
         Number of relabellings in ``null_distribution``.
     exact : bool
@@ -94,9 +97,10 @@ class EnergyTestResult:
     strata_name : str or None
         The strata column, when given by name.
     pvalue_method : str
-        'full', 'sequential' or 'decision' (see :func:`energy_test`); with the
-        last two ``n_resamples`` counts the relabellings used before the stop
-        and ``pvalue_se`` is None.
+        'full', 'sequential', 'decision' or 'asymptotic' (see
+        :func:`energy_test`); with 'sequential' and 'decision'
+        ``n_resamples`` counts the relabellings used before the stop, and
+        ``pvalue_se`` is None except for 'full'.
     decision : str or None
         With ``pvalue_method='decision'``: 'p <= alpha', 'p > alpha', or None
         when ``n_resamples`` relabellings did not settle it.
@@ -187,6 +191,12 @@ class DiscoResult:
         Names of the strata (``strata=``), or None.
     strata_name : str or None
         The strata column, when given by name.
+    pvalue_method : str
+        'full', 'sequential' or 'decision' (one factor; see :func:`disco`);
+        with the last two ``n_resamples`` counts the relabellings used and
+        ``pvalue_se`` is None.
+    decision : str or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
     """
 
     statistic: float | np.ndarray
@@ -210,6 +220,8 @@ class DiscoResult:
     test: str = "one-way"
     strata: list | None = None
     strata_name: str | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
 
     def to_frame(self):
         """ANOVA-style table: one row per factor, then Within and Total;
@@ -238,6 +250,10 @@ class DiscoResult:
                f"{self.n_resamples} random relabellings")
         if self.seed is not None and self.n_resamples and not self.exact:
             how += f", seed {self.seed}"
+        if self.pvalue_method == "sequential":
+            how += ", stopped sequentially (Besag & Clifford)"
+        elif self.pvalue_method == "decision":
+            how += f", decision: {self.decision}"
         what = {"one-way": "",
                 "stratified": "\nthe factor's groups compared within each stratum (relabelled within strata)",
                 "conditional": "\neach factor tested given the others (relabelled within the cells of "
@@ -778,6 +794,11 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         ``n_resamples`` came first), and ``pvalue`` is then only the estimate
         from the relabellings used.  Both draw random relabellings (never
         enumerate) and are not available on the Dask backend.
+        'asymptotic': no relabellings; the upper tail of a gamma law
+        matched to the mean and variance of the statistic's limit law under
+        the null hypothesis (see Notes).  Opt-in: its level is measured,
+        not guaranteed (the validity table is on the guide's testing page);
+        not with ``strata``, ``exact=True`` or the Dask backend.
     sequential_h : int, default 10
         The number of exceedances that stops 'sequential'.
     alpha : float, default 0.05
@@ -825,6 +846,24 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     groups differ within strata?" (valid when the rows are exchangeable
     within each stratum under the null hypothesis).
 
+    Asymptotic p-value (``pvalue_method='asymptotic'``): the statistic is a
+    quadratic form of the group indicators in the double-centred pooled
+    distance matrix, so under the null hypothesis it converges to
+    :math:`\sum_{j,l} \lambda_j \mu_l Z_{jl}^2` (:math:`Z_{jl}` standard
+    normal), with :math:`\lambda_j` the eigenvalues of the pooled law's
+    double-centred kernel (the spectral decomposition of Baringhaus and
+    Franz) and :math:`\mu_l` those of
+    :math:`Q = \sum_{i<j} \frac{n_i n_j}{n_i + n_j} v_{ij} v_{ij}^\top`,
+    :math:`v_{ij} = e_i/\sqrt{n_i} - e_j/\sqrt{n_j}`.  Its mean is
+    :math:`\binom{k}{2} \sum_j \lambda_j`, :math:`\sum_j \lambda_j =
+    E\rho(Z, Z')` estimated by the mean of :math:`\rho` over distinct pooled
+    rows (the exact mean over relabellings), and its variance
+    :math:`2 \lVert Q \rVert_F^2 \sum_j \lambda_j^2`, with
+    :math:`\sum_j \lambda_j^2` the pooled distance variance estimated
+    without bias (U-statistic, R's ``dcovU(z, z)``; one streamed pass, no
+    n×n matrix).  The p-value is the upper tail of the gamma law with that
+    mean and variance.
+
     Evaluation: the pairwise matrix is computed once (compiled, all threads);
     batches of relabellings are then evaluated through one BLAS product
     :math:`L^\top D` per batch (``L`` the one-hot group matrices), sized to
@@ -843,6 +882,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     .. [2] Rizzo, M. L. and Székely, G. J. (2010). DISCO analysis: A
        nonparametric extension of analysis of variance. Ann. Appl. Stat.
        4(2), 1034–1055.
+    .. [3] Baringhaus, L. and Franz, C. (2004). On a new multivariate
+       two-sample test. J. Multivariate Anal. 88(1), 190–206.
 
     Examples
     --------
@@ -885,6 +926,9 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
     unit.layout.warn_idle("strata")
     stat = _EnergyStatistic(unit.layout)
+    if pvalue_method == _asymptotic.ASYMPTOTIC:
+        _asymptotic.check_options("energy_test", exact, st.strata, st.dask)
+        return _energy_test_asymptotic(st, unit, stat)
     rule = _sequential.make_rule(pvalue_method, st.R, h=sequential_h, alpha=alpha, exact=exact,
                                  dask=st.dask)
     if st.dask:
@@ -896,8 +940,29 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     return _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine.name, rule)
 
 
-def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_name, rule=None):
-    """The :class:`EnergyTestResult` from the observed sums and the null distribution."""
+def _energy_test_asymptotic(st, unit, stat):
+    """:func:`energy_test` with the moment-matched gamma p-value (:mod:`energystats._asymptotic`):
+    the observed sums, and the pooled sample's U distance variance by a streamed pass."""
+    from . import dependence
+
+    engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
+    observed, null, _, obs_M = _permutation.permutation_null(
+        [engine], unit.cells, [unit.identity], stat, n_resamples=0, rng=st.gen, exact=False)
+    N = unit.layout.n
+    # everything in working units (the p-value does not depend on the unit of rho)
+    mean_distance = math.fsum(obs_M[0].ravel()) / (N * (N - 1.0))
+    VU, sx, sy = dependence._sums(st.X, st.X, st.metric, st.n_threads)
+    dvar_u = dependence._stats_result(VU, sx, sy, int(N), st.metric, None, None).dvar_x_u
+    mean, var = _asymptotic.energy_moments(unit.layout.sizes, mean_distance, dvar_u)
+    p = _asymptotic.gamma_pvalue(float(observed), mean, var)
+    return _energy_test_finish(st, unit, stat, observed, null, False, obs_M, engine.name,
+                               asymptotic=p)
+
+
+def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_name, rule=None,
+                        asymptotic=None):
+    """The :class:`EnergyTestResult` from the observed sums and the null distribution (or, with
+    ``asymptotic``, that p-value)."""
     lab = st.labs[0]
     # pooled group sums (cells summed over strata) give the groups' energy distances
     A = np.zeros((unit.k, lab.k))
@@ -910,29 +975,33 @@ def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_
     if st.metric.kind == "builtin":  # negative type: E >= 0 (rounding)
         E = nonnegative(E, 2.0 * np.abs(g) + np.abs(gd[:, None]) + np.abs(gd[None, :]))
     np.fill_diagonal(E, 0.0)
-    pvalue = None
+    pvalue = asymptotic
     if null.shape[0] > 0:
         pvalue = float(_permutation.pvalue_from_null(observed, null, is_exact,
                                                      tol=stat.tolerance(obs_M)))
         pvalue = _sequential.final_pvalue(pvalue, rule)
     R_used = int(null.shape[0])
+    method = "full" if rule is None else rule.name
+    if asymptotic is not None:
+        method = _asymptotic.ASYMPTOTIC
     scale = st.scale
     return EnergyTestResult(float(scale.apply(observed)), pvalue, scale.apply(null), R_used,
                             bool(is_exact), lab.sizes.copy(), list(lab.groups), scale.apply(E),
                             engine_name,
-                            pvalue_se=None if rule is not None else
+                            pvalue_se=None if rule is not None or asymptotic is not None else
                             _permutation.pvalue_se(pvalue, R_used, is_exact),
                             seed=st.seed if R_used and not is_exact else None, columns=st.cols,
                             strata=None if st.strata is None else list(st.strata.groups),
                             strata_name=st.strata_name,
-                            pvalue_method="full" if rule is None else rule.name,
+                            pvalue_method=method,
                             decision=None if rule is None else rule.decision)
 
 
 def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional=True, dropna=False,
           numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0, rng=None,
           exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET, progress=False,
-          n_threads=None, backend=None, compute=True):
+          n_threads=None, backend=None, compute=True, pvalue_method="full", sequential_h=10,
+          alpha=0.05):
     r"""DISCO: distance-components analysis of k ≥ 2 groups (permutation F test).
 
     Parameters
@@ -946,6 +1015,10 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
         multi-factor analysis.
     strata : str or array_like, optional
         As in :func:`energy_test`: groups compared and relabelled within strata.
+    pvalue_method, sequential_h, alpha
+        As in :func:`energy_test` ('full', 'sequential' or 'decision'); the
+        last two stop relabelling early, with one factor only (several
+        factors share the relabellings' bookkeeping, so they take 'full').
     conditional : bool, default True
         With several factors: test each factor given the others (relabelled
         within the cells of the other factors); ``False`` gives R
@@ -1047,6 +1120,12 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     labs, names = st.labs, st.names
     single = len(labs) == 1
     n = int(labs[0].sizes.sum())
+    rule = _sequential.make_rule(pvalue_method, st.R, h=sequential_h, alpha=alpha, exact=exact,
+                                 dask=st.dask)
+    if rule is not None and not single:
+        raise ValueError(f"`pvalue_method={pvalue_method!r}` stops one test's relabellings; with "
+                         f"several factors ({len(labs)}) use 'full', or test one factor at a time "
+                         "(with the others as `strata`).")
     if not single and not conditional:
         if st.strata is not None:
             raise ValueError("`conditional=False` (R's marginal tests) is not available with "
@@ -1082,12 +1161,13 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
         stat = _DiscoStatistic(unit.layout)
         o, nl, is_exact, obs_M = _permutation.permutation_null(
             [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen,
-            exact=exact if single else False, progress=progress, strata=unit.strata)
+            exact=exact if single else False, progress=progress, strata=unit.strata, rule=rule,
+            tolerance=stat.tolerance)
         parts.append((stat, o, nl, obs_M))
-    return _disco_finish(st, units, parts, is_exact, engine.name)
+    return _disco_finish(st, units, parts, is_exact, engine.name, rule)
 
 
-def _disco_finish(st, units, parts, is_exact, engine_name):
+def _disco_finish(st, units, parts, is_exact, engine_name, rule=None):
     """The :class:`DiscoResult` from each factor's (statistic, observed, null, observed sums)."""
     single = len(units) == 1
     n = int(st.labs[0].sizes.sum())
@@ -1107,6 +1187,8 @@ def _disco_finish(st, units, parts, is_exact, engine_name):
     if null.shape[0] > 0:
         pvalue = np.atleast_1d(_permutation.pvalue_from_null(
             F if not single else F[0], null, is_exact, what="F", tol=np.array(tols) if not single else tols[0]))
+        if rule is not None:
+            pvalue = np.array([_sequential.final_pvalue(float(pvalue[0]), rule)])
     if single:
         test = "one-way" if st.strata is None else "stratified"
     else:
@@ -1114,7 +1196,7 @@ def _disco_finish(st, units, parts, is_exact, engine_name):
     scale = st.scale
     return _disco_result(st, n, F, pvalue, scale.apply(np.array(S)), scale.apply(W), scale.apply(T),
                          np.array([u.layout.df_between for u in units]), df_within, null, is_exact,
-                         engine_name, test)
+                         engine_name, test, rule)
 
 
 class _CellsToFactors:
@@ -1177,11 +1259,12 @@ def _marginal_finish(st, stat, obs_M, observed, null, is_exact, engine_name, n, 
                          scale.apply(T), dfb, df_within, null, is_exact, engine_name, "marginal")
 
 
-def _disco_result(st, n, F, pvalue, S, within, T, dfb, df_within, null, is_exact, engine, test):
+def _disco_result(st, n, F, pvalue, S, within, T, dfb, df_within, null, is_exact, engine, test,
+                  rule=None):
     labs = st.labs
     single = len(labs) == 1
     R_used = int(null.shape[0])
-    se = _permutation.pvalue_se(pvalue, R_used, is_exact)
+    se = None if rule is not None else _permutation.pvalue_se(pvalue, R_used, is_exact)
     factors = ["Between"] if single else [str(nm) for nm in st.names]
     return DiscoResult(
         statistic=float(F[0]) if single else F,
@@ -1196,4 +1279,5 @@ def _disco_result(st, n, F, pvalue, S, within, T, dfb, df_within, null, is_exact
         pvalue_se=(None if se is None else float(np.atleast_1d(se)[0]) if single else se),
         seed=st.seed if R_used and not is_exact else None, columns=st.cols, test=test,
         strata=None if st.strata is None else list(st.strata.groups),
-        strata_name=st.strata_name)
+        strata_name=st.strata_name, pvalue_method="full" if rule is None else rule.name,
+        decision=None if rule is None else rule.decision)

@@ -840,3 +840,53 @@ class TestGof:
                           (("--column", "x", "--statistic", "m-ad"), "only with --dist poisson")]:
             rc, out, err = run_cli("gof", path, *args)
             assert rc == 2 and msg in err and "Traceback" not in err, (args, err)
+
+
+class TestPvalueMethod:
+    """--pvalue-method and --sequential-h of test, disco and dcor."""
+
+    def test_energy_test_asymptotic_and_decision(self, files):
+        d, df = files
+        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--columns", "x,y",
+                               "--pvalue-method", "asymptotic", "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)
+        assert rec["pvalue_method"] == "asymptotic" and rec["n_resamples"] == 0
+        assert rec["seed"] is None and "no resampling" in err
+        ref = energystats.energy_test(df[["x", "y"]], labels=df["group"], pvalue_method="asymptotic")
+        assert rec["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
+        rc, out, err = run_cli("test", d / "data.csv", "--by", "group", "--columns", "x,y",
+                               "--pvalue-method", "decision", "--seed", "3")
+        assert rc == 0, err
+        assert "verdict: the groups' distributions differ (p <= alpha = 0.05, decided after" in out
+
+    def test_dcor_asymptotic_and_disco_sequential(self, files):
+        d, df = files
+        rc, out, err = run_cli("dcor", d / "data.csv", "--x", "x", "--y", "y",
+                               "--pvalue-method", "asymptotic", "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)
+        ref = energystats.independence_test(df["x"], df["y"], pvalue_method="asymptotic")
+        assert rec["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
+        assert rec["statistic"] == pytest.approx(ref.statistic, rel=1e-12)
+        rc, out, err = run_cli("disco", d / "data.csv", "--by", "group", "--columns", "x,y",
+                               "--pvalue-method", "sequential", "--sequential-h", "5", "--seed", "2",
+                               "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)
+        ref = energystats.disco(df[["x", "y"]], labels=df["group"], rng=2, pvalue_method="sequential",
+                                sequential_h=5)
+        assert (rec["pvalue"], rec["n_resamples"]) == (ref.pvalue, ref.n_resamples)
+
+    @pytest.mark.parametrize("args,text", [
+        (("test", "data.csv", "--by", "group", "--columns", "x,y", "--pvalue-method", "sequential",
+          "--sequential-h", "0"), "option --sequential-h: must be >= 1"),
+        (("disco", "data.csv", "--by", "group,dose", "--columns", "x,y", "--pvalue-method",
+          "decision"), "one factor at a time"),
+        (("test", "data.csv", "--by", "group", "--columns", "x,y", "--pvalue-method",
+          "asymptotic", "--strata", "dose"), "no stratified form"),
+    ])
+    def test_errors_are_one_line(self, files, args, text):
+        d, _ = files
+        rc, out, err = run_cli(*args, "--quiet", cwd=d)
+        assert rc == 2 and text in _one_line(err)

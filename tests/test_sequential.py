@@ -1,5 +1,6 @@
 """Sequential Monte Carlo p-values (energystats._sequential) and the tests that use them."""
 import numpy as np
+import pandas as pd
 import pytest
 
 import energystats as es
@@ -119,6 +120,33 @@ class TestInTheTests:
         dec = es.independence_test(x, x[:, :1] + y, n_resamples=2999, rng=8, pvalue_method="decision")
         assert dec.decision == "p <= alpha" and dec.n_resamples < 400
 
+    def test_disco_sequential_is_the_prefix_of_the_full_run(self):
+        rng = np.random.default_rng(6)
+        z = rng.normal(size=(90, 2))
+        g = np.repeat([0, 1, 2], 30)
+        full = es.disco(z, labels=g, n_resamples=2999, rng=4)
+        seq = es.disco(z, labels=g, n_resamples=2999, rng=4, pvalue_method="sequential", sequential_h=5)
+        L = seq.n_resamples
+        assert L < 2999
+        np.testing.assert_array_equal(seq.null_distribution, full.null_distribution[:L])
+        assert (seq.pvalue, L) == _bc_plain(full.null_distribution >= full.statistic, 5, 2999)
+        assert (seq.pvalue_method, seq.pvalue_se, seq.decision) == ("sequential", None, None)
+        assert "stopped sequentially" in repr(seq)
+        # within strata too
+        s = np.tile([0, 1], 45)
+        full = es.disco(z, labels=g, strata=s, n_resamples=999, rng=4)
+        seq = es.disco(z, labels=g, strata=s, n_resamples=999, rng=4, pvalue_method="sequential")
+        np.testing.assert_array_equal(seq.null_distribution, full.null_distribution[:seq.n_resamples])
+        dec = es.disco(z + 1.5 * g[:, None], labels=g, n_resamples=9999, rng=4, pvalue_method="decision")
+        assert dec.decision == "p <= alpha" and dec.n_resamples < 400
+
+    def test_disco_with_several_factors_takes_full(self):
+        rng = np.random.default_rng(6)
+        z = rng.normal(size=(40, 2))
+        labels = pd.DataFrame({"a": np.repeat([0, 1], 20), "b": np.tile([0, 1], 20)})
+        with pytest.raises(ValueError, match="one factor at a time"):
+            es.disco(z, labels=labels, pvalue_method="sequential")
+
     def test_no_exceedance_runs_to_the_end(self):
         x, y = self._data(shift=3.0)
         res = es.energy_test(x, y, n_resamples=199, rng=1, pvalue_method="sequential")
@@ -157,7 +185,7 @@ def test_not_on_dask():
     pytest.importorskip("distributed")
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(30, 2)), rng.normal(size=(30, 2))
-    for test in (es.energy_test, es.independence_test):
+    for test in (es.energy_test, es.independence_test, es.disco):
         with pytest.raises(ValueError, match="backend='dask'"):
             test(x, y, rng=0, backend="dask", pvalue_method="sequential")
 
