@@ -1424,6 +1424,11 @@ class PartialDistanceTestResult:
         The partial distance covariance (R ``pdcov``).
     pvalue_se : float or None
     seed : int or None
+    pvalue_method : str
+        'full', 'sequential' or 'decision'; with the last two
+        ``n_resamples`` counts the permutations used (``pvalue_se`` None).
+    decision : str or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
     """
 
     statistic: float
@@ -1433,6 +1438,8 @@ class PartialDistanceTestResult:
     partial_dcov: float
     pvalue_se: float | None = None
     seed: int | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
 
     def to_frame(self):
         """One row: pdcor, pdcov, p-value and its Monte Carlo error, resamples."""
@@ -1443,7 +1450,8 @@ class PartialDistanceTestResult:
 
 
 def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, exponent=1.0,
-                                      metric="energy", sigma=1.0, rng=None, n_threads=None):
+                                      metric="energy", sigma=1.0, rng=None, n_threads=None,
+                                      pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Permutation test of zero partial distance correlation (Székely and Rizzo 2014).
 
     The replicates permute the rows and columns of :math:`P_{z^\perp}(x)`
@@ -1454,7 +1462,8 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     independence of x and y given z.
 
     Parameters as in :func:`partial_distance_correlation` and
-    :func:`independence_test`.
+    :func:`independence_test` (``pvalue_method`` 'full', 'sequential' or
+    'decision': stop permuting early, as there).
 
     Examples
     --------
@@ -1472,6 +1481,7 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     from ._validation import check_int, seeded_rng
 
     R = check_int(n_resamples, "n_resamples", 0)
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
     gen, seed = seeded_rng(rng)
     nt = check_n_threads(n_threads)
     Px, Py, sx, sy, aa, bb = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
@@ -1487,8 +1497,11 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     # Σ Py[i, j] Px[p_i, p_j]: the projection of x permuted
     kernel = _MatrixProducts(np.ascontiguousarray(Py), np.ascontiguousarray(Px), nt)
     _, null, p = _permutation_pvalue(kernel, lambda r0, m: draw_permutations(gen, np.arange(n), m),
-                                     R, False)
-    return PartialDistanceTestResult(stat, p, null / norm, R, pdcov, pvalue_se(p, R, False), seed)
+                                     R, False, rule)
+    if rule is None:
+        return PartialDistanceTestResult(stat, p, null / norm, R, pdcov, pvalue_se(p, R, False), seed)
+    return PartialDistanceTestResult(stat, p, null / norm, int(null.shape[0]), pdcov, None, seed,
+                                     rule.name, rule.decision)
 
 
 # -- mutual independence ------------------------------------------------------------
@@ -1511,6 +1524,11 @@ class MutualIndependenceTestResult:
     n_resamples : int
     pvalue_se : float or None
     seed : int or None
+    pvalue_method : str
+        'full', 'sequential' or 'decision'; with the last two
+        ``n_resamples`` counts the replicates used (``pvalue_se`` None).
+    decision : str or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
     """
 
     statistic: float
@@ -1521,6 +1539,8 @@ class MutualIndependenceTestResult:
     n_resamples: int
     pvalue_se: float | None = None
     seed: int | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
 
     def to_frame(self):
         """One row per term R*(X_k, rest) and a row with the sum and its p-value."""
@@ -1560,7 +1580,8 @@ def _bcdcor_from_sq(qa, qb, exponent):
     return _ratio(ab, aa, bb)
 
 
-def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.0, rng=None):
+def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.0, rng=None,
+                             pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Permutation test of mutual independence of d ≥ 2 variables (Székely and Rizzo).
 
     Parameters
@@ -1575,6 +1596,10 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     exponent : float, default 1.0
         Exponent of the Euclidean distance, 0 < exponent < 2.
     rng : None, int or numpy.random.Generator
+    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+    sequential_h : int, default 10
+    alpha : float, default 0.05
+        Stop permuting early, as in :func:`independence_test`.
 
     Returns
     -------
@@ -1608,6 +1633,7 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     from ._validation import check_int, seeded_rng
 
     R = check_int(n_resamples, "n_resamples", 0)
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
     gen, seed = seeded_rng(rng)
     if not (isinstance(exponent, (int, float)) and 0 < exponent <= 2):
         raise ValueError(f"`exponent` must be in (0, 2]; got {exponent!r}.")
@@ -1656,17 +1682,29 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     obs = float(np.sum(est))
     if R == 0:
         return MutualIndependenceTestResult(obs, None, np.empty(0), est, names, 0)
-    null = np.empty(R)
-    for r in range(R):
-        mats = []
-        for q in sq:
-            p = gen.permutation(n)
-            mats.append(q[np.ix_(p, p)])
-        null[r] = float(np.sum(statistic(mats)))
     # each term is a ratio of U-products of magnitude <= 1: rounding of a few hundred eps
     tol = (d - 1) * 64 * n * np.finfo(float).eps
-    p = float(pvalue_from_null(obs, null, False, tol=tol))
-    return MutualIndependenceTestResult(obs, p, null, est, list(names), R, pvalue_se(p, R, False), seed)
+    null = np.empty(R)
+    done = 0
+    # one replicate at a time, in draw order; a sequential rule looks between batches
+    for m in _sequential.batches(R, R, rule is not None):
+        for r in range(done, done + m):
+            mats = []
+            for q in sq:
+                p = gen.permutation(n)
+                mats.append(q[np.ix_(p, p)])
+            null[r] = float(np.sum(statistic(mats)))
+        done += m
+        if rule is not None and rule.update(_sequential.exceeds(null[done - m:done], obs, tol)):
+            done = rule.used
+            break
+    null = null[:done]
+    p = _sequential.final_pvalue(float(pvalue_from_null(obs, null, False, tol=tol)), rule)
+    if rule is None:
+        return MutualIndependenceTestResult(obs, p, null, est, list(names), R, pvalue_se(p, R, False),
+                                            seed)
+    return MutualIndependenceTestResult(obs, p, null, est, list(names), done, None, seed, rule.name,
+                                        rule.decision)
 
 
 # -- distance-correlation matrix ------------------------------------------------------

@@ -197,3 +197,34 @@ def test_gandy_boundaries_do_not_depend_on_how_far_they_were_extended():
         part = grown.upto(count)
     np.testing.assert_array_equal(part[0], whole[0])
     np.testing.assert_array_equal(part[1], whole[1])
+
+
+def test_partial_and_mutual_tests_sequential_are_the_prefix_of_the_full_run():
+    rng = np.random.default_rng(12)
+    z = rng.normal(size=60)
+    x, y = z + rng.normal(size=60), z + rng.normal(size=60)
+    full = es.partial_distance_correlation_test(x, y, z, n_resamples=1999, rng=5)
+    seq = es.partial_distance_correlation_test(x, y, z, n_resamples=1999, rng=5,
+                                               pvalue_method="sequential")
+    L = seq.n_resamples
+    assert L < 1999
+    np.testing.assert_array_equal(seq.null_distribution, full.null_distribution[:L])
+    assert (seq.pvalue, L) == _bc_plain(full.null_distribution >= full.statistic, 10, 1999)
+    assert (seq.pvalue_method, seq.pvalue_se) == ("sequential", None)
+    dec = es.partial_distance_correlation_test(x + 2 * y, y, z, n_resamples=9999, rng=5,
+                                               pvalue_method="decision")
+    assert dec.decision == "p <= alpha" and dec.n_resamples < 400
+
+    a, b, c = rng.normal(size=(3, 40))
+    full = es.mutual_independence_test(a, b, c, n_resamples=999, rng=7)
+    seq = es.mutual_independence_test(a, b, c, n_resamples=999, rng=7, pvalue_method="sequential",
+                                      sequential_h=4)
+    L = seq.n_resamples
+    assert L < 999
+    np.testing.assert_array_equal(seq.null_distribution, full.null_distribution[:L])
+    assert (seq.pvalue, L) == _bc_plain(full.null_distribution >= full.statistic, 4, 999)
+    assert (seq.pvalue_method, seq.pvalue_se, seq.decision) == ("sequential", None, None)
+    with pytest.raises(ValueError, match="sequential_h"):
+        es.mutual_independence_test(a, b, c, pvalue_method="sequential", sequential_h=0)
+    with pytest.raises(ValueError, match="pvalue_method"):
+        es.partial_distance_correlation_test(x, y, z, pvalue_method="asymptotic")
