@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from . import _engine
+from . import _engine, _sequential
 from ._gof_families import Family, resolve
 from ._lib import _gof
 from ._metrics import resolve_metric
@@ -73,6 +73,12 @@ class GoodnessOfFitResult:
     seed : int or None
     columns : list or None
         DataFrame columns (or the Series name) used.
+    pvalue_method : str
+        'full', 'sequential' or 'decision' (bootstrap stopped early, see
+        :func:`energystats.energy_test`); with the last two ``n_resamples``
+        counts the replicates used and ``pvalue_se`` is None.
+    decision : str or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
     """
 
     statistic: float
@@ -89,6 +95,8 @@ class GoodnessOfFitResult:
     pvalue_se: float | None = None
     seed: int | None = None
     columns: list | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
 
     def to_frame(self):
         """One row: distribution, statistic, p-value, its Monte Carlo error, method, R, n, and
@@ -147,12 +155,35 @@ def _resamples(n_resamples):
     return int(n_resamples)
 
 
-def _pvalue(stat, bound, null, R):
+def _pvalue(stat, bound, null, R, rule=None):
     if R == 0:
         return None, None
     tol = TIE_ULPS * np.finfo(np.float64).eps * bound
     p = float(pvalue_from_null(stat, null, exact=False, what="energy statistic", tol=tol))
+    if rule is not None:
+        return _sequential.final_pvalue(p, rule), None
     return p, pvalue_se(p, R, False)
+
+
+def _bootstrap(R, cap, replicate, stat, bound, rule):
+    """The bootstrap null: ``replicate(k)`` gives the next k replicates' statistics in draw
+    order, asked for in batches of ``cap`` or, under a sequential ``rule``, of 16, 32, ... up to
+    ``cap``; the rule sees each batch and may stop them (the draws fill the Generator's stream
+    in order, so the replicates are those of the full run, whatever the batches)."""
+    tol = TIE_ULPS * np.finfo(np.float64).eps * bound
+    null = np.empty(R)
+    done = 0
+    for k in _sequential.batches(R, cap, rule is not None):
+        null[done:done + k] = replicate(k)
+        done += k
+        if rule is not None and rule.update(_sequential.exceeds(null[done - k:done], stat, tol)):
+            done = rule.used
+            break
+    return null[:done]
+
+
+def _rule_fields(rule):
+    return {} if rule is None else {"pvalue_method": rule.name, "decision": rule.decision}
 
 
 def _sorted_rows(Z, nt):
@@ -211,7 +242,7 @@ def _normal_md(X, nt, metric=None):
 
 
 def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=None,
-                   n_threads=None):
+                   n_threads=None, pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Energy test of (multivariate) normality with estimated mean and covariance.
 
     The data are standardised, :math:`y_i = S^{-1/2}(x_i - \bar x)` (sample covariance with
@@ -248,6 +279,12 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
     columns : list of str, optional
         DataFrame columns to use (default: all).
     n_threads : int, optional
+    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+    sequential_h : int, default 10
+    alpha : float, default 0.05
+        Stop the bootstrap early, as in :func:`energystats.energy_test`
+        (Besag & Clifford's sequential p-value, or Gandy's decision whether
+        p ≤ ``alpha``); with ``method='bootstrap'`` only.
 
     Returns
     -------
@@ -281,6 +318,10 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
         raise ValueError(f"`x` needs at least d + 2 = {d + 2} observations for a test of "
                          f"{d}-dimensional normality with estimated mean and covariance; got {n}.")
     R = _resamples(n_resamples)
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
+    if rule is not None and method == "limit":
+        raise ValueError(f"`pvalue_method={pvalue_method!r}` stops the bootstrap early; "
+                         "`method='limit'` draws no bootstrap samples.")
     nt = check_n_threads(n_threads)
     mean = X.mean(axis=0)
     cov = np.cov(X, rowvar=False, ddof=1)
@@ -307,23 +348,26 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
         pvalue, se, null, R_used, how = float(normal_limit_pvalue(stat)), None, np.empty(0), 0, "limit"
     else:
         gen, seed = seeded_rng(rng)
-        null = np.empty(R)
         if d == 1:
-            m = max(1, min(R, BATCH_DOUBLES // n))
-            for r0 in range(0, R, m):
-                k = min(m, R - r0)
-                null[r0:r0 + k] = _normal_1d(gen.standard_normal((k, n)), nt, copy=False)[0]
+            def replicate(k):
+                return _normal_1d(gen.standard_normal((k, n)), nt, copy=False)[0]
+
+            cap = max(1, min(R, BATCH_DOUBLES // n))
         else:
             metric = resolve_metric("energy")
-            for r in range(R):
-                null[r] = _normal_md(gen.standard_normal((n, d)), nt, metric)[0]
-        pvalue, se = _pvalue(stat, bound, null, R)
-        R_used, how = R, ("bootstrap" if R else "none")
+
+            def replicate(k):
+                return [_normal_md(gen.standard_normal((n, d)), nt, metric)[0] for _ in range(k)]
+
+            cap = max(1, R)
+        null = _bootstrap(R, cap, replicate, stat, bound, rule)
+        pvalue, se = _pvalue(stat, bound, null, R, rule)
+        R_used, how = int(null.shape[0]), ("bootstrap" if R else "none")
     return GoodnessOfFitResult(
         statistic=float(stat), pvalue=pvalue, null_distribution=null,
         distribution="normal" if d == 1 else "multivariate normal", params=params,
         fitted=tuple(params), method=how, statistic_name="energy", n_resamples=R_used,
-        n_samples=n, n_features=d, pvalue_se=se, seed=seed, columns=used)
+        n_samples=n, n_features=d, pvalue_se=se, seed=seed, columns=used, **_rule_fields(rule))
 
 
 # -- Poisson ------------------------------------------------------------------------------------
@@ -344,7 +388,8 @@ def _counts(x, columns, name="x"):
     return v.astype(np.int64), used
 
 
-def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=None):
+def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=None,
+                 pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Energy and mean-distance tests that a sample of counts is Poisson.
 
     With :math:`\hat\lambda = \bar x`, the energy statistic (Székely and Rizzo 2004, "Mean
@@ -374,6 +419,12 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
         Replicate r is row r of ``rng.poisson(λ̂, (n_resamples, n))``.
     columns : str or list of one str, optional
         The column of a DataFrame.
+    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+    sequential_h : int, default 10
+    alpha : float, default 0.05
+        Stop the bootstrap early, as in :func:`energystats.energy_test`;
+        one statistic at a time (not with ``statistic='all'``, whose three
+        tests share the replicates).
 
     Returns
     -------
@@ -399,28 +450,41 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
     if n < 2:
         raise ValueError(f"`x` needs at least 2 counts; got {n}.")
     R = _resamples(n_resamples)
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
+    if rule is not None and statistic == "all":
+        raise ValueError(f"`pvalue_method={pvalue_method!r}` stops one test's bootstrap; with "
+                         "statistic='all' the three tests share it, so use 'full' (or one "
+                         "statistic).")
     lam = float(v.mean())
     # M statistics by the recursion without cancellation: R's (m_recursion="r") loses digits
     # as λ̂ grows (relative error ~1e-9 at λ̂ = 50, wrong at λ̂ ≥ 150); the two agree to 1e-12
     # for small λ̂
     obs = poisson_statistics(v[None, :], which, m_recursion="stable")
     gen, seed = seeded_rng(rng)
-    null = {w: np.empty(R) for w in which}
     m = max(1, min(R, BATCH_DOUBLES // n))
-    for r0 in range(0, R, m):
-        k = min(m, R - r0)
-        got = poisson_statistics(gen.poisson(lam, size=(k, n)).astype(np.int64), which,
-                                 m_recursion="stable")
-        for w in which:
-            null[w][r0:r0 + k] = got[w]
+    if rule is None:
+        null = {w: np.empty(R) for w in which}
+        for r0 in range(0, R, m):
+            k = min(m, R - r0)
+            got = poisson_statistics(gen.poisson(lam, size=(k, n)).astype(np.int64), which,
+                                     m_recursion="stable")
+            for w in which:
+                null[w][r0:r0 + k] = got[w]
+    else:
+        (w,) = which
+        t = float(np.asarray(obs[w]).ravel()[0])
+        null = {w: _bootstrap(R, m, lambda k: poisson_statistics(
+            gen.poisson(lam, size=(k, n)).astype(np.int64), which, m_recursion="stable")[w],
+            t, abs(t) + n * (1.0 + lam), rule)}
     results = {}
     for w in which:
         t = float(np.asarray(obs[w]).ravel()[0])
-        p, se = _pvalue(t, abs(t) + n * (1.0 + lam), null[w], R)
+        p, se = _pvalue(t, abs(t) + n * (1.0 + lam), null[w], R, rule)
         results[w] = GoodnessOfFitResult(
             statistic=t, pvalue=p, null_distribution=null[w], distribution="poisson",
             params={"mu": lam}, fitted=("mu",), method="bootstrap" if R else "none",
-            statistic_name=w, n_resamples=R, n_samples=n, pvalue_se=se, seed=seed, columns=used)
+            statistic_name=w, n_resamples=int(null[w].shape[0]), n_samples=n, pvalue_se=se,
+            seed=seed, columns=used, **_rule_fields(rule))
     return PoissonTestsResult(results) if statistic == "all" else results[statistic]
 
 
@@ -441,7 +505,7 @@ def _energy_1d(family, Y, params, nt, copy=True):
 
 
 def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None, columns=None,
-             n_threads=None):
+             n_threads=None, pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Energy goodness-of-fit test of a univariate sample against a SciPy distribution.
 
     .. math::
@@ -485,6 +549,10 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
         (drawn in batches; the same values).
     columns : str or list of one str, optional
     n_threads : int, optional
+    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+    sequential_h : int, default 10
+    alpha : float, default 0.05
+        Stop the bootstrap early, as in :func:`energystats.energy_test`.
 
     Returns
     -------
@@ -549,6 +617,7 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
             raise ValueError(f"`fit=False` needs every parameter of {name!r} given; missing "
                              f"{missing} (pass them in `known_params` or freeze `dist`).")
     R = _resamples(n_resamples)
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
     nt = check_n_threads(n_threads)
     fitted = tuple(p for p in family.param_names if p not in known)
     if fitted and not family.discrete and not hasattr(dist_obj, "fit"):
@@ -561,17 +630,17 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
                          "statistic needs E|Z| < ∞.")
     stat, bound = (float(a[0]) for a in _energy_1d(family, v[None, :], params, nt))
     gen, seed = seeded_rng(rng)
-    null = np.empty(R)
-    m = max(1, min(R, BATCH_DOUBLES // (4 * n)))
-    for r0 in range(0, R, m):
-        k = min(m, R - r0)
+
+    def replicate(k):
         Z = np.asarray(law.rvs(size=(k, n), random_state=gen), dtype=np.float64)
-        P = family.fit_rows(Z, known)
-        null[r0:r0 + k] = _energy_1d(family, Z, P, nt, copy=False)[0]
-    p, se = _pvalue(stat, bound, null, R)
+        return _energy_1d(family, Z, family.fit_rows(Z, known), nt, copy=False)[0]
+
+    null = _bootstrap(R, max(1, min(R, BATCH_DOUBLES // (4 * n))), replicate, stat, bound, rule)
+    p, se = _pvalue(stat, bound, null, R, rule)
     return GoodnessOfFitResult(
         statistic=stat, pvalue=p, null_distribution=null, distribution=name,
         params={k: float(val) for k, val in params.items()}, fitted=fitted,
-        method="bootstrap" if R else "none", statistic_name="energy", n_resamples=R,
-        n_samples=n, pvalue_se=se, seed=seed, columns=used)
+        method="bootstrap" if R else "none", statistic_name="energy",
+        n_resamples=int(null.shape[0]), n_samples=n, pvalue_se=se, seed=seed, columns=used,
+        **_rule_fields(rule))
 

@@ -228,3 +228,39 @@ def test_partial_and_mutual_tests_sequential_are_the_prefix_of_the_full_run():
         es.mutual_independence_test(a, b, c, pvalue_method="sequential", sequential_h=0)
     with pytest.raises(ValueError, match="pvalue_method"):
         es.partial_distance_correlation_test(x, y, z, pvalue_method="asymptotic")
+
+
+@pytest.mark.parametrize("case", ["normal-1d", "normal-2d", "poisson", "gamma"])
+def test_goodness_of_fit_sequential_is_the_prefix_of_the_full_bootstrap(case):
+    rng = np.random.default_rng(21)
+    if case == "normal-1d":
+        x = rng.normal(size=50)
+        run = lambda **kw: es.normality_test(x, rng=9, **kw)
+    elif case == "normal-2d":
+        x = rng.normal(size=(30, 2))
+        run = lambda **kw: es.normality_test(x, rng=9, **kw)
+    elif case == "poisson":
+        x = rng.poisson(3.0, size=40)
+        run = lambda **kw: es.poisson_test(x, rng=9, **kw)
+    else:
+        x = rng.gamma(2.0, size=40)
+        run = lambda **kw: es.gof_test(x, "gamma", known_params={"loc": 0}, rng=9, **kw)
+    R = 499
+    full = run(n_resamples=R)
+    seq = run(n_resamples=R, pvalue_method="sequential", sequential_h=5)
+    L = seq.n_resamples
+    assert L < R
+    np.testing.assert_array_equal(seq.null_distribution, full.null_distribution[:L])
+    assert (seq.pvalue, L) == _bc_plain(full.null_distribution >= full.statistic, 5, R)
+    assert (seq.pvalue_method, seq.pvalue_se) == ("sequential", None)
+
+
+def test_goodness_of_fit_sequential_errors():
+    x = np.random.default_rng(0).normal(size=30)
+    with pytest.raises(ValueError, match="method='limit'"):
+        es.normality_test(x, method="limit", pvalue_method="sequential")
+    with pytest.raises(ValueError, match="statistic='all'"):
+        es.poisson_test(np.arange(30) % 4, statistic="all", pvalue_method="decision")
+    dec = es.normality_test(np.random.default_rng(1).exponential(size=80), n_resamples=9999, rng=2,
+                            pvalue_method="decision")
+    assert dec.decision == "p <= alpha" and dec.n_resamples < 400
