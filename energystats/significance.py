@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import _cluster_engine as _ce
-from . import _engine, _memory
+from . import _engine, _memory, _sequential
 from ._lib import _hartigan
 from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
@@ -59,6 +59,12 @@ class ClusterTestResult:
         ``rng=`` to repeat the run); None when ``rng`` was a Generator.
     columns : list or None
         The DataFrame columns used as data (None for array input).
+    pvalue_method : str
+        'full', 'sequential' or 'decision'; with the last two
+        ``n_resamples`` counts the reference data sets used (``pvalue_se``
+        None).
+    decision : str or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
     """
 
     statistic: float
@@ -71,6 +77,8 @@ class ClusterTestResult:
     pvalue_se: float | None = None
     seed: int | None = None
     columns: list | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
 
     def to_frame(self):
         """One row per cluster (size, within mean g) and one summary row with W, S, T, F, S/T, p."""
@@ -213,7 +221,7 @@ def _pvalue(obs, null, tol):
 def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gaussian", n_resamples=99, metric="energy",
                  exponent=1.0, sigma=1.0, algorithm="hartigan", init="k-means++", n_init=10,
                  max_iter=300, random_state=None, rng=None, naive=False, progress=False,
-                 n_threads=None, engine="auto"):
+                 n_threads=None, engine="auto", pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Is the data more clustered than a no-cluster reference? (parametric bootstrap)
 
     Parameters
@@ -259,6 +267,14 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     engine : {'auto', 'matrix', 'streamed'}, default 'auto'
         As in :class:`EnergyClustering`: 'streamed' clusters the data and
         every reference data set without an n×n matrix (the same partitions).
+    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+    sequential_h : int, default 10
+    alpha : float, default 0.05
+        Stop drawing reference data sets early, as in
+        :func:`energystats.energy_test` (Besag & Clifford's sequential
+        p-value, or Gandy's decision whether p ≤ ``alpha``); the reference
+        sets are the first ones of the full run with the same ``rng``.  Not
+        with ``naive=True``.
 
     Returns
     -------
@@ -338,6 +354,10 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         raise ValueError("`init` must be 'k-means++' or 'random' in cluster_test: a fixed initial "
                          "labelling cannot be re-run on the reference data sets.")
     B = check_int(n_resamples, "n_resamples", 1)
+    rule = _sequential.make_rule(pvalue_method, B, h=sequential_h, alpha=alpha)
+    if rule is not None and naive:
+        raise ValueError(f"`pvalue_method={pvalue_method!r}` is for the reference calibration; "
+                         "`naive=True` is not a valid test to stop early (leave it out).")
     gen, seed = seeded_rng(rng)
     seed_obs = gen.integers(0, 2**63 - 1) if random_state is None else random_state
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
@@ -386,26 +406,44 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         return _stat(_fit(o)[1])
 
     bar = progress_bar(B, progress, desc="reference clusterings", unit="fit")
+    tol = _tolerance(disp)
+    null_dist = np.empty(B)
+    done = 0
     try:
         workers = _reference_workers(opts["X"].shape[0], nt, B, opts["engine"])
-        if workers > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                try:
-                    values = pool.map(one, seeds)
-                    null_dist = np.fromiter(_ticking(values, bar), dtype=float, count=B)
-                except KeyboardInterrupt:
-                    # stop the running reference fits at once (they raise in their threads)
-                    # instead of waiting for all of them when the pool closes
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    _hartigan.cancel()
-                    pool.shutdown(wait=True)
-                    _hartigan.reset()
-                    raise
-        else:
-            null_dist = np.fromiter(_ticking(map(one, seeds), bar), dtype=float, count=B)
+        # all B at once, or under a sequential rule in batches of 16, 32, ... (the seeds were
+        # drawn above, so the reference sets are those of the full run)
+        for m in _sequential.batches(B, B, rule is not None):
+            batch = seeds[done:done + m]
+            if workers > 1:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    try:
+                        values = pool.map(one, batch)
+                        null_dist[done:done + m] = np.fromiter(_ticking(values, bar), dtype=float,
+                                                               count=m)
+                    except KeyboardInterrupt:
+                        # stop the running reference fits at once (they raise in their threads)
+                        # instead of waiting for all of them when the pool closes
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        _hartigan.cancel()
+                        pool.shutdown(wait=True)
+                        _hartigan.reset()
+                        raise
+            else:
+                null_dist[done:done + m] = np.fromiter(_ticking(map(one, batch), bar), dtype=float,
+                                                       count=m)
+            done += m
+            if rule is not None and rule.update(
+                    _sequential.exceeds(null_dist[done - m:done], obs, tol)):
+                done = rule.used
+                break
     finally:
         if bar is not None:
             bar.close()
-    p = _pvalue(obs, null_dist, _tolerance(disp))
-    return ClusterTestResult(obs, p, null_dist, null, B, labels_out, disp, pvalue_se(p, B, False),
-                             seed, cols)
+    null_dist = null_dist[:done]
+    p = _pvalue(obs, null_dist, tol)
+    if rule is None:
+        return ClusterTestResult(obs, p, null_dist, null, B, labels_out, disp,
+                                 pvalue_se(p, B, False), seed, cols)
+    return ClusterTestResult(obs, _sequential.final_pvalue(p, rule), null_dist, null, done,
+                             labels_out, disp, None, seed, cols, rule.name, rule.decision)

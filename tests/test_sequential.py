@@ -264,3 +264,17 @@ def test_goodness_of_fit_sequential_errors():
     dec = es.normality_test(np.random.default_rng(1).exponential(size=80), n_resamples=9999, rng=2,
                             pvalue_method="decision")
     assert dec.decision == "p <= alpha" and dec.n_resamples < 400
+
+
+def test_cluster_test_sequential_is_the_prefix_of_the_full_run():
+    X = np.random.default_rng(3).normal(size=(40, 2))  # no clusters: large p, an early stop
+    full = es.cluster_test(X, 2, n_resamples=99, n_init=2, rng=4)
+    seq = es.cluster_test(X, 2, n_resamples=99, n_init=2, rng=4, pvalue_method="sequential",
+                          sequential_h=3)
+    L = seq.n_resamples
+    assert L < 99
+    np.testing.assert_array_equal(seq.null_distribution, full.null_distribution[:L])
+    assert (seq.pvalue, L) == _bc_plain(full.null_distribution >= full.statistic, 3, 99)
+    assert (seq.pvalue_method, seq.pvalue_se) == ("sequential", None)
+    with pytest.raises(ValueError, match="naive=True"):
+        es.cluster_test(X, 2, n_resamples=99, naive=True, pvalue_method="sequential")
