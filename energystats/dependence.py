@@ -620,8 +620,9 @@ class IndependenceTestResult:
     ----------
     statistic : float
         :math:`n\mathcal{V}^2_n(x, y)` (``statistic_name='dcov'``, R
-        ``dcov.test``) or :math:`\mathcal{R}^2_n(x, y)` (``'dcor'``, R
-        ``dcor.test``).
+        ``dcov.test``), :math:`\mathcal{R}^2_n(x, y)` (``'dcor'``, R
+        ``dcor.test``) or, for the χ² test, :math:`nR^*_n` with :math:`R^*_n`
+        the bias-corrected distance correlation (``'bcdcor'``).
     pvalue : float or None
         Permutation p-value; None with ``n_resamples=0``.
     null_distribution : ndarray, shape (n_resamples,)
@@ -639,8 +640,10 @@ class IndependenceTestResult:
     strata : list or None
         Strata within which ``y`` was permuted.
     pvalue_method : str
-        'full', 'sequential' or 'decision'; with the last two ``n_resamples``
-        counts the permutations used before the stop (``pvalue_se`` None).
+        'full', 'sequential', 'decision' or 'asymptotic' (the χ² test, no
+        permutations); with 'sequential' and 'decision' ``n_resamples``
+        counts the permutations used before the stop, and ``pvalue_se`` is
+        None except for 'full'.
     decision : str or None
         With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
     """
