@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["make_rule", "batches", "exceeds", "final_pvalue", "PVALUE_METHODS"]
+__all__ = ["make_rule", "batches", "collect", "exceeds", "final_pvalue", "PVALUE_METHODS"]
 
 PVALUE_METHODS = ("full", "sequential", "decision")
 
@@ -207,13 +207,15 @@ class GandyDecision:
         return (self.exceedances + 1.0) / (self.used + 1.0)
 
 
-def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3, exact=None, dask=False):
+def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3, exact=None, dask=False,
+              also=()):
     """The stopping rule of ``pvalue_method`` (validated) for at most ``R_max`` resamples; None
     for 'full' (every resample).  A rule draws random resamples on this process's threads, so
-    ``exact=True`` and the Dask backend are errors."""
+    ``exact=True`` and the Dask backend are errors.  ``also``: the caller's other methods
+    (handled before this call), named in the error for an unknown one."""
     if pvalue_method not in PVALUE_METHODS:
-        raise ValueError(f"`pvalue_method` must be one of {', '.join(map(repr, PVALUE_METHODS))}; "
-                         f"got {pvalue_method!r}")
+        known = ", ".join(map(repr, PVALUE_METHODS + tuple(also)))
+        raise ValueError(f"`pvalue_method` must be one of {known}; got {pvalue_method!r}")
     if pvalue_method == "full":
         return None
     if exact:
@@ -231,6 +233,21 @@ def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3, exact=Non
     if not (isinstance(epsilon, (float, int, np.floating)) and 0.0 < float(epsilon) < 0.5):
         raise ValueError(f"`epsilon` must be in (0, 0.5); got {epsilon!r}")
     return GandyDecision(alpha, epsilon, R_max)
+
+
+def collect(total, cap, evaluate, observed, tol, rule):
+    """The statistics of ``total`` resamples, ``evaluate(r0, m)`` giving those of resamples
+    ``r0 .. r0 + m - 1`` in draw order: in batches of ``cap``, or under a sequential ``rule``
+    of 16, 32, ... up to ``cap``, each batch shown to the rule (:func:`exceeds` with
+    ``observed`` and ``tol``); once it stops, the values end at the last resample it used."""
+    null = np.empty(total)
+    done = 0
+    for m in batches(total, cap, rule is not None):
+        null[done:done + m] = evaluate(done, m)
+        done += m
+        if rule is not None and rule.update(exceeds(null[done - m:done], observed, tol)):
+            return null[:rule.used].copy()
+    return null
 
 
 def exceeds(values, observed, tol):

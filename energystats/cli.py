@@ -180,13 +180,17 @@ def _verdict(args, line, p=None, se=None):
 def _pvalue_kwargs(args):
     """The early-stopping / asymptotic options of --pvalue-method (the decision is taken at the
     verdict's --alpha)."""
+    if args.sequential_h is not None and args.pvalue_method != "sequential":
+        raise CLIError(f"option --sequential-h: only with --pvalue-method sequential (got "
+                       f"--pvalue-method {args.pvalue_method}, which does not use it).")
     if args.pvalue_method == "full":
         return {}
     if args.pvalue_method == "asymptotic":
         return dict(pvalue_method="asymptotic")
-    if args.sequential_h < 1:
-        raise CLIError(f"option --sequential-h: must be >= 1; got {args.sequential_h}.")
-    return dict(pvalue_method=args.pvalue_method, sequential_h=args.sequential_h, alpha=args.alpha)
+    h = 10 if args.sequential_h is None else args.sequential_h
+    if h < 1:
+        raise CLIError(f"option --sequential-h: must be >= 1; got {h}.")
+    return dict(pvalue_method=args.pvalue_method, sequential_h=h, alpha=args.alpha)
 
 
 def _test_verdict(args, res, differ, same, extra=""):
@@ -817,7 +821,7 @@ def _add_pvalue_method_args(p, asymptotic):
                         "p > alpha is clear (Gandy, error <= 1e-3)"
                         + ("; asymptotic: no resampling, the limit law's p-value (opt-in, see the "
                            "docs' validity table)" if asymptotic else "") + " (default: full)")
-    p.add_argument("--sequential-h", type=int, default=10,
+    p.add_argument("--sequential-h", type=int, default=None,
                    help="exceedances that stop --pvalue-method sequential (default: 10)")
 
 

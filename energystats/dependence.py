@@ -782,16 +782,6 @@ def _products(X, Y, met, nt, memory_budget):
     return _MatrixProducts(A, B, nt), sx, sy
 
 
-def _permuted_sums(kernel, total, perms):
-    """The kernel's sums for ``total`` permutations ``perms(r0, m)`` (rows r0..r0+m-1), in
-    batches."""
-    out = np.empty(total)
-    for r0 in range(0, total, kernel.batch):
-        m = min(kernel.batch, total - r0)
-        kernel(np.ascontiguousarray(perms(r0, m), dtype=np.intp), out[r0:r0 + m])
-    return out
-
-
 def _permutation_pvalue(kernel, perms, total, is_exact, rule=None):
     """``(observed Σ A_ij B_ij, the permuted sums, p-value)``: the p-value by the package's rule
     on the sums themselves, permutations that reproduce the observed sum up to its rounding
@@ -803,19 +793,13 @@ def _permutation_pvalue(kernel, perms, total, is_exact, rule=None):
     obs = np.empty(1)
     kernel(np.arange(kernel.n, dtype=np.intp)[None, :], obs)
     tol = 64 * np.finfo(float).eps * math.sqrt(kernel.norms[0] * kernel.norms[1])
-    if rule is None:
-        null = _permuted_sums(kernel, total, perms)
-    else:
-        parts, r0 = [], 0
-        for m in _sequential.batches(total, kernel.batch, True):
-            vals = np.empty(m)
-            kernel(np.ascontiguousarray(perms(r0, m), dtype=np.intp), vals)
-            r0 += m
-            parts.append(vals)
-            if rule.update(_sequential.exceeds(vals, obs[0], tol)):
-                parts[-1] = vals[:rule.used - (r0 - m)]
-                break
-        null = np.concatenate(parts) if parts else np.empty(0)
+
+    def evaluate(r0, m):
+        vals = np.empty(m)
+        kernel(np.ascontiguousarray(perms(r0, m), dtype=np.intp), vals)
+        return vals
+
+    null = _sequential.collect(total, kernel.batch, evaluate, obs[0], tol, rule)
     p = _sequential.final_pvalue(float(pvalue_from_null(obs[0], null, is_exact, tol=tol)), rule)
     return float(obs[0]), null, p
 
@@ -968,7 +952,8 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     R = check_int(n_resamples, "n_resamples", 0)
     gen, seed = seeded_rng(rng)
     dask = backends.use_dask(backend, compute, (x, y, strata))
-    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, exact=exact, dask=dask)
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, exact=exact, dask=dask,
+                                 also=(_asymptotic.ASYMPTOTIC,))
     if dask:
         return _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact,
                                   strata, n_threads, memory_budget, compute)
@@ -1687,21 +1672,19 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
         return MutualIndependenceTestResult(obs, None, np.empty(0), est, names, 0)
     # each term is a ratio of U-products of magnitude <= 1: rounding of a few hundred eps
     tol = (d - 1) * 64 * n * np.finfo(float).eps
-    null = np.empty(R)
-    done = 0
-    # one replicate at a time, in draw order; a sequential rule looks between batches
-    for m in _sequential.batches(R, R, rule is not None):
-        for r in range(done, done + m):
+
+    def replicates(r0, m):  # in draw order: every variable's rows permuted, one after another
+        out = np.empty(m)
+        for r in range(m):
             mats = []
             for q in sq:
                 p = gen.permutation(n)
                 mats.append(q[np.ix_(p, p)])
-            null[r] = float(np.sum(statistic(mats)))
-        done += m
-        if rule is not None and rule.update(_sequential.exceeds(null[done - m:done], obs, tol)):
-            done = rule.used
-            break
-    null = null[:done]
+            out[r] = float(np.sum(statistic(mats)))
+        return out
+
+    null = _sequential.collect(R, R, replicates, obs, tol, rule)
+    done = null.shape[0]
     p = _sequential.final_pvalue(float(pvalue_from_null(obs, null, False, tol=tol)), rule)
     if rule is None:
         return MutualIndependenceTestResult(obs, p, null, est, list(names), R, pvalue_se(p, R, False),

@@ -167,19 +167,10 @@ def _pvalue(stat, bound, null, R, rule=None):
 
 def _bootstrap(R, cap, replicate, stat, bound, rule):
     """The bootstrap null: ``replicate(k)`` gives the next k replicates' statistics in draw
-    order, asked for in batches of ``cap`` or, under a sequential ``rule``, of 16, 32, ... up to
-    ``cap``; the rule sees each batch and may stop them (the draws fill the Generator's stream
-    in order, so the replicates are those of the full run, whatever the batches)."""
+    order (the draws fill the Generator's stream in order, so the replicates are those of the
+    full run however :func:`energystats._sequential.collect` batches them)."""
     tol = TIE_ULPS * np.finfo(np.float64).eps * bound
-    null = np.empty(R)
-    done = 0
-    for k in _sequential.batches(R, cap, rule is not None):
-        null[done:done + k] = replicate(k)
-        done += k
-        if rule is not None and rule.update(_sequential.exceeds(null[done - k:done], stat, tol)):
-            done = rule.used
-            break
-    return null[:done]
+    return _sequential.collect(R, cap, lambda r0, k: replicate(k), stat, tol, rule)
 
 
 def _rule_fields(rule):

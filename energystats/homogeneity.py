@@ -930,7 +930,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         _asymptotic.check_options("energy_test", exact, st.strata, st.dask)
         return _energy_test_asymptotic(st, unit, stat)
     rule = _sequential.make_rule(pvalue_method, st.R, h=sequential_h, alpha=alpha, exact=exact,
-                                 dask=st.dask)
+                                 dask=st.dask, also=(_asymptotic.ASYMPTOTIC,))
     if st.dask:
         return _dask_test(st, [unit], [stat], exact, "energy", compute)
     engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))

@@ -407,40 +407,31 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
 
     bar = progress_bar(B, progress, desc="reference clusterings", unit="fit")
     tol = _tolerance(disp)
-    null_dist = np.empty(B)
-    done = 0
     try:
         workers = _reference_workers(opts["X"].shape[0], nt, B, opts["engine"])
-        # all B at once, or under a sequential rule in batches of 16, 32, ... (the seeds were
-        # drawn above, so the reference sets are those of the full run)
-        for m in _sequential.batches(B, B, rule is not None):
-            batch = seeds[done:done + m]
-            if workers > 1:
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    try:
-                        values = pool.map(one, batch)
-                        null_dist[done:done + m] = np.fromiter(_ticking(values, bar), dtype=float,
-                                                               count=m)
-                    except KeyboardInterrupt:
-                        # stop the running reference fits at once (they raise in their threads)
-                        # instead of waiting for all of them when the pool closes
-                        pool.shutdown(wait=False, cancel_futures=True)
-                        _hartigan.cancel()
-                        pool.shutdown(wait=True)
-                        _hartigan.reset()
-                        raise
-            else:
-                null_dist[done:done + m] = np.fromiter(_ticking(map(one, batch), bar), dtype=float,
-                                                       count=m)
-            done += m
-            if rule is not None and rule.update(
-                    _sequential.exceeds(null_dist[done - m:done], obs, tol)):
-                done = rule.used
-                break
+
+        def fits(r0, m):  # the reference sets r0 .. r0 + m - 1 (their seeds drawn above)
+            batch = seeds[r0:r0 + m]
+            if workers <= 1:
+                return np.fromiter(_ticking(map(one, batch), bar), dtype=float, count=m)
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                try:
+                    return np.fromiter(_ticking(pool.map(one, batch), bar), dtype=float, count=m)
+                except KeyboardInterrupt:
+                    # stop the running reference fits at once (they raise in their threads)
+                    # instead of waiting for all of them when the pool closes
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    _hartigan.cancel()
+                    pool.shutdown(wait=True)
+                    _hartigan.reset()
+                    raise
+
+        # all B in one batch, or under a sequential rule 16, 32, ...
+        null_dist = _sequential.collect(B, B, fits, obs, tol, rule)
     finally:
         if bar is not None:
             bar.close()
-    null_dist = null_dist[:done]
+    done = null_dist.shape[0]
     p = _pvalue(obs, null_dist, tol)
     if rule is None:
         return ClusterTestResult(obs, p, null_dist, null, B, labels_out, disp,

@@ -232,3 +232,12 @@ def test_gamma_precomputed_matrix_equals_data():
         res = es.energy_test(D, labels=np.repeat([0, 1], [25, 30]), metric="precomputed",
                              pvalue_method="asymptotic")
     assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
+
+
+def test_an_unknown_method_error_names_asymptotic_where_it_is_accepted():
+    x, y = np.arange(10.0), np.arange(10.0) + 1
+    for test in (es.energy_test, es.independence_test):
+        with pytest.raises(ValueError, match="'decision', 'asymptotic'; got 'asymp'"):
+            test(x, y, pvalue_method="asymp")
+    with pytest.raises(ValueError, match="'decision'; got 'asymptotic'"):
+        es.mutual_independence_test(x, y, pvalue_method="asymptotic")

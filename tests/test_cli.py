@@ -885,6 +885,8 @@ class TestPvalueMethod:
           "decision"), "one factor at a time"),
         (("test", "data.csv", "--by", "group", "--columns", "x,y", "--pvalue-method",
           "asymptotic", "--strata", "dose"), "no stratified form"),
+        (("dcor", "data.csv", "--x", "x", "--y", "y", "--pvalue-method", "decision",
+          "--sequential-h", "5"), "only with --pvalue-method sequential"),
     ])
     def test_errors_are_one_line(self, files, args, text):
         d, _ = files
