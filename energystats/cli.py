@@ -573,16 +573,25 @@ def _cmd_gof(args):
     if known and (len(cols) > 1 or args.method == "limit" or args.statistic != "energy"):
         raise CLIError("option --param: only for the one-column test of a SciPy law (not with "
                        "--columns, --method limit or --statistic).")
+    pkw = _pvalue_kwargs(args)
+    if pkw and args.method == "limit":
+        raise CLIError(f"option --pvalue-method {args.pvalue_method}: stops the bootstrap early; "
+                       "--method limit has no bootstrap (leave out one of them).")
+    if pkw and args.statistic == "all":
+        raise CLIError(f"option --pvalue-method {args.pvalue_method}: one statistic at a time "
+                       "(--statistic all shares one bootstrap among three tests); leave it out, or "
+                       "choose one --statistic.")
     seed = _draw_seed(args) if args.resamples > 0 and args.method != "limit" else None
     t0 = time.perf_counter()
     data = df[cols]
     if dist == "norm" and not known:   # R energy's normal.test / mvnorm.test
-        res = normality_test(data, method=args.method, n_resamples=args.resamples, rng=seed)
+        res = normality_test(data, method=args.method, n_resamples=args.resamples, rng=seed, **pkw)
     elif dist == "poisson" and not known:   # R energy's poisson.tests
-        res = poisson_test(data, statistic=args.statistic, n_resamples=args.resamples, rng=seed)
+        res = poisson_test(data, statistic=args.statistic, n_resamples=args.resamples, rng=seed,
+                           **pkw)
     else:
         res = gof_test(data, args.dist, known_params=known or None, n_resamples=args.resamples,
-                       rng=seed)
+                       rng=seed, **pkw)
     results = list(res.results.values()) if hasattr(res, "results") else [res]
     first = results[0]
     how = ("limit distribution" if first.method == "limit" else
@@ -597,6 +606,10 @@ def _cmd_gof(args):
         row = {"distribution": r.distribution, "statistic_name": r.statistic_name,
                "statistic": r.statistic, "pvalue": r.pvalue, "pvalue_se": r.pvalue_se,
                "method": r.method, "n": r.n_samples}
+        if r.pvalue_method != "full":
+            row.update(pvalue_method=r.pvalue_method, n_resamples=r.n_resamples)
+        if r.pvalue_method == "decision":
+            row["decision"] = r.decision
         for k, v in r.params.items():
             if np.ndim(v) == 0:
                 row[k] = v
@@ -604,7 +617,10 @@ def _cmd_gof(args):
     title = ("energy goodness of fit: statistic n x energy distance between the sample and the "
              "fitted law; parameters estimated (re-estimated in every bootstrap sample)")
     emit([(title, pd.DataFrame(rows).set_index(["distribution", "statistic_name"]))], args.format)
-    if first.pvalue is not None:
+    if first.pvalue is not None and first.pvalue_method != "full":
+        _test_verdict(args, first, f"the data are not {first.distribution}",
+                      f"no evidence against a {first.distribution} law")
+    elif first.pvalue is not None:
         p = min(r.pvalue for r in results)
         se = first.pvalue_se
         verdict = (f"the data are not {first.distribution}" if p <= args.alpha else
@@ -636,6 +652,10 @@ def _cmd_cluster(args):
         raise CLIError(f"option --n-init: must be >= 1; got {args.n_init}.")
     if args.test and args.resamples < 1:
         raise CLIError(f"option --resamples: --test needs at least 1; got {args.resamples}.")
+    pkw = _pvalue_kwargs(args)
+    if pkw and not args.test:
+        raise CLIError(f"option --pvalue-method {args.pvalue_method}: only with --test (the "
+                       "significance check is the test that stops early).")
     X = df[cols]
     seed = _draw_seed(args)
     opts = dict(algorithm=args.algorithm, n_init=args.n_init, **met)
@@ -647,7 +667,7 @@ def _cmd_cluster(args):
                     f"restarts), then the same on {args.resamples} reference data sets drawn "
                     f"from the {args.null!r} null; seed {seed}")
         tres = cluster_test(X, args.k, null=args.null, n_resamples=args.resamples, rng=seed,
-                            random_state=seed, progress=_progress(args), **opts)
+                            random_state=seed, progress=_progress(args), **opts, **pkw)
         labels = np.asarray(tres.labels)
     else:
         _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} "
@@ -677,8 +697,12 @@ def _cmd_cluster(args):
                 ("clusters", pd.DataFrame({"size": sizes},
                                           index=pd.Index(np.arange(args.k), name="cluster")))]
     if args.test:
-        check = {"statistic": tres.statistic, "null": args.null, "n_resamples": args.resamples,
+        check = {"statistic": tres.statistic, "null": args.null, "n_resamples": tres.n_resamples,
                  "pvalue": tres.pvalue, "pvalue_se": tres.pvalue_se}
+        if tres.pvalue_method != "full":
+            check["pvalue_method"] = tres.pvalue_method
+        if tres.pvalue_method == "decision":
+            check["decision"] = tres.decision
         sections.append(("significance check: S/T against the same clustering of reference data",
                          pd.DataFrame([check], index=pd.Index(["cluster_test"], name="check"))))
     emit(sections, args.format)
@@ -686,7 +710,10 @@ def _cmd_cluster(args):
         ref = ("a Gaussian with the data's mean and covariance" if args.null == "gaussian"
                else "a uniform box along the data's principal axes")
         what = _pvalue_text(tres.pvalue, tres.pvalue_se)
-        if tres.pvalue <= args.alpha:
+        if tres.pvalue_method != "full":
+            _test_verdict(args, tres, f"more clustered than {ref}",
+                          f"no evidence of more cluster structure than {ref}")
+        elif tres.pvalue <= args.alpha:
             _verdict(args, f"verdict: more clustered than {ref} ({what} <= alpha = {args.alpha:g}).",
                      tres.pvalue, tres.pvalue_se)
         else:
@@ -974,6 +1001,7 @@ def build_parser():
                    help="a parameter held fixed (SciPy name, e.g. loc=0); repeatable; the others "
                         "are estimated")
     _add_inference_args(p, 999, "parametric bootstrap samples")
+    _add_pvalue_method_args(p, asymptotic=False)
     p.set_defaults(func=_cmd_gof)
 
     p = sub.add_parser(
@@ -1002,6 +1030,7 @@ def build_parser():
     p.add_argument("--null", choices=("gaussian", "uniform"), default="gaussian",
                    help="reference null of the check (default: gaussian)")
     _add_inference_args(p, 99, "reference data sets of the check")
+    _add_pvalue_method_args(p, asymptotic=False)
     p.add_argument("--out", "-o", metavar="PATH",
                    help="write the input rows with a label column appended (.csv, .tsv, "
                         ".parquet, .json); text input written as text keeps every field as it is")

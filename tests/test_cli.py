@@ -843,7 +843,7 @@ class TestGof:
 
 
 class TestPvalueMethod:
-    """--pvalue-method and --sequential-h of test, disco and dcor."""
+    """--pvalue-method and --sequential-h of test, disco, dcor, gof and cluster."""
 
     def test_energy_test_asymptotic_and_decision(self, files):
         d, df = files
@@ -878,9 +878,42 @@ class TestPvalueMethod:
                                 sequential_h=5)
         assert (rec["pvalue"], rec["n_resamples"]) == (ref.pvalue, ref.n_resamples)
 
+    def test_gof_sequential_and_cluster_decision(self, files):
+        d, df = files
+        rc, out, err = run_cli("gof", d / "data.csv", "--column", "y", "--pvalue-method",
+                               "sequential", "--sequential-h", "3", "--seed", "5", "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)["results"][0]
+        ref = energystats.normality_test(df["y"], rng=5, pvalue_method="sequential", sequential_h=3)
+        assert rec["pvalue_method"] == "sequential"
+        assert (rec["pvalue"], rec["n_resamples"]) == (ref.pvalue, ref.n_resamples)
+        assert ref.n_resamples < 999   # h = 3 exceedances come early for normal data
+        rc, out, err = run_cli("gof", d / "data.csv", "--column", "y", "--pvalue-method",
+                               "decision", "--seed", "5")
+        assert rc == 0, err
+        ref = energystats.normality_test(df["y"], rng=5, pvalue_method="decision")
+        assert ref.decision == "p <= alpha"   # (p = 0.018 for this sample)
+        assert (f"verdict: the data are not normal (p <= alpha = 0.05, decided after "
+                f"{ref.n_resamples} resamples;") in out
+        rc, out, err = run_cli("cluster", d / "data.csv", "--columns", "x,y", "-k", "2", "--test",
+                               "--resamples", "39", "--n-init", "2", "--pvalue-method", "decision",
+                               "--seed", "4", "--format", "json")
+        assert rc == 0, err
+        check = json.loads(out)["check"]
+        ref = energystats.cluster_test(df[["x", "y"]], 2, n_resamples=39, rng=4, random_state=4,
+                                       n_init=2, pvalue_method="decision")
+        assert check["pvalue_method"] == "decision" and check["decision"] == ref.decision
+        assert (check["pvalue"], check["n_resamples"]) == (ref.pvalue, ref.n_resamples)
+
     @pytest.mark.parametrize("args,text", [
         (("test", "data.csv", "--by", "group", "--columns", "x,y", "--pvalue-method", "sequential",
           "--sequential-h", "0"), "option --sequential-h: must be >= 1"),
+        (("gof", "data.csv", "--column", "x", "--method", "limit", "--pvalue-method",
+          "sequential"), "--method limit has no bootstrap"),
+        (("gof", "data.csv", "--column", "x", "--dist", "poisson", "--statistic", "all",
+          "--pvalue-method", "decision"), "one statistic at a time"),
+        (("cluster", "data.csv", "--columns", "x,y", "-k", "2", "--pvalue-method", "decision"),
+         "only with --test"),
         (("disco", "data.csv", "--by", "group,dose", "--columns", "x,y", "--pvalue-method",
           "decision"), "one factor at a time"),
         (("test", "data.csv", "--by", "group", "--columns", "x,y", "--pvalue-method",
