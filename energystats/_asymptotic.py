@@ -43,7 +43,7 @@ __all__ = ["ASYMPTOTIC", "check_options", "chi2_dcor_pvalue", "energy_moments", 
 ASYMPTOTIC = "asymptotic"
 
 
-def check_options(fname, exact=None, strata=None, dask=False):
+def check_options(fname, exact=None, strata=None):
     """The options an asymptotic p-value cannot honour are errors, not silently ignored."""
     if exact:
         raise ValueError(f"{fname}: `pvalue_method='asymptotic'` uses no resampling; it cannot be "
@@ -51,9 +51,6 @@ def check_options(fname, exact=None, strata=None, dask=False):
     if strata is not None:
         raise ValueError(f"{fname}: `pvalue_method='asymptotic'` has no stratified form (the limit "
                          "is for exchangeable rows); use a permutation p-value with `strata`.")
-    if dask:
-        raise ValueError(f"{fname}: `pvalue_method='asymptotic'` is not available with "
-                         "backend='dask'; use 'full' (or 'sequential').")
 
 
 def chi2_dcor_pvalue(n, dcor_u):

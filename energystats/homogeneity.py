@@ -798,7 +798,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         matched to the mean and variance of the statistic's limit law under
         the null hypothesis (see Notes).  Opt-in: its level is measured,
         not guaranteed (the validity table is on the guide's testing page);
-        not with ``strata``, ``exact=True`` or the Dask backend.
+        not with ``strata`` or ``exact=True``; on the Dask backend the group
+        sums and the distance variance are Dask tasks.
     sequential_h : int, default 10
         The number of exceedances that stops 'sequential'.
     alpha : float, default 0.05
@@ -927,7 +928,9 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     unit.layout.warn_idle("strata")
     stat = _EnergyStatistic(unit.layout)
     if pvalue_method == _asymptotic.ASYMPTOTIC:
-        _asymptotic.check_options("energy_test", exact, st.strata, st.dask)
+        _asymptotic.check_options("energy_test", exact, st.strata)
+        if st.dask:
+            return _dask_energy_asymptotic(st, unit, stat, compute)
         return _energy_test_asymptotic(st, unit, stat)
     rule = _sequential.make_rule(pvalue_method, st.R, h=sequential_h, alpha=alpha, exact=exact,
                                  dask=st.dask, also=(_asymptotic.ASYMPTOTIC,))
@@ -948,14 +951,47 @@ def _energy_test_asymptotic(st, unit, stat):
     engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
     observed, null, _, obs_M = _permutation.permutation_null(
         [engine], unit.cells, [unit.identity], stat, n_resamples=0, rng=st.gen, exact=False)
-    N = unit.layout.n
-    # everything in working units (the p-value does not depend on the unit of rho)
-    mean_distance = math.fsum(obs_M[0].ravel()) / (N * (N - 1.0))
     VU, sx, sy = dependence._sums(st.X, st.X, st.metric, st.n_threads)
-    dvar_u = dependence._stats_result(VU, sx, sy, int(N), st.metric, None, None).dvar_x_u
+    # st.X is in the engine's working units already, so sx and sy are the identity
+    dvar_u = dependence._stats_result(VU, sx, sy, unit.layout.n, st.metric, None, None).dvar_x_u
+    return _energy_gamma_finish(st, unit, stat, observed, null, obs_M, engine.name, dvar_u)
+
+
+def _dask_energy_asymptotic(st, unit, stat, compute):
+    """:func:`_energy_test_asymptotic` on the Dask backend: the group sums and the pooled
+    distance variance as the backend's tile and row-range tasks."""
+    M, scale = backends.lazy_group_sums(st.X, unit.cells, unit.k, st.metric, st.n_threads)
+    VU, sx, sy = backends.lazy_dependence_sums(st.X, st.X, st.metric, st.n_threads)
+    light = _Setup(**{**st.__dict__, "X": None})  # the graph carries no data
+    return backends.finish(_dask_energy_gamma_finish, light, unit, stat, M, scale, VU, sx, sy,
+                           compute=compute)
+
+
+def _dask_energy_gamma_finish(st, unit, stat, M, scale, VU, sx, sy):
+    from . import dependence
+    from ._engine import Scale
+
+    st = _Setup(**{**st.__dict__, "scale": scale})
+    observed = stat([M[None]])[0]
+    null = np.empty((0,) + np.shape(observed))
+    # the distance variance in the working units of VU (sx), then in those of M (scale): rho
+    # in data units is rho × 2**(shift · degree) in either, and the variance has degree 2
+    dvar_u = dependence._stats_result(VU, Scale(), Scale(), unit.layout.n, st.metric, None,
+                                      None).dvar_x_u
+    power = sx.shift * sx.degree - scale.shift * scale.degree
+    if power != 0.0:
+        dvar_u = dvar_u * 2.0 ** (2.0 * power)
+    return _energy_gamma_finish(st, unit, stat, observed, null, [M], "dask", dvar_u)
+
+
+def _energy_gamma_finish(st, unit, stat, observed, null, obs_M, engine_name, dvar_u):
+    """The gamma p-value from the observed group sums and the pooled sample's U distance
+    variance, both in the working units of rho (the p-value does not depend on the unit)."""
+    N = unit.layout.n
+    mean_distance = math.fsum(obs_M[0].ravel()) / (N * (N - 1.0))
     mean, var = _asymptotic.energy_moments(unit.layout.sizes, mean_distance, dvar_u)
     p = _asymptotic.gamma_pvalue(float(observed), mean, var)
-    return _energy_test_finish(st, unit, stat, observed, null, False, obs_M, engine.name,
+    return _energy_test_finish(st, unit, stat, observed, null, False, obs_M, engine_name,
                                asymptotic=p)
 
 

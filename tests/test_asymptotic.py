@@ -208,12 +208,46 @@ def test_gamma_options_that_cannot_apply_are_errors():
     with pytest.raises(ValueError, match="stratified"):
         es.energy_test(z, labels=np.repeat([0, 1], 20), strata=np.tile([0, 1], 20),
                        pvalue_method="asymptotic")
-    pytest.importorskip("dask.array")
-    import dask.array as da
 
-    with pytest.raises(ValueError, match="backend='dask'"):
-        es.energy_test(da.from_array(z, chunks=10), labels=np.repeat([0, 1], 20),
-                       pvalue_method="asymptotic")
+
+@pytest.mark.parametrize("scale", [1.0, 1e-170, 1e150])
+def test_gamma_on_dask_equals_threads(scale):
+    # the group sums and the pooled distance variance as Dask tasks: the threads backend's
+    # p-value, also where the working units differ from the data's (tiny and huge values)
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(6)
+    z1 = np.vstack([rng.normal(size=(70, 3)), rng.normal(size=(50, 3)) + 0.4,
+                    rng.standard_t(3, size=(40, 3))])
+    g = np.repeat([0, 1, 2], [70, 50, 40])
+    z = z1 * scale
+    ref = es.energy_test(z, labels=g, pvalue_method="asymptotic")
+    stat, p = _gamma_reference([z1[g == 0], z1[g == 1], z1[g == 2]])
+    assert ref.pvalue == pytest.approx(p, rel=1e-9) and 1e-4 < p < 0.5
+    lazy = es.energy_test(da.from_array(z, chunks=(45, 2)), labels=g, pvalue_method="asymptotic",
+                          compute=False)
+    assert hasattr(lazy, "compute")
+    res = lazy.compute()
+    assert res.pvalue_method == "asymptotic" and res.n_resamples == 0 and res.engine == "dask"
+    assert res.statistic == pytest.approx(ref.statistic, rel=1e-12)
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
+
+
+def test_gamma_on_dask_with_group_sums_in_other_units(monkeypatch):
+    # the tiles' working units 2**-3 finer than the distance variance's: the p-value is the same
+    da = pytest.importorskip("dask.array")
+    from energystats import backends
+    from energystats._engine import Scale
+
+    rng = np.random.default_rng(7)
+    z = np.vstack([rng.normal(size=(60, 2)), rng.normal(size=(45, 2)) + 0.5])
+    g = np.repeat([0, 1], [60, 45])
+    ref = es.energy_test(z, labels=g, pvalue_method="asymptotic")
+    plan = backends._working_plan
+    monkeypatch.setattr(backends, "_working_plan",
+                        lambda *a: (lambda m, s: (m, Scale(s.shift + 3, s.degree)))(*plan(*a)))
+    res = es.energy_test(da.from_array(z, chunks=40), labels=g, pvalue_method="asymptotic")
+    assert res.statistic == pytest.approx(ref.statistic, rel=1e-12)
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
 
 
 def test_gamma_without_spread_is_nan_with_a_warning():
