@@ -4,7 +4,8 @@ Each instruction set the CPU has is forced in a child process with
 ``ENERGYSTATS_SIMD``; every one must give the same bits as the baseline build,
 for both dtypes, every metric, sizes that leave remainders of every kind (not
 multiples of the eight lanes or of the four-row tiles), and each kernel family
-(streamed group sums, the matrix, the dependence passes, the Hartigan rows).
+(streamed group sums, the matrix, the dependence passes and permuted products, the Hartigan
+rows).
 """
 import json
 import os
@@ -35,6 +36,18 @@ for d in (1, 3, 8, 13):
         out[f"{d}-{dt}-dcov"] = float(es.distance_covariance(x[:141], y))
         out[f"{d}-{dt}-W"] = float(es.EnergyClustering(3, engine="streamed", random_state=0).fit(x).W_)
         out[f"{d}-{dt}-test"] = es.energy_test(x[:60], y[:50], n_resamples=49, rng=2).null_distribution.tolist()
+        out[f"{d}-{dt}-indep"] = es.independence_test(x[:141], y, n_resamples=49,
+                                                      rng=2).null_distribution.tolist()
+# the permuted products with both index types (the gathers of 16- and 64-bit indices)
+from energystats._lib import _dependence
+for n in (5, 8, 37, 203):
+    A, B = rng.normal(size=(n, n)), rng.normal(size=(n, n))
+    A, B = A + A.T, B + B.T
+    P = np.argsort(rng.random((7, n)), axis=1)
+    for dt in (np.uint16, np.intp):
+        res = np.empty(7)
+        _dependence.permuted_products(A, B, P.astype(dt), res, 2)
+        out[f"perm-{n}-{np.dtype(dt).name}"] = res.tolist()
 json.dump(out, sys.stdout)
 """
 

@@ -23,11 +23,12 @@ cimport cython
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, fma, pow, sqrt
-from libc.stdint cimport uint16_t, uint64_t
+from libc.stdint cimport uint16_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-from ._pairwise cimport es_simd_init, kahan_add, sq_block, transform_sq
+from ._pairwise cimport (es_perm_dot4_i64, es_perm_dot4_u16, es_simd_init, kahan_add, sq_block,
+                         transform_sq)
 from energystats._lib import simd_cap
 
 es_simd_init(simd_cap())  # this module's copy of the pair kernels' dispatch (_simd.h)
@@ -158,27 +159,46 @@ def centred_products(const floating[:, ::1] X, const floating[:, ::1] XT,
         free(acc)
 
 
-cdef extern from *:
-    """
-    /* a hint that never faults; nothing where the compiler has no such builtin (MSVC) */
-    #if defined(__GNUC__) || defined(__clang__)
-    #define ES_PREFETCH(p) __builtin_prefetch(p)
-    #else
-    #define ES_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void ES_PREFETCH(const void* addr) noexcept nogil
-
 ctypedef fused perm_index:
     uint16_t
     Py_ssize_t
 
 
-cdef inline uint64_t load4(const uint16_t* p) noexcept nogil:
-    """Four consecutive 16-bit indices in one load (memcpy: no alignment or aliasing issue)."""
-    cdef uint64_t w
-    memcpy(&w, p, 8)
-    return w
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void permuted_block(const double* A, const double* B, Py_ssize_t n,
+                         const perm_index* p0, const perm_index* p1, const perm_index* p2,
+                         const perm_index* p3, double* out) noexcept nogil:
+    """``out[k] = Σ_ij A_ij B_{p_i p_j}`` for the four permutations ``pk`` (row-major n×n A, B)."""
+    cdef Py_ssize_t i, k, inext
+    cdef double s[4]
+    cdef double c[4]
+    cdef double rowsum[4]
+    cdef const double* b[4]
+    cdef const double* nb[4]
+    cdef const perm_index* p[4]
+    cdef double a
+    p[0] = p0
+    p[1] = p1
+    p[2] = p2
+    p[3] = p3
+    for k in range(4):
+        s[k] = 0.0
+        c[k] = 0.0
+    for i in range(n):
+        inext = i + 1 if i + 1 < n else i
+        for k in range(4):
+            b[k] = B + p[k][i] * n
+            nb[k] = B + p[k][inext] * n
+        if perm_index is uint16_t:
+            es_perm_dot4_u16(A + i * n, b, p, nb, i + 1, n, n, rowsum)
+        else:
+            es_perm_dot4_i64(A + i * n, b, p, nb, i + 1, n, n, rowsum)
+        a = A[i * n + i]
+        for k in range(4):
+            kahan_add(&s[k], &c[k], 2.0 * rowsum[k] + a * b[k][p[k][i]])
+    for k in range(4):
+        out[k] = s[k] + c[k]
 
 
 @cython.boundscheck(False)
@@ -193,189 +213,47 @@ def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symm
     twice plus the diagonal).
 
     Four permutations share each pass over a row of A (the matrix is read R/4 times, not R
-    times); each permutation keeps two partial sums per row (even and odd j, each in
-    increasing j) and adds the rows in order with compensation.  A permutation's arithmetic
-    does not depend on the others in its group (a short last group repeats its last
-    permutation and discards the copies), so every value is the same bits for any number of
-    threads, any R and either index type.
+    times).  A row's sum over j > i is formed by the vector kernel ``es_perm_dot4`` (``_simd.h``:
+    eight running sums per permutation, one AVX-512 gather per eight terms where the CPU has
+    it, the same bits in every build); the rows are added in order with compensation.  A
+    permutation's arithmetic does not depend on the others in its group (a short last group
+    repeats its last permutation and discards the copies), so every value is the same bits for
+    any number of threads, any R, either index type and every instruction set.
 
     The pass is bound by fetching the permuted rows of B (each gather lands in a different
     row; at n = 3000 the four rows do not stay in cache), so the next row's four rows are
-    prefetched during the current one, and 16-bit indices (n ≤ 65536) are read four per
-    load.  Measured at n = 3001, R = 99, 2 threads: 0.60 s without the prefetch, 0.33 s
-    with it; n = 1000, R = 999: 0.13–0.15 s → 0.11–0.13 s.
+    prefetched during the current one, and 16-bit indices (n ≤ 65536) are used when they fit.
     """
     cdef Py_ssize_t R = perms.shape[0], n = A.shape[0]
-    cdef Py_ssize_t nblocks = (R + 3) // 4, blk, r0, i, j
-    cdef double s0, s1, s2, s3, c0, c1, c2, c3
-    cdef double e0, e1, e2, e3, o0, o1, o2, o3, a, a1, a2, a3
-    cdef uint64_t w0, w1, w2, w3
-    cdef Py_ssize_t q0, q1, q2, q3, t0, t1, t2, t3
-    cdef Py_ssize_t q, inext
-    cdef const double* nb0
-    cdef const double* nb1
-    cdef const double* nb2
-    cdef const double* nb3
-    cdef const perm_index* p0
-    cdef const perm_index* p1
-    cdef const perm_index* p2
-    cdef const perm_index* p3
-    cdef const double* b0
-    cdef const double* b1
-    cdef const double* b2
-    cdef const double* b3
-    cdef const double* arow
+    cdef Py_ssize_t nblocks = (R + 3) // 4, blk, r0
+    cdef double* res
+    cdef int failed[1]
+    failed[0] = 0
     if n_threads < 1:
         n_threads = 1
-    if R == 0:
+    if R == 0 or n == 0:
         return
     with nogil, parallel(num_threads=n_threads):
+        res = <double*> malloc(4 * sizeof(double))
         for blk in prange(nblocks, schedule="dynamic", chunksize=1):
-            r0 = 4 * blk
-            p0 = &perms[r0, 0]
-            p1 = &perms[r0 + 1 if r0 + 1 < R else R - 1, 0]
-            p2 = &perms[r0 + 2 if r0 + 2 < R else R - 1, 0]
-            p3 = &perms[r0 + 3 if r0 + 3 < R else R - 1, 0]
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            c0 = 0.0
-            c1 = 0.0
-            c2 = 0.0
-            c3 = 0.0
-            for i in range(n):
-                arow = &A[i, 0]
-                b0 = &B[p0[i], 0]
-                b1 = &B[p1[i], 0]
-                b2 = &B[p2[i], 0]
-                b3 = &B[p3[i], 0]
-                e0 = 0.0
-                e1 = 0.0
-                e2 = 0.0
-                e3 = 0.0
-                o0 = 0.0
-                o1 = 0.0
-                o2 = 0.0
-                o3 = 0.0
-                # e: even j, o: odd j (commutes with the other kernel's first/second chain)
-                j = i + 1
-                while j < n and (j & 3) != 0:
-                    a = arow[j]
-                    if j & 1:
-                        o0 = o0 + a * b0[p0[j]]
-                        o1 = o1 + a * b1[p1[j]]
-                        o2 = o2 + a * b2[p2[j]]
-                        o3 = o3 + a * b3[p3[j]]
-                    else:
-                        e0 = e0 + a * b0[p0[j]]
-                        e1 = e1 + a * b1[p1[j]]
-                        e2 = e2 + a * b2[p2[j]]
-                        e3 = e3 + a * b3[p3[j]]
-                    j = j + 1
-                inext = i + 1 if i + 1 < n else i
-                nb0 = &B[p0[inext], 0]
-                nb1 = &B[p1[inext], 0]
-                nb2 = &B[p2[inext], 0]
-                nb3 = &B[p3[inext], 0]
-                q = 0
-                while j + 3 < n:
-                    if q < n:
-                        ES_PREFETCH(nb0 + q)
-                        ES_PREFETCH(nb1 + q)
-                        ES_PREFETCH(nb2 + q)
-                        ES_PREFETCH(nb3 + q)
-                        ES_PREFETCH(nb0 + q + 8)
-                        ES_PREFETCH(nb1 + q + 8)
-                        ES_PREFETCH(nb2 + q + 8)
-                        ES_PREFETCH(nb3 + q + 8)
-                        q = q + 16
-                    if perm_index is uint16_t:
-                        w0 = load4(p0 + j)
-                        w1 = load4(p1 + j)
-                        w2 = load4(p2 + j)
-                        w3 = load4(p3 + j)
-                        q0 = w0 & 0xFFFF
-                        q1 = w1 & 0xFFFF
-                        q2 = w2 & 0xFFFF
-                        q3 = w3 & 0xFFFF
-                        t0 = (w0 >> 16) & 0xFFFF
-                        t1 = (w1 >> 16) & 0xFFFF
-                        t2 = (w2 >> 16) & 0xFFFF
-                        t3 = (w3 >> 16) & 0xFFFF
-                    else:
-                        q0 = p0[j]
-                        q1 = p1[j]
-                        q2 = p2[j]
-                        q3 = p3[j]
-                        t0 = p0[j + 1]
-                        t1 = p1[j + 1]
-                        t2 = p2[j + 1]
-                        t3 = p3[j + 1]
-                    a = arow[j]
-                    a1 = arow[j + 1]
-                    e0 = e0 + a * b0[q0]
-                    o0 = o0 + a1 * b0[t0]
-                    e1 = e1 + a * b1[q1]
-                    o1 = o1 + a1 * b1[t1]
-                    e2 = e2 + a * b2[q2]
-                    o2 = o2 + a1 * b2[t2]
-                    e3 = e3 + a * b3[q3]
-                    o3 = o3 + a1 * b3[t3]
-                    if perm_index is uint16_t:
-                        q0 = (w0 >> 32) & 0xFFFF
-                        q1 = (w1 >> 32) & 0xFFFF
-                        q2 = (w2 >> 32) & 0xFFFF
-                        q3 = (w3 >> 32) & 0xFFFF
-                        t0 = w0 >> 48
-                        t1 = w1 >> 48
-                        t2 = w2 >> 48
-                        t3 = w3 >> 48
-                    else:
-                        q0 = p0[j + 2]
-                        q1 = p1[j + 2]
-                        q2 = p2[j + 2]
-                        q3 = p3[j + 2]
-                        t0 = p0[j + 3]
-                        t1 = p1[j + 3]
-                        t2 = p2[j + 3]
-                        t3 = p3[j + 3]
-                    a2 = arow[j + 2]
-                    a3 = arow[j + 3]
-                    e0 = e0 + a2 * b0[q0]
-                    o0 = o0 + a3 * b0[t0]
-                    e1 = e1 + a2 * b1[q1]
-                    o1 = o1 + a3 * b1[t1]
-                    e2 = e2 + a2 * b2[q2]
-                    o2 = o2 + a3 * b2[t2]
-                    e3 = e3 + a2 * b3[q3]
-                    o3 = o3 + a3 * b3[t3]
-                    j = j + 4
-                while j < n:
-                    a = arow[j]
-                    if j & 1:
-                        o0 = o0 + a * b0[p0[j]]
-                        o1 = o1 + a * b1[p1[j]]
-                        o2 = o2 + a * b2[p2[j]]
-                        o3 = o3 + a * b3[p3[j]]
-                    else:
-                        e0 = e0 + a * b0[p0[j]]
-                        e1 = e1 + a * b1[p1[j]]
-                        e2 = e2 + a * b2[p2[j]]
-                        e3 = e3 + a * b3[p3[j]]
-                    j = j + 1
-                a = arow[i]
-                kahan_add(&s0, &c0, 2.0 * (e0 + o0) + a * b0[p0[i]])
-                kahan_add(&s1, &c1, 2.0 * (e1 + o1) + a * b1[p1[i]])
-                kahan_add(&s2, &c2, 2.0 * (e2 + o2) + a * b2[p2[i]])
-                kahan_add(&s3, &c3, 2.0 * (e3 + o3) + a * b3[p3[i]])
-            out[r0] = s0 + c0
-            if r0 + 1 < R:
-                out[r0 + 1] = s1 + c1
-            if r0 + 2 < R:
-                out[r0 + 2] = s2 + c2
-            if r0 + 3 < R:
-                out[r0 + 3] = s3 + c3
+            if res == NULL:
+                failed[0] = 1
+            else:
+                r0 = 4 * blk
+                permuted_block(&A[0, 0], &B[0, 0], n, &perms[r0, 0],
+                               &perms[r0 + 1 if r0 + 1 < R else R - 1, 0],
+                               &perms[r0 + 2 if r0 + 2 < R else R - 1, 0],
+                               &perms[r0 + 3 if r0 + 3 < R else R - 1, 0], res)
+                out[r0] = res[0]
+                if r0 + 1 < R:
+                    out[r0 + 1] = res[1]
+                if r0 + 2 < R:
+                    out[r0 + 2] = res[2]
+                if r0 + 3 < R:
+                    out[r0 + 3] = res[3]
+        free(res)
+    if failed[0]:
+        raise MemoryError("permuted_products: no memory for a thread's four sums")
 
 
 @cython.boundscheck(False)

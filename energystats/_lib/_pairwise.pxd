@@ -16,6 +16,12 @@ cdef extern from "_simd.h" nogil:
                        Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
     void es_vsqrt(double* buf, Py_ssize_t m)
     double es_vsum(const double* v, Py_ssize_t m)
+    void es_perm_dot4_u16(const double* a, const double* const* b, const unsigned short* const* p,
+                          const double* const* nb, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t n,
+                          double* out)
+    void es_perm_dot4_i64(const double* a, const double* const* b, const Py_ssize_t* const* p,
+                          const double* const* nb, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t n,
+                          double* out)
 
 cdef enum MetricCode:
     ENERGY = 0

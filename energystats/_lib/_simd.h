@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef ptrdiff_t es_ssize;
@@ -23,8 +24,10 @@ typedef ptrdiff_t es_ssize;
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ES_MAYBE_UNUSED __attribute__((unused))
+#define ES_PREFETCH(p) __builtin_prefetch(p)   /* a hint that never faults */
 #else
 #define ES_MAYBE_UNUSED
+#define ES_PREFETCH(p) ((void)0)
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -71,14 +74,19 @@ static es_v8d es_vload_f(const float* p) { es_v8d v; int l; for (l = 0; l < ES_L
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) \
     && !defined(ENERGYSTATS_NO_SIMD_DISPATCH)
 #define ES_X86_DISPATCH 1
+#include <immintrin.h>
 #define ES_ISA avx2
 #define ES_ATTR __attribute__((target("avx2")))
+#define ES_GATHER256 1   /* the permuted products gather with AVX2 intrinsics */
 #include "_simd_body.h"
+#undef ES_GATHER256
 #undef ES_ISA
 #undef ES_ATTR
 #define ES_ISA avx512
 #define ES_ATTR __attribute__((target("avx512f")))
+#define ES_GATHER512 1   /* the permuted products gather with AVX-512F intrinsics */
 #include "_simd_body.h"
+#undef ES_GATHER512
 #undef ES_ISA
 #undef ES_ATTR
 #endif
@@ -97,11 +105,18 @@ typedef struct {
                        double*, es_ssize);
     void (*vsqrt)(double*, es_ssize);
     double (*sum)(const double*, es_ssize);
+    void (*perm_dot4_u16)(const double*, const double* const*, const uint16_t* const*,
+                          const double* const*, es_ssize, es_ssize, es_ssize, double*);
+    void (*perm_dot4_i64)(const double*, const double* const*, const es_ssize* const*,
+                          const double* const*, es_ssize, es_ssize, es_ssize, double*);
     int level;
 } es_simd_table;
 
-static es_simd_table es_simd = {es_sq_row_d_base, es_sq_row_f_base, es_sq_rows4_d_base,
-                                es_sq_rows4_f_base, es_sqrt_base, es_sum_base, ES_SIMD_BASELINE};
+#define ES_TABLE(ISA, LEVEL) {es_sq_row_d_##ISA, es_sq_row_f_##ISA, es_sq_rows4_d_##ISA,           \
+                              es_sq_rows4_f_##ISA, es_sqrt_##ISA, es_sum_##ISA,                    \
+                              es_perm_dot4_u16_##ISA, es_perm_dot4_i64_##ISA, LEVEL}
+
+static es_simd_table es_simd = ES_TABLE(base, ES_SIMD_BASELINE);
 
 /* The widest level this CPU and operating system support (no more than `cap`). */
 static int es_simd_available(int cap)
@@ -121,16 +136,13 @@ static int es_simd_available(int cap)
 ES_MAYBE_UNUSED static int es_simd_init(int cap)
 {
     int level = es_simd_available(cap);
-    es_simd_table t = {es_sq_row_d_base, es_sq_row_f_base, es_sq_rows4_d_base, es_sq_rows4_f_base,
-                       es_sqrt_base, es_sum_base, ES_SIMD_BASELINE};
+    es_simd_table t = ES_TABLE(base, ES_SIMD_BASELINE);
 #ifdef ES_X86_DISPATCH
     if (level == ES_SIMD_AVX2) {
-        es_simd_table a = {es_sq_row_d_avx2, es_sq_row_f_avx2, es_sq_rows4_d_avx2, es_sq_rows4_f_avx2,
-                           es_sqrt_avx2, es_sum_avx2, ES_SIMD_AVX2};
+        es_simd_table a = ES_TABLE(avx2, ES_SIMD_AVX2);
         t = a;
     } else if (level == ES_SIMD_AVX512) {
-        es_simd_table a = {es_sq_row_d_avx512, es_sq_row_f_avx512, es_sq_rows4_d_avx512,
-                           es_sq_rows4_f_avx512, es_sqrt_avx512, es_sum_avx512, ES_SIMD_AVX512};
+        es_simd_table a = ES_TABLE(avx512, ES_SIMD_AVX512);
         t = a;
     }
 #endif
@@ -152,5 +164,13 @@ static inline void es_sq_rows4_f(const float* X, es_ssize ldx, const float* YT, 
 { es_simd.sq_rows4_f(X, ldx, YT, ldy, d, j0, j1, out, ldo); }
 static inline void es_vsqrt(double* buf, es_ssize m) { es_simd.vsqrt(buf, m); }
 static inline double es_vsum(const double* v, es_ssize m) { return es_simd.sum(v, m); }
+static inline void es_perm_dot4_u16(const double* a, const double* const* b, const uint16_t* const* p,
+                                    const double* const* nb, es_ssize j0, es_ssize j1, es_ssize n,
+                                    double* out)
+{ es_simd.perm_dot4_u16(a, b, p, nb, j0, j1, n, out); }
+static inline void es_perm_dot4_i64(const double* a, const double* const* b, const es_ssize* const* p,
+                                    const double* const* nb, es_ssize j0, es_ssize j1, es_ssize n,
+                                    double* out)
+{ es_simd.perm_dot4_i64(a, b, p, nb, j0, j1, n, out); }
 
 #endif

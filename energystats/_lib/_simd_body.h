@@ -146,6 +146,152 @@ ES_ATTR static double ES_FN(es_sum)(const double* v, es_ssize m)
     return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
 }
 
+/* The permuted products of the permutation test of independence, four permutations at once:
+ * out[k] = sum over j in [j0, j1) of a[j] * b[k][p[k][j]], each as eight running sums (lane l
+ * takes the j with j - j0 = l mod 8, in order of j; a product, then a sum: no fused operation)
+ * reduced as es_sum reduces its lanes.  The AVX-512 build gathers the eight b values of a lane
+ * vector with one instruction; the others load them one by one.  Both do the same operations in
+ * the same order, so the same bits.  nb[k] (the rows the next call will read) are prefetched. */
+#define ES_PERM_DOT4_TAIL()                                                                        \
+    for (; j < j1; j++) {                                                                          \
+        double aj = a[j];                                                                          \
+        es_ssize l = (j - j0) & (ES_LANES - 1);                                                    \
+        for (k = 0; k < 4; k++)                                                                    \
+            lane[k][l] = lane[k][l] + aj * b[k][p[k][j]];                                          \
+    }                                                                                              \
+    for (k = 0; k < 4; k++) {                                                                      \
+        const double* L = lane[k];                                                                 \
+        out[k] = ((L[0] + L[4]) + (L[2] + L[6])) + ((L[1] + L[5]) + (L[3] + L[7]));                \
+    }
+
+#define ES_PERM_PREFETCH()                                                                         \
+        if (q < n) {                                                                               \
+            for (k = 0; k < 4; k++) {                                                              \
+                ES_PREFETCH(nb[k] + q);                                                            \
+                ES_PREFETCH(nb[k] + q + 8);                                                        \
+            }                                                                                      \
+            q += 16;                                                                               \
+        }
+#define ES_PERM_PREFETCH_REST()                                                                    \
+    for (; q < n; q += 8)                                                                          \
+        for (k = 0; k < 4; k++)                                                                    \
+            ES_PREFETCH(nb[k] + q);
+
+#if defined(ES_GATHER512)
+#define ES_PERM_DOT4(IT, TAG, IDX)                                                                 \
+ES_ATTR static void ES_FN(es_perm_dot4_##TAG)(const double* a, const double* const* b,            \
+                                              const IT* const* p, const double* const* nb,         \
+                                              es_ssize j0, es_ssize j1, es_ssize n, double* out)   \
+{                                                                                                  \
+    es_ssize j = j0, k, q = 0;                                                                     \
+    double lane[4][ES_LANES];                                                                      \
+    __m512d c0 = _mm512_setzero_pd(), c1 = c0, c2 = c0, c3 = c0, av;                               \
+    for (; j + ES_LANES <= j1; j += ES_LANES) {                                                    \
+        ES_PERM_PREFETCH()                                                                         \
+        av = _mm512_loadu_pd(a + j);                                                               \
+        c0 = _mm512_add_pd(c0, _mm512_mul_pd(av, IDX(p[0] + j, b[0])));                            \
+        c1 = _mm512_add_pd(c1, _mm512_mul_pd(av, IDX(p[1] + j, b[1])));                            \
+        c2 = _mm512_add_pd(c2, _mm512_mul_pd(av, IDX(p[2] + j, b[2])));                            \
+        c3 = _mm512_add_pd(c3, _mm512_mul_pd(av, IDX(p[3] + j, b[3])));                            \
+    }                                                                                              \
+    ES_PERM_PREFETCH_REST()                                                                        \
+    _mm512_storeu_pd(lane[0], c0);                                                                 \
+    _mm512_storeu_pd(lane[1], c1);                                                                 \
+    _mm512_storeu_pd(lane[2], c2);                                                                 \
+    _mm512_storeu_pd(lane[3], c3);                                                                 \
+    ES_PERM_DOT4_TAIL()                                                                            \
+}
+#define ES_GATHER_U16(ip, base)                                                                    \
+    _mm512_i32gather_pd(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)(ip))), (base), 8)
+#define ES_GATHER_I64(ip, base)                                                                    \
+    _mm512_i64gather_pd(_mm512_loadu_si512((const void*)(ip)), (base), 8)
+ES_PERM_DOT4(uint16_t, u16, ES_GATHER_U16)
+ES_PERM_DOT4(es_ssize, i64, ES_GATHER_I64)
+#undef ES_GATHER_U16
+#undef ES_GATHER_I64
+#elif defined(ES_GATHER256)
+/* lanes 0-3 and 4-7 as two AVX2 vectors */
+#define ES_PERM_DOT4(IT, TAG, IDX)                                                                 \
+ES_ATTR static void ES_FN(es_perm_dot4_##TAG)(const double* a, const double* const* b,            \
+                                              const IT* const* p, const double* const* nb,         \
+                                              es_ssize j0, es_ssize j1, es_ssize n, double* out)   \
+{                                                                                                  \
+    es_ssize j = j0, k, q = 0;                                                                     \
+    double lane[4][ES_LANES];                                                                      \
+    __m256d lo[4], hi[4], alo, ahi;                                                                \
+    for (k = 0; k < 4; k++) {                                                                      \
+        lo[k] = _mm256_setzero_pd();                                                               \
+        hi[k] = _mm256_setzero_pd();                                                               \
+    }                                                                                              \
+    for (; j + ES_LANES <= j1; j += ES_LANES) {                                                    \
+        ES_PERM_PREFETCH()                                                                         \
+        alo = _mm256_loadu_pd(a + j);                                                              \
+        ahi = _mm256_loadu_pd(a + j + 4);                                                          \
+        for (k = 0; k < 4; k++) {                                                                  \
+            lo[k] = _mm256_add_pd(lo[k], _mm256_mul_pd(alo, IDX(p[k] + j, b[k])));                 \
+            hi[k] = _mm256_add_pd(hi[k], _mm256_mul_pd(ahi, IDX(p[k] + j + 4, b[k])));             \
+        }                                                                                          \
+    }                                                                                              \
+    ES_PERM_PREFETCH_REST()                                                                        \
+    for (k = 0; k < 4; k++) {                                                                      \
+        _mm256_storeu_pd(lane[k], lo[k]);                                                          \
+        _mm256_storeu_pd(lane[k] + 4, hi[k]);                                                      \
+    }                                                                                              \
+    ES_PERM_DOT4_TAIL()                                                                            \
+}
+#define ES_GATHER_U16(ip, base)                                                                    \
+    _mm256_i32gather_pd((base), _mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i*)(ip))), 8)
+#define ES_GATHER_I64(ip, base)                                                                    \
+    _mm256_i64gather_pd((base), _mm256_loadu_si256((const __m256i*)(ip)), 8)
+ES_PERM_DOT4(uint16_t, u16, ES_GATHER_U16)
+ES_PERM_DOT4(es_ssize, i64, ES_GATHER_I64)
+#undef ES_GATHER_U16
+#undef ES_GATHER_I64
+#else
+/* one permutation at a time, its eight running sums in registers (the row of a stays in L1) */
+#define ES_PERM_DOT4(IT, TAG)                                                                      \
+ES_ATTR static void ES_FN(es_perm_dot4_##TAG)(const double* a, const double* const* b,            \
+                                              const IT* const* p, const double* const* nb,         \
+                                              es_ssize j0, es_ssize j1, es_ssize n, double* out)   \
+{                                                                                                  \
+    es_ssize j, k, q;                                                                              \
+    double lane[4][ES_LANES];                                                                      \
+    for (k = 0; k < 4; k++) {                                                                      \
+        const double* bk = b[k];                                                                   \
+        const IT* pk = p[k];                                                                       \
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;     \
+        q = 0;                                                                                     \
+        for (j = j0; j + ES_LANES <= j1; j += ES_LANES) {                                          \
+            if (q < n) {                                                                           \
+                ES_PREFETCH(nb[k] + q);                                                            \
+                ES_PREFETCH(nb[k] + q + 8);                                                        \
+                q += 16;                                                                           \
+            }                                                                                      \
+            s0 = s0 + a[j] * bk[pk[j]];                                                            \
+            s1 = s1 + a[j + 1] * bk[pk[j + 1]];                                                    \
+            s2 = s2 + a[j + 2] * bk[pk[j + 2]];                                                    \
+            s3 = s3 + a[j + 3] * bk[pk[j + 3]];                                                    \
+            s4 = s4 + a[j + 4] * bk[pk[j + 4]];                                                    \
+            s5 = s5 + a[j + 5] * bk[pk[j + 5]];                                                    \
+            s6 = s6 + a[j + 6] * bk[pk[j + 6]];                                                    \
+            s7 = s7 + a[j + 7] * bk[pk[j + 7]];                                                    \
+        }                                                                                          \
+        lane[k][0] = s0; lane[k][1] = s1; lane[k][2] = s2; lane[k][3] = s3;                        \
+        lane[k][4] = s4; lane[k][5] = s5; lane[k][6] = s6; lane[k][7] = s7;                        \
+        for (; q < n; q += 8)                                                                      \
+            ES_PREFETCH(nb[k] + q);                                                                \
+    }                                                                                              \
+    j = j0 + ((j1 - j0) / ES_LANES) * ES_LANES;                                                    \
+    ES_PERM_DOT4_TAIL()                                                                            \
+}
+ES_PERM_DOT4(uint16_t, u16)
+ES_PERM_DOT4(es_ssize, i64)
+#endif
+
+#undef ES_PERM_DOT4
+#undef ES_PERM_DOT4_TAIL
+#undef ES_PERM_PREFETCH
+#undef ES_PERM_PREFETCH_REST
 #undef ES_SQ_ROW
 #undef ES_SQ_ROWS4
 #undef ES_SQ_ROWS4_BY_ROW
