@@ -951,9 +951,11 @@ def _energy_test_asymptotic(st, unit, stat):
     engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
     observed, null, _, obs_M = _permutation.permutation_null(
         [engine], unit.cells, [unit.identity], stat, n_resamples=0, rng=st.gen, exact=False)
-    VU, sx, sy = dependence._sums(st.X, st.X, st.metric, st.n_threads)
-    # st.X is in the engine's working units already, so sx and sy are the identity
-    dvar_u = dependence._stats_result(VU, sx, sy, unit.layout.n, st.metric, None, None).dvar_x_u
+    from ._engine import Scale
+
+    VU, sx, _ = dependence._sums(st.X, st.X, st.metric, st.n_threads)
+    # obs_M is in the units of st.X itself (the engine's working units)
+    dvar_u = _pooled_dvar_u(VU, sx, Scale(), unit.layout.n, st.metric)
     return _energy_gamma_finish(st, unit, stat, observed, null, obs_M, engine.name, dvar_u)
 
 
@@ -968,20 +970,23 @@ def _dask_energy_asymptotic(st, unit, stat, compute):
 
 
 def _dask_energy_gamma_finish(st, unit, stat, M, scale, VU, sx, sy):
-    from . import dependence
-    from ._engine import Scale
-
     st = _Setup(**{**st.__dict__, "scale": scale})
     observed = stat([M[None]])[0]
     null = np.empty((0,) + np.shape(observed))
-    # the distance variance in the working units of VU (sx), then in those of M (scale): rho
-    # in data units is rho × 2**(shift · degree) in either, and the variance has degree 2
-    dvar_u = dependence._stats_result(VU, Scale(), Scale(), unit.layout.n, st.metric, None,
-                                      None).dvar_x_u
-    power = sx.shift * sx.degree - scale.shift * scale.degree
-    if power != 0.0:
-        dvar_u = dvar_u * 2.0 ** (2.0 * power)
+    dvar_u = _pooled_dvar_u(VU, sx, scale, unit.layout.n, st.metric)
     return _energy_gamma_finish(st, unit, stat, observed, null, [M], "dask", dvar_u)
+
+
+def _pooled_dvar_u(VU, sx, target, n, metric):
+    """The pooled sample's U distance variance from its dependence sums ``VU`` (in the working
+    units of ``sx``), in the units of ``target``: rho in the units a Scale maps from is
+    rho × 2**(shift · degree) in data units, and the variance has degree 2."""
+    from . import dependence
+    from ._engine import Scale
+
+    dvar_u = dependence._stats_result(VU, Scale(), Scale(), n, metric, None, None).dvar_x_u
+    power = sx.shift * sx.degree - target.shift * target.degree
+    return dvar_u * 2.0 ** (2.0 * power) if power != 0.0 else dvar_u
 
 
 def _energy_gamma_finish(st, unit, stat, observed, null, obs_M, engine_name, dvar_u):

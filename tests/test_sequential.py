@@ -129,8 +129,8 @@ class TestInTheTests:
         L = seq.n_resamples
         assert L < 2999
         # the same relabellings; their sums go through BLAS products of the batch's one-hot rows,
-        # and OpenBLAS's small-matrix kernels (AVX-512 builds) round a row of L @ D differently
-        # when L has fewer rows (L[:m] @ D != (L @ D)[:m] in the last bit for m < 128), so the
+        # and a BLAS may round a row of L @ D differently when L has fewer rows (OpenBLAS 0.3.31
+        # on an AVX-512 Xeon: L[:m] @ D != (L @ D)[:m] in the last bit for m < 128), so the
         # values agree to rounding; the counts (ties within the rounding bound) are exact
         np.testing.assert_allclose(seq.null_distribution, full.null_distribution[:L], rtol=1e-13)
         assert (seq.pvalue, L) == _bc_plain(full.null_distribution >= full.statistic, 5, 2999)

@@ -168,8 +168,9 @@ ctypedef fused perm_index:
 @cython.wraparound(False)
 cdef void permuted_block(const double* A, const double* B, Py_ssize_t n,
                          const perm_index* p0, const perm_index* p1, const perm_index* p2,
-                         const perm_index* p3, double* out) noexcept nogil:
-    """``out[k] = Σ_ij A_ij B_{p_i p_j}`` for the four permutations ``pk`` (row-major n×n A, B)."""
+                         const perm_index* p3, double* out, Py_ssize_t count) noexcept nogil:
+    """``out[k] = Σ_ij A_ij B_{p_i p_j}`` for the four permutations ``pk`` (row-major n×n A, B),
+    written for ``k < count`` (a short last group's copies are discarded)."""
     cdef Py_ssize_t i, k, inext
     cdef double s[4]
     cdef double c[4]
@@ -197,7 +198,7 @@ cdef void permuted_block(const double* A, const double* B, Py_ssize_t n,
         a = A[i * n + i]
         for k in range(4):
             kahan_add(&s[k], &c[k], 2.0 * rowsum[k] + a * b[k][p[k][i]])
-    for k in range(4):
+    for k in range(count):
         out[k] = s[k] + c[k]
 
 
@@ -214,46 +215,30 @@ def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symm
 
     Four permutations share each pass over a row of A (the matrix is read R/4 times, not R
     times).  A row's sum over j > i is formed by the vector kernel ``es_perm_dot4`` (``_simd.h``:
-    eight running sums per permutation, one AVX-512 gather per eight terms where the CPU has
-    it, the same bits in every build); the rows are added in order with compensation.  A
+    eight running sums per permutation, AVX-512 or AVX2 gathers where the CPU has them, the
+    same bits in every build); the rows are added in order with compensation.  A
     permutation's arithmetic does not depend on the others in its group (a short last group
     repeats its last permutation and discards the copies), so every value is the same bits for
     any number of threads, any R, either index type and every instruction set.
 
     The pass is bound by fetching the permuted rows of B (each gather lands in a different
     row; at n = 3000 the four rows do not stay in cache), so the next row's four rows are
-    prefetched during the current one, and 16-bit indices (n ≤ 65536) are used when they fit.
+    prefetched during the current one; the caller passes 16-bit indices when n ≤ 65536.
     """
     cdef Py_ssize_t R = perms.shape[0], n = A.shape[0]
     cdef Py_ssize_t nblocks = (R + 3) // 4, blk, r0
-    cdef double* res
-    cdef int failed[1]
-    failed[0] = 0
     if n_threads < 1:
         n_threads = 1
     if R == 0 or n == 0:
         return
-    with nogil, parallel(num_threads=n_threads):
-        res = <double*> malloc(4 * sizeof(double))
-        for blk in prange(nblocks, schedule="dynamic", chunksize=1):
-            if res == NULL:
-                failed[0] = 1
-            else:
-                r0 = 4 * blk
-                permuted_block(&A[0, 0], &B[0, 0], n, &perms[r0, 0],
-                               &perms[r0 + 1 if r0 + 1 < R else R - 1, 0],
-                               &perms[r0 + 2 if r0 + 2 < R else R - 1, 0],
-                               &perms[r0 + 3 if r0 + 3 < R else R - 1, 0], res)
-                out[r0] = res[0]
-                if r0 + 1 < R:
-                    out[r0 + 1] = res[1]
-                if r0 + 2 < R:
-                    out[r0 + 2] = res[2]
-                if r0 + 3 < R:
-                    out[r0 + 3] = res[3]
-        free(res)
-    if failed[0]:
-        raise MemoryError("permuted_products: no memory for a thread's four sums")
+    with nogil:
+        for blk in prange(nblocks, schedule="dynamic", chunksize=1, num_threads=n_threads):
+            r0 = 4 * blk
+            permuted_block(&A[0, 0], &B[0, 0], n, &perms[r0, 0],
+                           &perms[r0 + 1 if r0 + 1 < R else R - 1, 0],
+                           &perms[r0 + 2 if r0 + 2 < R else R - 1, 0],
+                           &perms[r0 + 3 if r0 + 3 < R else R - 1, 0], &out[r0],
+                           R - r0 if R - r0 < 4 else 4)
 
 
 @cython.boundscheck(False)

@@ -150,8 +150,9 @@ ES_ATTR static double ES_FN(es_sum)(const double* v, es_ssize m)
  * out[k] = sum over j in [j0, j1) of a[j] * b[k][p[k][j]], each as eight running sums (lane l
  * takes the j with j - j0 = l mod 8, in order of j; a product, then a sum: no fused operation)
  * reduced as es_sum reduces its lanes.  The AVX-512 build gathers the eight b values of a lane
- * vector with one instruction; the others load them one by one.  Both do the same operations in
- * the same order, so the same bits.  nb[k] (the rows the next call will read) are prefetched. */
+ * vector with one instruction, the AVX2 build with two; the baseline loads them one by one,
+ * a permutation at a time.  All do the same operations in the same order, so the same bits.
+ * nb[k] (the rows the next call will read) are prefetched. */
 #define ES_PERM_DOT4_TAIL()                                                                        \
     for (; j < j1; j++) {                                                                          \
         double aj = a[j];                                                                          \
