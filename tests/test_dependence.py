@@ -730,6 +730,57 @@ class TestStreamedPermutations:
                 bound = math.fsum(np.abs(terms))
                 assert abs(wide[r] - math.fsum(terms)) <= 1e-14 * bound
 
+    def test_tiled_products_kernel(self):
+        # the tiled kernel (rows of A in blocks, pairs bucketed by the block of B's rows) gives
+        # the row-by-row kernel's bits for every block shape, R, thread count and index type
+        from energystats._lib import _dependence
+
+        rng = np.random.default_rng(13)
+        for n in (1, 2, 5, 9, 63, 64, 65, 130):
+            A = rng.normal(size=(n, n))
+            B = rng.normal(size=(n, n))
+            A, B = A + A.T, B + B.T
+            for R in (1, 3, 4, 13):
+                P = np.argsort(rng.random((R, n)), axis=1)
+                want = np.empty(R)
+                _dependence.permuted_products(A, B, P, want, 1)
+                for a, b in ((1, 1), (3, 7), (64, 64), (200, 2)):
+                    for nt in (1, 2):
+                        for dt in (np.uint16, np.intp):
+                            got = np.full(R, np.nan)
+                            _dependence.permuted_products_tiled(
+                                A, B, P.astype(dt), got, np.empty((R, n)),
+                                np.empty((nt, a * R), dtype=np.int32),
+                                np.empty((nt, n // b + 2), dtype=np.intp), a, b, nt)
+                            np.testing.assert_array_equal(got, want, err_msg=f"{n} {R} {a} {b} {nt}")
+        with pytest.raises(ValueError, match="scratch"):
+            _dependence.permuted_products_tiled(A, B, P, want, np.empty((R, n)),
+                                                np.empty((1, 1), dtype=np.int32),
+                                                np.empty((1, n + 2), dtype=np.intp), 1, 1, 1)
+
+    def test_tiled_products_in_the_test(self, monkeypatch):
+        # n and the batch large enough for the tiled kernel: it is used, and the null
+        # distribution is that of the row-by-row kernel, bit for bit
+        from energystats import dependence
+
+        rng = np.random.default_rng(14)
+        x, y = rng.normal(size=(700, 2)), rng.normal(size=(700, 1))
+        calls = []
+        tiled = dependence._dependence.permuted_products_tiled
+        monkeypatch.setattr(dependence._dependence, "permuted_products_tiled",
+                            lambda *a: calls.append(a[2].shape[0]) or tiled(*a))
+        res = es.independence_test(x, y, n_resamples=300, rng=5)
+        assert calls == [300]
+        monkeypatch.setattr(dependence._MatrixProducts, "TILED_MIN_N", 10**9)
+        row = es.independence_test(x, y, n_resamples=300, rng=5)
+        assert calls == [300]
+        np.testing.assert_array_equal(res.null_distribution, row.null_distribution)
+        assert res.pvalue == row.pvalue
+        gen = np.random.default_rng(5)
+        for r in range(3):   # and the plain O(n²) statistic of the permuted data
+            want = 700 * ref_dcov(x, y[gen.permutation(700)])[0][0]
+            assert res.null_distribution[r] == pytest.approx(want, rel=1e-11)
+
     def test_strata_and_exact(self):
         x = np.arange(7.0)
         y = np.array([3.0, 1, 4, 1, 5, 9, 2])

@@ -48,6 +48,10 @@ for n in (5, 8, 37, 203):
         res = np.empty(7)
         _dependence.permuted_products(A, B, P.astype(dt), res, 2)
         out[f"perm-{n}-{np.dtype(dt).name}"] = res.tolist()
+        _dependence.permuted_products_tiled(A, B, P.astype(dt), res, np.empty((7, n)),
+                                            np.empty((2, 7 * 16), dtype=np.int32),
+                                            np.empty((2, n // 8 + 2), dtype=np.intp), 16, 8, 2)
+        out[f"tiled-{n}-{np.dtype(dt).name}"] = res.tolist()
 json.dump(out, sys.stdout)
 """
 

@@ -241,6 +241,109 @@ def permuted_products(const double[:, ::1] A,          # IN (n, n) centred, symm
                            R - r0 if R - r0 < 4 else 4)
 
 
+cdef void tiled_rows(const double* A, const double* B, Py_ssize_t n,
+                     const perm_index* P, Py_ssize_t R, Py_ssize_t i0, Py_ssize_t i1,
+                     Py_ssize_t b, int* E, Py_ssize_t* C, double* rows) noexcept nogil:
+    """``rows[k, i] = Σ_{j>i} A_ij B_{p_i p_j}`` (p = P[k]) for all k and i0 ≤ i < i1, by the
+    permuted rows' block: the pairs (i, k) are bucketed by ``p_k(i) // b`` (rows i, then k, in
+    order within a bucket), so a bucket's rows of B — and rows i0..i1 of A — stay in cache
+    while its sums are formed, four permutations sharing a row of A (a short group repeats
+    its last member).  ``E`` holds (i1 − i0) R codes, ``C`` n // b + 2 counters."""
+    cdef Py_ssize_t nbj = (n + b - 1) // b, J, i, k, e, e1, end, cnt, q, il, start
+    cdef int code
+    cdef const double* bp[4]
+    cdef const double* nbp[4]
+    cdef const perm_index* pp[4]
+    cdef Py_ssize_t kk[4]
+    cdef double rs[4]
+    for J in range(nbj + 1):
+        C[J] = 0
+    for i in range(i0, i1):
+        for k in range(R):
+            C[P[k * n + i] // b + 1] += 1
+    for J in range(nbj):
+        C[J + 1] += C[J]
+    for i in range(i0, i1):
+        for k in range(R):
+            J = P[k * n + i] // b
+            E[C[J]] = <int> ((i - i0) * R + k)
+            C[J] += 1
+    start = 0
+    for J in range(nbj):
+        end = C[J]
+        e = start
+        while e < end:
+            il = E[e] // R
+            cnt = 1
+            while cnt < 4 and e + cnt < end and E[e + cnt] // R == il:
+                cnt += 1
+            i = i0 + il
+            for q in range(4):
+                kk[q] = E[e + (q if q < cnt else cnt - 1)] % R
+                pp[q] = P + kk[q] * n
+                bp[q] = B + pp[q][i] * n
+            e1 = e + cnt
+            if e1 < end:   # prefetch the next group's first row of B into L1
+                code = E[e1]
+                for q in range(4):
+                    nbp[q] = B + P[(code % R) * n + i0 + code // R] * n
+            else:
+                for q in range(4):
+                    nbp[q] = bp[q]
+            if perm_index is uint16_t:
+                es_perm_dot4_u16(A + i * n, bp, pp, nbp, i + 1, n, n, rs)
+            else:
+                es_perm_dot4_i64(A + i * n, bp, pp, nbp, i + 1, n, n, rs)
+            for q in range(cnt):
+                rows[kk[q] * n + i] = rs[q]
+            e = e1
+        start = end
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def permuted_products_tiled(const double[:, ::1] A,          # IN (n, n) centred, symmetric
+                            const double[:, ::1] B,          # IN (n, n) centred, symmetric
+                            const perm_index[:, ::1] perms,  # IN (R, n) permutations of 0..n-1
+                            double[::1] out,                 # OUT (R,)
+                            double[:, ::1] rows,             # SCRATCH (R, n)
+                            int[:, ::1] codes,               # SCRATCH (n_threads, a R)
+                            Py_ssize_t[:, ::1] counters,     # SCRATCH (n_threads, n // b + 2)
+                            Py_ssize_t a, Py_ssize_t b, int n_threads):
+    """The sums of :func:`permuted_products`, the same bits, with the rows of A in blocks of
+    ``a`` (one block a task) and each block's (row, permutation) pairs bucketed by the block
+    of ``b`` rows of B they read: a bucket's rows of B are fetched once for all its pairs,
+    where the row-by-row pass fetches a row of B (n doubles) for every pair — the pass's
+    bound when n² doubles do not fit in cache.  Every row sum is formed by ``es_perm_dot4``
+    exactly as there (a permutation's arithmetic does not depend on its group), and the row
+    sums of a permutation are added in row order with compensation, as there.
+    """
+    cdef Py_ssize_t R = perms.shape[0], n = A.shape[0]
+    cdef Py_ssize_t nblk = (n + a - 1) // a, blk, i0, i1, k, i, tid
+    cdef double s, c
+    if n_threads < 1:
+        n_threads = 1
+    if R == 0 or n == 0:
+        return
+    if (codes.shape[0] < n_threads or codes.shape[1] < a * R or counters.shape[0] < n_threads
+            or counters.shape[1] < (n + b - 1) // b + 1 or rows.shape[0] < R or rows.shape[1] != n):
+        raise ValueError("permuted_products_tiled: scratch arrays too small")
+    with nogil:
+        for blk in prange(nblk, schedule="dynamic", chunksize=1, num_threads=n_threads):
+            tid = cython.parallel.threadid()
+            i0 = blk * a
+            i1 = i0 + a if i0 + a < n else n
+            tiled_rows(&A[0, 0], &B[0, 0], n, &perms[0, 0], R, i0, i1, b, &codes[tid, 0],
+                       &counters[tid, 0], &rows[0, 0])
+        for k in prange(R, schedule="static", num_threads=n_threads):
+            s = 0.0
+            c = 0.0
+            for i in range(n):
+                kahan_add(&s, &c, 2.0 * rows[k, i] + A[i, i] * B[perms[k, i], perms[k, i]])
+            out[k] = s + c
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
