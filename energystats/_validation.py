@@ -465,24 +465,47 @@ def available_cores():
         return max(1, os.cpu_count() or 1)
 
 
-def busy_cores():
+def _running_threads():
+    """Runnable threads of the whole system (``/proc/loadavg``)."""
+    with open("/proc/loadavg") as fh:
+        return int(fh.read().split()[3].split("/")[0])
+
+
+def _own_running_threads():
+    """This process's threads in state R (``/proc/self/task/*/stat``)."""
+    own = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as fh:
+                own += fh.read().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, IndexError):
+            continue
+    return own
+
+
+def busy_cores(samples=2):
     """Threads of other processes running right now (Linux), or 0 when unknown.
 
     The system's count of runnable threads (``/proc/loadavg``) less this
     process's own running threads (``/proc/self/task/*/stat``), read at the
-    moment of the call (not the load average of the last minute).
+    moment of the call (not the load average of the last minute).  This
+    process's threads are counted just before and just after the system's
+    count, and the larger count is used: threads of a kernel that has just
+    returned (OpenMP's, or BLAS's, which spin for a while) may stop running
+    between the two reads, and must not then count as another process's.
+    The smallest of ``samples`` such readings is returned, so that a thread
+    that runs for an instant (a shell, a monitor) does not make the next
+    call single-threaded.
     """
     try:
-        with open("/proc/loadavg") as fh:
-            running = int(fh.read().split()[3].split("/")[0])
-        own = 0
-        for tid in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{tid}/stat") as fh:
-                    own += fh.read().rsplit(")", 1)[1].split()[0] == "R"
-            except (OSError, IndexError):
-                continue
-        return max(0, running - max(own, 1))
+        best = None
+        for _ in range(max(1, samples)):
+            before = _own_running_threads()
+            running = _running_threads()
+            after = _own_running_threads()
+            busy = max(0, running - max(before, after, 1))
+            best = busy if best is None else min(best, busy)
+        return best
     except (OSError, ValueError, IndexError):
         return 0
 

@@ -178,6 +178,28 @@ class TestThreads:
         b = _validation.busy_cores()
         assert isinstance(b, int) and b >= 0
 
+    def test_busy_cores_reading(self, monkeypatch):
+        # busy = system runnable threads − this process's, the larger of the counts before and
+        # after the system's, the smallest over the samples
+        from energystats import _validation
+
+        def feed(running, own):
+            r, o = iter(running), iter(own)
+            monkeypatch.setattr(_validation, "_running_threads", lambda: next(r))
+            monkeypatch.setattr(_validation, "_own_running_threads", lambda: next(o))
+
+        feed([3, 3], [3, 1, 3, 1])   # a kernel's spinning thread stops between the reads
+        assert _validation.busy_cores() == 0
+        for running in ([4, 1], [1, 4]):   # another process runs for an instant only
+            feed(running, [1, 1, 1, 1])
+            assert _validation.busy_cores() == 0
+        feed([4, 4], [1, 1, 1, 1])   # three other threads, in both readings
+        assert _validation.busy_cores() == 3
+        feed([3], [1, 2])            # one sample, the larger own count
+        assert _validation.busy_cores(samples=1) == 1
+        feed([1], [0, 0])            # at least this thread is ours
+        assert _validation.busy_cores(samples=1) == 0
+
     def test_energy_distance_never_negative(self):
         rng = np.random.default_rng(4)
         z = rng.normal(size=(300, 4))
