@@ -757,6 +757,14 @@ class TestStreamedPermutations:
             _dependence.permuted_products_tiled(A, B, P, want, np.empty((R, n)),
                                                 np.empty((1, 1), dtype=np.int32),
                                                 np.empty((1, n + 2), dtype=np.intp), 1, 1, 1)
+        with pytest.raises(ValueError, match="positive"):
+            _dependence.permuted_products_tiled(A, B, P, want, np.empty((R, n)),
+                                                np.empty((1, R), dtype=np.int32),
+                                                np.empty((1, n + 2), dtype=np.intp), 1, 0, 1)
+        with pytest.raises(ValueError, match="positive"):
+            _dependence.permuted_products_tiled(A, B, P, want, np.empty((R, n)),
+                                                np.empty((1, R), dtype=np.int32),
+                                                np.empty((1, n + 2), dtype=np.intp), 0, 1, 1)
 
     def test_tiled_products_in_the_test(self, monkeypatch):
         # n and the batch large enough for the tiled kernel: it is used, and the null

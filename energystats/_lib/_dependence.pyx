@@ -320,15 +320,19 @@ def permuted_products_tiled(const double[:, ::1] A,          # IN (n, n) centred
     sums of a permutation are added in row order with compensation, as there.
     """
     cdef Py_ssize_t R = perms.shape[0], n = A.shape[0]
-    cdef Py_ssize_t nblk = (n + a - 1) // a, blk, i0, i1, k, i, tid
+    cdef Py_ssize_t nblk, blk, i0, i1, k, i, tid
     cdef double s, c
     if n_threads < 1:
         n_threads = 1
     if R == 0 or n == 0:
         return
+    if a < 1 or b < 1 or a * R >= 2**31:
+        raise ValueError("permuted_products_tiled: blocks must be positive, with a × R < 2**31 "
+                         "(the pair codes are 32-bit)")
     if (codes.shape[0] < n_threads or codes.shape[1] < a * R or counters.shape[0] < n_threads
             or counters.shape[1] < (n + b - 1) // b + 1 or rows.shape[0] < R or rows.shape[1] != n):
         raise ValueError("permuted_products_tiled: scratch arrays too small")
+    nblk = (n + a - 1) // a
     with nogil:
         for blk in prange(nblk, schedule="dynamic", chunksize=1, num_threads=n_threads):
             tid = cython.parallel.threadid()
