@@ -753,6 +753,9 @@ class TestStreamedPermutations:
                                 np.empty((nt, a * R), dtype=np.int32),
                                 np.empty((nt, n // b + 2), dtype=np.intp), a, b, nt)
                             np.testing.assert_array_equal(got, want, err_msg=f"{n} {R} {a} {b} {nt}")
+                for r, p in enumerate(P):   # and the exact sum of the terms (math.fsum)
+                    terms = (A * B[np.ix_(p, p)]).ravel()
+                    assert abs(got[r] - math.fsum(terms)) <= 1e-14 * math.fsum(np.abs(terms))
         with pytest.raises(ValueError, match="scratch"):
             _dependence.permuted_products_tiled(A, B, P, want, np.empty((R, n)),
                                                 np.empty((1, 1), dtype=np.int32),
