@@ -521,7 +521,7 @@ def fit_features(F, g, k, algorithm, init, n_init, max_iter, rng, n_threads):
         labels = np.ascontiguousarray(labels, dtype=np.intp)
         S, Q, sizes = np.empty((k, r)), np.empty(k), np.empty(k, dtype=np.intp)
         _check_stop(stop)
-        it, _, _ = _hartigan.hartigan_features(F, g, labels, k, S, Q, sizes, max_iter, tol,
+        it, _, _, _ = _hartigan.hartigan_features(F, g, labels, k, S, Q, sizes, max_iter, tol,
                                                lloyd=algorithm == "lloyd")
         return labels, float(_hartigan.objective(Q, sizes, k)), int(it)
 

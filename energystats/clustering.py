@@ -274,7 +274,11 @@ class EnergyClustering(*_Bases):
         method in an explicit feature space of ``n_components`` dimensions,
         the Nyström map of the kernel rho induces (Williams and Seeger 2001)
         on landmarks drawn without replacement from the rows: O(n·r) memory
-        and O(n·k·r) per sweep.  The partition is approximate; ``W_``,
+        and O(n·k·r) per full sweep; Hartigan's sweeps skip the points that
+        bounds on their distances to the centroids prove cannot move (the
+        bounds of Hamerly 2010, "Making k-means even faster", carried over to
+        Hartigan's rule), which changes no decision.  The partition is
+        approximate; ``W_``,
         ``S_``, ``T_`` are always the exact ones of the returned partition
         (streamed k×k sums, O(n²·d) time).
     n_components : int, default 256

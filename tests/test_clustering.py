@@ -829,6 +829,56 @@ class TestNystrom:
                                       np.random.default_rng(7), 1)
             assert np.array_equal(l1, l2) and it1 == it2
 
+    @staticmethod
+    def _sweeps_on_features(F, labels, k, prune):
+        F = np.ascontiguousarray(F, dtype=float)
+        n, r = F.shape
+        g = np.einsum("ij,ij->i", F, F)
+        tol = 16.0 * np.finfo(float).eps * (n + 1) * max(float(np.max(np.abs(g))), np.finfo(float).tiny)
+        lab = np.ascontiguousarray(labels, dtype=np.intp).copy()
+        S, Q, sizes = np.empty((k, r)), np.empty(k), np.empty(k, dtype=np.intp)
+        audit = np.zeros(2, dtype=np.intp)
+        res = _hartigan.hartigan_features(F, g, lab, k, S, Q, sizes, 500, tol, prune=prune,
+                                          audit=audit if prune else None)
+        return (lab, S, Q, sizes), res + tuple(audit)
+
+    def test_pruned_sweeps_make_the_same_decisions(self):
+        # skipping the visits that the bounds rule out changes no decision: the same labels,
+        # sums of features (every bit), sweeps and moves as visiting every point
+        rng = np.random.default_rng(11)
+        cases = []
+        for n, r, k, sep in ((3000, 8, 4, 0.6), (2000, 3, 6, 0.3), (1500, 16, 2, 0.1), (800, 2, 3, 2.0)):
+            centres = rng.normal(0.0, sep, (k, r))  # overlapping mixtures: many sweeps of drift
+            cases.append((centres[rng.integers(0, k, n)] + rng.normal(size=(n, r)), k))
+        base = rng.normal(size=(300, 4))
+        cases += [(np.repeat(base, 3, axis=0), 3),         # every point three times
+                  (1e-150 * base, 3), (1e140 * base, 3),  # the scale extremes
+                  (1e154 * base, 3)]                      # S · S overflows: no visit skipped
+        cases = [(F, k, ce.random_labels(F.shape[0], k, np.random.default_rng(seed)))
+                 for F, k in cases for seed in range(3)]
+        for seed in range(12):
+            # a dense grid started from a wrong split: boundaries sweep across it, some clusters
+            # only losing points, others only gaining
+            F = rng.uniform(size=(2000, 1 + seed % 3))
+            F[:, 0] = np.linspace(0.0, 1.0, 2000)[rng.permutation(2000)]
+            k = 2 + seed % 3
+            cases.append((F, k, np.searchsorted(np.sort(rng.uniform(0.0, 0.5, k - 1)), F[:, 0])))
+        visits = {False: 0, True: 0}
+        audited = 0
+        for F, k, labels in cases:
+            full, rf = self._sweeps_on_features(F, labels, k, False)
+            pruned, rp = self._sweeps_on_features(F, labels, k, True)
+            for a, b in zip(full, pruned):
+                assert np.array_equal(a, b)
+            assert rf[:3] == rp[:3] and rp[3] <= rf[3]
+            # every bound checked at a skipped visit held (computed distances within them)
+            assert rp[5] == 0
+            visits[False] += rf[3]
+            visits[True] += rp[3]
+            audited += rp[4]
+        assert visits[True] < 0.7 * visits[False]  # and the bounds do skip visits
+        assert audited == visits[False] - visits[True]
+
     def test_reproducible_and_recorded(self):
         X = self._held_mixture(n=800, d=4, seed=4)
         a = es.EnergyClustering(3, random_state=5, approximation="nystrom", n_components=32).fit(X)

@@ -544,6 +544,23 @@ cdef inline double _dot(const double* a, const double* b, intp r) noexcept nogil
     return (s0 + s1) + (s2 + s3)
 
 
+cdef void _audit_bounds(const double* f, const double[:, ::1] S, const double[::1] Q,
+                        const intp[::1] sizes, intp k, intp r, intp j, double gii, double u,
+                        double lo, double dD, intp* audit) noexcept nogil:
+    """Count a skipped visit, and a failed bound when the computed distances contradict u or lo."""
+    cdef intp l
+    cdef double D, Dmin = INFINITY, Dj = 0.0
+    for l in range(k):
+        D = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * _dot(f, &S[l, 0], r) / sizes[l] + gii
+        if l == j:
+            Dj = D
+        elif D < Dmin:
+            Dmin = D
+    audit[0] += 1
+    if Dj - dD > u * u or Dmin + dD < lo * lo:
+        audit[1] += 1
+
+
 def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(x_i, x_j) = F_i · F_j
                       const double[::1] g,      # IN  (n,) F_i · F_i
                       intp[::1] labels,         # IN/OUT codes 0..k-1, every cluster non-empty
@@ -553,22 +570,67 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
                       intp[::1] sizes,          # OUT (k,)
                       intp max_iter,
                       double tol,
-                      bint lloyd=False):
+                      bint lloyd=False,
+                      bint prune=True,
+                      intp[::1] audit=None):  # OUT (2,) or None: see below
     """:func:`hartigan` (or :func:`lloyd`) for a kernel given by explicit features.
 
     ``QX[i, l] = F_i · S_l`` is computed when point i is visited (O(k·r))
     instead of being kept in an n×k table, and a move updates two sums of
     features (O(r)); ``Q_l = S_l · S_l`` is recomputed exactly at every
     sweep.  The decisions are those of :func:`hartigan` with
-    ``G = F Fᵀ``.  Returns ``(n_sweeps, n_moves, converged)``; raises
-    KeyboardInterrupt when cancelled.
+    ``G = F Fᵀ``.
+
+    With ``prune`` (Hartigan only), a visit is skipped when bounds prove
+    that the point would not move, so the decisions, and every bit of the
+    result, are those of the full sweep.  At each full visit the point keeps
+    an upper bound ``u`` on its distance to its own centroid and a lower
+    bound ``lo`` on the distance to the nearest other one (both widened by
+    a rounding allowance).  Every move shifts the two centroids it changes
+    by at most ``sqrt(D)/(n_l ∓ 1)`` (plus the rounding of the update),
+    added to that cluster's running path length ``P_l``; by the triangle
+    inequality the distances now are at most ``u + ΔP_own`` and at least
+    ``lo − ΔΣ_l P_l``.  The visit is skipped when the largest gain these
+    bounds allow, ``n_j/(n_j−1) u² − min_l n_l/(n_l+1) lo²`` plus an
+    allowance for the rounding of the gain itself, does not exceed ``tol``
+    (the bounds of Hamerly 2010 for Lloyd's algorithm, carried over to
+    Hartigan's move rule).  After a few sweeps only the points near a
+    boundary are visited, so a sweep reads a small part of ``F``.
+
+    With ``audit`` (for the tests), a visit that would be skipped is made
+    anyway, only to check the bounds: ``audit[0]`` counts those visits and
+    ``audit[1]`` the bounds that failed (a computed distance outside its
+    bound by more than its rounding allowance).  The point is then left as
+    a skipped one is, so the run is the pruned run.
+
+    Returns ``(n_sweeps, n_moves, converged, n_visits)`` (``n_visits``: the
+    full visits, at most ``n_sweeps · n``); raises KeyboardInterrupt when
+    cancelled.
     """
     cdef intp n = F.shape[0], r = F.shape[1]
-    cdef intp i, j, l, t, best, sweep = 0, moves = 0, moved
+    cdef intp i, j, l, t, best, sweep = 0, moves = 0, moved, visits = 0
     cdef double gii, base, d, dbest, dcur
     cdef bint converged = False, halted = False
     cdef double[::1] qx = np.empty(k)
     cdef intp[::1] target = np.empty(n, dtype=np.intp)
+    # pruning state (see above): bounds, the path lengths they refer to, and the allowances
+    cdef double[::1] ub = np.full(n if prune and not lloyd else 0, INFINITY)
+    cdef double[::1] lb = np.empty(n if prune and not lloyd else 0)
+    cdef double[::1] refo = np.empty(n if prune and not lloyd else 0)
+    cdef double[::1] reft = np.empty(n if prune and not lloyd else 0)
+    cdef double[::1] P = np.zeros(k)
+    cdef double Ptot = 0.0, u, lo, a, bmin, c2, c2max, dD, slack, Dl, Dmin, step
+    cdef double eps = 2.220446049250313e-16
+    # relative rounding allowance of a computed squared distance Q/n² − 2 F·S/n + g (the dot
+    # products: r terms; Q updated incrementally over at most n moves between recomputations)
+    cdef double crel = 1e-9 + 16.0 * (r + n + 8) * eps
+    cdef double wide = 1.0 + 1e-12          # for the few roundings of a bound's own arithmetic
+    cdef bint auditing = audit is not None
+    if auditing:
+        if audit.shape[0] != 2:
+            raise ValueError(f"`audit` must have length 2; got {audit.shape[0]}.")
+        audit[0] = 0
+        audit[1] = 0
     with nogil:
         for l in range(k):
             sizes[l] = 0
@@ -588,6 +650,7 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
             for l in range(k):
                 Q[l] = _dot(&S[l, 0], &S[l, 0], r)
             if lloyd:
+                visits += n
                 for i in range(n):
                     j = labels[i]
                     for l in range(k):
@@ -622,9 +685,31 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
                     j = labels[i]
                     if sizes[j] <= 1:
                         continue
+                    gii = g[i]
+                    if prune and ub[i] < INFINITY:
+                        # the bounds now; skip when no move can gain more than tol
+                        u = ub[i] + (P[j] - refo[i]) * wide + 4.0 * eps * P[j]
+                        lo = lb[i] - (Ptot - reft[i]) * wide - 4.0 * eps * Ptot
+                        if lo > 0.0:
+                            bmin = INFINITY
+                            c2max = 0.0
+                            for l in range(k):
+                                if l != j and <double>sizes[l] / (sizes[l] + 1.0) < bmin:
+                                    bmin = <double>sizes[l] / (sizes[l] + 1.0)
+                                c2 = Q[l] / (<double>sizes[l] * sizes[l])
+                                if c2 > c2max:
+                                    c2max = c2
+                            a = <double>sizes[j] / (sizes[j] - 1.0)
+                            dD = crel * (gii + c2max)
+                            slack = 8.0 * dD + 1e-12 * (a * u * u + bmin * lo * lo)
+                            if a * u * u - bmin * (lo / wide) * (lo / wide) + slack <= tol:
+                                if auditing:
+                                    _audit_bounds(&F[i, 0], S, Q, sizes, k, r, j, gii, u, lo,
+                                                  dD, &audit[0])
+                                continue
+                    visits += 1
                     for l in range(k):
                         qx[l] = _dot(&F[i, 0], &S[l, 0], r)
-                    gii = g[i]
                     base = (Q[j] / sizes[j] - 2.0 * qx[j] + gii) / (sizes[j] - 1)
                     best = -1
                     dbest = tol
@@ -635,8 +720,30 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
                         if d > dbest:
                             dbest = d
                             best = l
+                    if prune:
+                        # squared distances to the centroids S_l / n_l, with their allowance
+                        c2max = 0.0
+                        for l in range(k):
+                            c2 = Q[l] / (<double>sizes[l] * sizes[l])
+                            if c2 > c2max:
+                                c2max = c2
+                        dD = crel * (gii + c2max)
                     if best >= 0:
                         l = best
+                        if prune:
+                            # how far the two centroids move (bounds on the exact shifts of
+                            # S_l / n_l: sqrt(D) / (n ∓ 1) plus the rounding of S's update)
+                            Dl = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * qx[j] / sizes[j] + gii
+                            step = sqrt(max(Dl, 0.0) + dD) * wide / (sizes[j] - 1.0) \
+                                + 4.0 * eps * (sqrt(max(c2max, 0.0)) + sqrt(gii)) * wide
+                            P[j] += step + 2.0 * eps * (P[j] + step)   # rounded up
+                            Ptot += step + 2.0 * eps * (Ptot + step)
+                            Dl = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * qx[l] / sizes[l] + gii
+                            step = sqrt(max(Dl, 0.0) + dD) * wide / (sizes[l] + 1.0) \
+                                + 4.0 * eps * (sqrt(max(c2max, 0.0)) + sqrt(gii)) * wide
+                            P[l] += step + 2.0 * eps * (P[l] + step)   # rounded up
+                            Ptot += step + 2.0 * eps * (Ptot + step)
+                            ub[i] = INFINITY   # visited in full next time
                         Q[j] = Q[j] - 2.0 * qx[j] + gii
                         Q[l] = Q[l] + 2.0 * qx[l] + gii
                         for t in range(r):
@@ -646,6 +753,18 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
                         sizes[l] += 1
                         labels[i] = l
                         moved += 1
+                    elif prune:
+                        Dl = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * qx[j] / sizes[j] + gii
+                        ub[i] = sqrt(max(Dl, 0.0) + dD) * wide
+                        Dmin = INFINITY
+                        for l in range(k):
+                            if l != j:
+                                Dl = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * qx[l] / sizes[l] + gii
+                                if Dl < Dmin:
+                                    Dmin = Dl
+                        lb[i] = sqrt(max(Dmin - dD, 0.0)) / wide
+                        refo[i] = P[j]
+                        reft[i] = Ptot
             if halted:
                 break
             moves += moved
@@ -656,7 +775,7 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
             Q[l] = _dot(&S[l, 0], &S[l, 0], r)
     if halted or energystats_cancelled():
         _raise_cancelled()
-    return sweep, moves, converged
+    return sweep, moves, converged, visits
 
 
 def objective(const double[::1] Q, const intp[::1] sizes, intp k):
