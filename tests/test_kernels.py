@@ -5,7 +5,8 @@ Each instruction set the CPU has is forced in a child process with
 for both dtypes, every metric, sizes that leave remainders of every kind (not
 multiples of the eight lanes or of the four-row tiles), and each kernel family
 (streamed group sums, the matrix, the dependence passes and permuted products, the Hartigan
-rows).
+rows).  The fused Euclidean kernels (the energy metric with exponent 1) must also give
+the square roots of the squared kernels' values, bit for bit.
 """
 import json
 import os
@@ -33,6 +34,9 @@ for d in (1, 3, 8, 13):
             key = f"{d}-{dt}-{met}-{kw}"
             out[key + "-E"] = float(es.energy_distance(x, y, metric=met, method="pairwise", **kw))
             out[key + "-D"] = es.pairwise(x, y, metric=met, **kw).ravel()[::97].tolist()
+        # the fused Euclidean kernel (square roots taken as it goes) is sqrt of the squared one
+        out[f"{d}-{dt}-fused"] = bool(np.array_equal(es.pairwise(x, y),
+                                                     np.sqrt(es.pairwise(x, y, exponent=2.0))))
         out[f"{d}-{dt}-dcov"] = float(es.distance_covariance(x[:141], y))
         out[f"{d}-{dt}-W"] = float(es.EnergyClustering(3, engine="streamed", random_state=0).fit(x).W_)
         out[f"{d}-{dt}-test"] = es.energy_test(x[:60], y[:50], n_resamples=49, rng=2).null_distribution.tolist()
@@ -67,6 +71,7 @@ def _run(level):
 def test_every_instruction_set_gives_the_baseline_bits():
     base = _run("baseline")
     assert base.pop("level") == "baseline"
+    assert all(v is True for key, v in base.items() if key.endswith("-fused"))
     chosen = SIMD_LEVELS.index(_pairwise.SIMD_LEVEL)
     if chosen == 0:
         pytest.skip("this CPU has only the baseline instruction set")

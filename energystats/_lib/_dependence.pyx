@@ -27,8 +27,7 @@ from libc.stdint cimport uint16_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-from ._pairwise cimport (es_perm_dot4_i64, es_perm_dot4_u16, es_simd_init, kahan_add, sq_block,
-                         transform_sq)
+from ._pairwise cimport es_perm_dot4_i64, es_perm_dot4_u16, es_simd_init, kahan_add, rho_block
 from energystats._lib import simd_cap
 
 es_simd_init(simd_cap())  # this module's copy of the pair kernels' dispatch (_simd.h)
@@ -41,10 +40,8 @@ cdef inline void pair_rows(const floating* xi, const floating* XT, const floatin
                            Py_ssize_t j0, Py_ssize_t j1, int metric, double param_x,
                            double param_y, double* bx, double* by) noexcept nogil:
     """bx, by = a(x_i, x_j), b(y_i, y_j) for j in [j0, j1)."""
-    sq_block(xi, XT, n, dx, j0, j1, bx)
-    transform_sq(bx, j1 - j0, metric, param_x)
-    sq_block(yi, YT, n, dy, j0, j1, by)
-    transform_sq(by, j1 - j0, metric, param_y)
+    rho_block(xi, XT, n, dx, j0, j1, bx, metric, param_x)
+    rho_block(yi, YT, n, dy, j0, j1, by, metric, param_y)
 
 
 @cython.boundscheck(False)
@@ -418,15 +415,13 @@ def streamed_permuted_products(const floating[:, ::1] X, const floating[:, ::1] 
                         if j1 > n:
                             j1 = n
                         m = j1 - j0
-                        sq_block(&X[i, 0], &XT[0, 0], n, dx, j0, j1, bx)
-                        transform_sq(bx, m, metric, param_x)
+                        rho_block(&X[i, 0], &XT[0, 0], n, dx, j0, j1, bx, metric, param_x)
                         for j in range(m):
                             bx[j] = bx[j] - va[i] - va[j0 + j] + ga
                         for k in range(4):
                             for t in range(dy):
                                 yi[t] = ypt[(k * dy + t) * n + i]
-                            sq_block(yi, &ypt[k * dy * n], n, dy, j0, j1, by)
-                            transform_sq(by, m, metric, param_y)
+                            rho_block(yi, &ypt[k * dy * n], n, dy, j0, j1, by, metric, param_y)
                             bi = gb - vbp[k * n + i]
                             sk = 0.0
                             for j in range(m):

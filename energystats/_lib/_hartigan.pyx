@@ -47,7 +47,7 @@ from cython cimport floating
 from libc.math cimport INFINITY, fabs, ldexp, sqrt
 from libc.stdint cimport int64_t
 
-from energystats._lib._pairwise cimport es_simd_init, sq_block, transform_sq
+from energystats._lib._pairwise cimport es_simd_init, rho_block
 from energystats._lib import simd_cap
 
 es_simd_init(simd_cap())  # this module's copy of the pair kernels' dispatch (_simd.h)
@@ -159,10 +159,11 @@ cdef struct GramRow:
 
 cdef inline void _rho_piece(GramRow* g, intp i, intp j0, intp j1, double* out) noexcept nogil:
     if g.single:
-        sq_block(&(<const float*> g.X)[i * g.d], <const float*> g.XT, g.n, g.d, j0, j1, out)
+        rho_block(&(<const float*> g.X)[i * g.d], <const float*> g.XT, g.n, g.d, j0, j1, out,
+                  g.metric, g.param)
     else:
-        sq_block(&(<const double*> g.X)[i * g.d], <const double*> g.XT, g.n, g.d, j0, j1, out)
-    transform_sq(out, j1 - j0, g.metric, g.param)
+        rho_block(&(<const double*> g.X)[i * g.d], <const double*> g.XT, g.n, g.d, j0, j1, out,
+                  g.metric, g.param)
 
 
 cdef inline void _gram_piece(GramRow* g, intp i, intp j0, intp j1, double* out) noexcept nogil:

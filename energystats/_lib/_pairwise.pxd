@@ -14,6 +14,14 @@ cdef extern from "_simd.h" nogil:
                        Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
     void es_sq_rows4_f(const float* X, Py_ssize_t ldx, const float* YT, Py_ssize_t ldy,
                        Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
+    void es_rt_row_d(const double* xi, const double* YT, Py_ssize_t ldy, Py_ssize_t d,
+                     Py_ssize_t j0, Py_ssize_t j1, double* out)
+    void es_rt_row_f(const float* xi, const float* YT, Py_ssize_t ldy, Py_ssize_t d,
+                     Py_ssize_t j0, Py_ssize_t j1, double* out)
+    void es_rt_rows4_d(const double* X, Py_ssize_t ldx, const double* YT, Py_ssize_t ldy,
+                       Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
+    void es_rt_rows4_f(const float* X, Py_ssize_t ldx, const float* YT, Py_ssize_t ldy,
+                       Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
     void es_vsqrt(double* buf, Py_ssize_t m)
     double es_vsum(const double* v, Py_ssize_t m)
     void es_perm_dot4_u16(const double* a, const double* const* b, const unsigned short* const* p,
@@ -50,3 +58,35 @@ cdef inline void sq_rows4(const floating* X, Py_ssize_t ldx, const floating* YT,
         es_sq_rows4_d(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
     else:
         es_sq_rows4_f(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
+
+
+cdef inline void rho_block(const floating* xi, const floating* YT, Py_ssize_t ldy,
+                           Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* buf,
+                           int metric, double param) noexcept nogil:
+    """buf[j - j0] = rho(xi, Y[j]) for j in [j0, j1): :func:`sq_block` then
+    :func:`transform_sq`, or, for the Euclidean distance (energy, exponent 1), the fused kernel
+    that takes each vector's square roots as it goes (the same bits)."""
+    if metric == ENERGY and param == 1.0:
+        if floating is double:
+            es_rt_row_d(xi, YT, ldy, d, j0, j1, buf)
+        else:
+            es_rt_row_f(xi, YT, ldy, d, j0, j1, buf)
+    else:
+        sq_block(xi, YT, ldy, d, j0, j1, buf)
+        transform_sq(buf, j1 - j0, metric, param)
+
+
+cdef inline void rho_rows4(const floating* X, Py_ssize_t ldx, const floating* YT, Py_ssize_t ldy,
+                           Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* buf, Py_ssize_t ldo,
+                           int metric, double param) noexcept nogil:
+    """:func:`rho_block` for the four rows at X (stride ldx), row r into buf + r * ldo."""
+    cdef int r
+    if metric == ENERGY and param == 1.0:
+        if floating is double:
+            es_rt_rows4_d(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
+        else:
+            es_rt_rows4_f(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
+    else:
+        sq_rows4(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
+        for r in range(4):
+            transform_sq(&buf[r * ldo], j1 - j0, metric, param)

@@ -96,9 +96,8 @@ cdef inline void _rows4_sums(const floating* X, const floating* YT, Py_ssize_t l
     ``[j0, j1)``, added into their groups' rows of the k×k ``acc + comp``: each loaded column serves
     the four rows; the same bits as four calls of the one-row path."""
     cdef Py_ssize_t r, g
-    sq_rows4(X, d, YT, ldy, d, j0, j1, buf, COL_BLOCK)
+    rho_rows4(X, d, YT, ldy, d, j0, j1, buf, COL_BLOCK, metric, param)
     for r in range(4):
-        transform_sq(&buf[r * COL_BLOCK], j1 - j0, metric, param)
         g = row_labels[r]
         _segment_sums(&buf[r * COL_BLOCK], j0, j1, labels, bounds, &acc[g * k], &comp[g * k])
 
@@ -124,12 +123,10 @@ def pairwise_matrix(const floating[:, ::1] X,     # IN (n, d)
                 if j1 > m:
                     j1 = m
                 if i0 + 4 <= n:
-                    sq_rows4(&X[i0, 0], d, &YT[0, 0], m, d, j0, j1, &out[i0, j0], m)
+                    rho_rows4(&X[i0, 0], d, &YT[0, 0], m, d, j0, j1, &out[i0, j0], m, metric, param)
                 else:
                     for i in range(i0, n):
-                        sq_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, &out[i, j0])
-                for i in range(i0, i0 + 4 if i0 + 4 <= n else n):
-                    transform_sq(&out[i, j0], j1 - j0, metric, param)
+                        rho_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, &out[i, j0], metric, param)
                 j0 = j1
 
 
@@ -193,8 +190,7 @@ def group_sums(const floating[:, ::1] X,        # IN (n, d), rows sorted by grou
                     while i < i1:
                         js = i + 1 if i + 1 > j0 else j0
                         if js < j1:
-                            sq_block(&X[i, 0], &XT[0, 0], n, d, js, j1, buf)
-                            transform_sq(buf, j1 - js, metric, param)
+                            rho_block(&X[i, 0], &XT[0, 0], n, d, js, j1, buf, metric, param)
                             g = labels[i]
                             _segment_sums(buf, js, j1, &labels[0], &bounds[0], &acc[q, g, 0],
                                           &comp[q, g, 0])
@@ -250,8 +246,7 @@ def cross_group_sums(const floating[:, ::1] X,        # IN (n, d): the row block
                                 &labels_j[0], &bounds[0], k, &acc[b, 0, 0], &comp[b, 0, 0])
                     i = i + 4
                 while i < i1:
-                    sq_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, buf)
-                    transform_sq(buf, j1 - j0, metric, param)
+                    rho_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, buf, metric, param)
                     g = labels[i]
                     _segment_sums(buf, j0, j1, &labels_j[0], &bounds[0], &acc[b, g, 0], &comp[b, g, 0])
                     i = i + 1

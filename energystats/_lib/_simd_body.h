@@ -15,9 +15,9 @@
 #define ES_FN(name) ES_CAT2(name, ES_ISA)
 
 /* out[j - j0] = |xi - Y[j]|^2 for j in [j0, j1); Y is given transposed (YT[t * ldy + j]). */
-#define ES_SQ_ROW(T, TAG, LOAD)                                                                    \
-ES_ATTR static void ES_FN(es_sq_row_##TAG)(const T* xi, const T* YT, es_ssize ldy, es_ssize d,     \
-                                           es_ssize j0, es_ssize j1, double* out)                  \
+#define ES_SQ_ROW(T, TAG, LOAD, NAME, ROOT)                                                         \
+ES_ATTR static void ES_FN(NAME##_##TAG)(const T* xi, const T* YT, es_ssize ldy, es_ssize d,        \
+                                        es_ssize j0, es_ssize j1, double* out)                     \
 {                                                                                                  \
     es_ssize j = j0, t;                                                                            \
     for (; j + ES_LANES <= j1; j += ES_LANES) {                                                    \
@@ -28,6 +28,7 @@ ES_ATTR static void ES_FN(es_sq_row_##TAG)(const T* xi, const T* YT, es_ssize ld
             acc = ES_VADD(acc, ES_VMUL(diff, diff));                                               \
         }                                                                                          \
         ES_VSTORE(out + (j - j0), acc);                                                            \
+        ROOT(out + (j - j0), ES_LANES)                                                             \
     }                                                                                              \
     for (; j < j1; j++) {                                                                          \
         double s = 0.0, df;                                                                        \
@@ -36,15 +37,16 @@ ES_ATTR static void ES_FN(es_sq_row_##TAG)(const T* xi, const T* YT, es_ssize ld
             s = s + df * df;                                                                       \
         }                                                                                          \
         out[j - j0] = s;                                                                           \
+        ROOT(out + (j - j0), 1)                                                                    \
     }                                                                                              \
 }
 
 /* The same for four consecutive rows X[0..3] (row stride ldx) at once, each loaded column
  * serving the four rows: out[r * ldo + j - j0] = |X[r] - Y[j]|^2. */
-#define ES_SQ_ROWS4(T, TAG, LOAD)                                                                  \
-ES_ATTR static void ES_FN(es_sq_rows4_##TAG)(const T* X, es_ssize ldx, const T* YT, es_ssize ldy,  \
-                                             es_ssize d, es_ssize j0, es_ssize j1, double* out,    \
-                                             es_ssize ldo)                                         \
+#define ES_SQ_ROWS4(T, TAG, LOAD, NAME, ROOT)                                                      \
+ES_ATTR static void ES_FN(NAME##_##TAG)(const T* X, es_ssize ldx, const T* YT, es_ssize ldy,       \
+                                        es_ssize d, es_ssize j0, es_ssize j1, double* out,         \
+                                        es_ssize ldo)                                              \
 {                                                                                                  \
     es_ssize j = j0, t, r;                                                                         \
     for (; j + ES_LANES <= j1; j += ES_LANES) {                                                    \
@@ -64,6 +66,10 @@ ES_ATTR static void ES_FN(es_sq_rows4_##TAG)(const T* X, es_ssize ldx, const T* 
         ES_VSTORE(out + ldo + (j - j0), a1);                                                       \
         ES_VSTORE(out + 2 * ldo + (j - j0), a2);                                                   \
         ES_VSTORE(out + 3 * ldo + (j - j0), a3);                                                   \
+        ROOT(out + (j - j0), ES_LANES)                                                             \
+        ROOT(out + ldo + (j - j0), ES_LANES)                                                       \
+        ROOT(out + 2 * ldo + (j - j0), ES_LANES)                                                   \
+        ROOT(out + 3 * ldo + (j - j0), ES_LANES)                                                   \
     }                                                                                              \
     for (; j < j1; j++) {                                                                          \
         for (r = 0; r < 4; r++) {                                                                  \
@@ -73,20 +79,21 @@ ES_ATTR static void ES_FN(es_sq_rows4_##TAG)(const T* X, es_ssize ldx, const T* 
                 s = s + dd * dd;                                                                   \
             }                                                                                      \
             out[r * ldo + j - j0] = s;                                                             \
+            ROOT(out + r * ldo + (j - j0), 1)                                                      \
         }                                                                                          \
     }                                                                                              \
 }
 
 /* Four rows as four one-row calls: the same lanes, so the same bits.  For the baseline build,
  * whose sixteen SSE2 registers cannot hold four rows' accumulators. */
-#define ES_SQ_ROWS4_BY_ROW(T, TAG)                                                                 \
-ES_ATTR static void ES_FN(es_sq_rows4_##TAG)(const T* X, es_ssize ldx, const T* YT, es_ssize ldy,  \
-                                             es_ssize d, es_ssize j0, es_ssize j1, double* out,    \
-                                             es_ssize ldo)                                         \
+#define ES_SQ_ROWS4_BY_ROW(T, TAG, NAME, ROW)                                                       \
+ES_ATTR static void ES_FN(NAME##_##TAG)(const T* X, es_ssize ldx, const T* YT, es_ssize ldy,       \
+                                        es_ssize d, es_ssize j0, es_ssize j1, double* out,         \
+                                        es_ssize ldo)                                              \
 {                                                                                                  \
     int r;                                                                                         \
     for (r = 0; r < 4; r++)                                                                        \
-        ES_FN(es_sq_row_##TAG)(X + r * ldx, YT, ldy, d, j0, j1, out + r * ldo);                    \
+        ES_FN(ROW##_##TAG)(X + r * ldx, YT, ldy, d, j0, j1, out + r * ldo);                        \
 }
 
 /* The same squared distances with the coordinates outside and the columns inside (each column's
@@ -111,17 +118,44 @@ ES_ATTR static void ES_FN(es_sq_row_##TAG)(const T* xi, const T* YT, es_ssize ld
     }                                                                                              \
 }
 
+/* The "_rt_" kernels give the square roots of the same squared distances (the Euclidean
+ * distances: the energy metric with exponent 1), each taken right after its vector of squares is
+ * stored, so that the square roots overlap the next columns' arithmetic instead of running as a
+ * separate pass.  sqrt is correctly rounded in every instruction set: the same bits as
+ * es_sq_... followed by es_sqrt. */
+#define ES_NO_ROOT(p, m)
+#define ES_ROOT(p, m)                                                                              \
+    { es_ssize q_; double* p_ = (p); for (q_ = 0; q_ < (m); q_++) p_[q_] = sqrt(p_[q_]); }
+#define ES_RT_ROW_PLAIN(T, TAG)                                                                    \
+ES_ATTR static void ES_FN(es_rt_row_##TAG)(const T* xi, const T* YT, es_ssize ldy, es_ssize d,     \
+                                           es_ssize j0, es_ssize j1, double* out)                  \
+{                                                                                                  \
+    ES_FN(es_sq_row_##TAG)(xi, YT, ldy, d, j0, j1, out);                                           \
+    ES_ROOT(out, j1 - j0)                                                                          \
+}
+
 #ifdef ES_ROWS4_BY_ROW
 ES_SQ_ROW_PLAIN(double, d)
 ES_SQ_ROW_PLAIN(float, f)
-ES_SQ_ROWS4_BY_ROW(double, d)
-ES_SQ_ROWS4_BY_ROW(float, f)
+ES_RT_ROW_PLAIN(double, d)
+ES_RT_ROW_PLAIN(float, f)
+ES_SQ_ROWS4_BY_ROW(double, d, es_sq_rows4, es_sq_row)
+ES_SQ_ROWS4_BY_ROW(float, f, es_sq_rows4, es_sq_row)
+ES_SQ_ROWS4_BY_ROW(double, d, es_rt_rows4, es_rt_row)
+ES_SQ_ROWS4_BY_ROW(float, f, es_rt_rows4, es_rt_row)
 #else
-ES_SQ_ROW(double, d, ES_VLOAD_D)
-ES_SQ_ROW(float, f, ES_VLOAD_F)
-ES_SQ_ROWS4(double, d, ES_VLOAD_D)
-ES_SQ_ROWS4(float, f, ES_VLOAD_F)
+ES_SQ_ROW(double, d, ES_VLOAD_D, es_sq_row, ES_NO_ROOT)
+ES_SQ_ROW(float, f, ES_VLOAD_F, es_sq_row, ES_NO_ROOT)
+ES_SQ_ROW(double, d, ES_VLOAD_D, es_rt_row, ES_ROOT)
+ES_SQ_ROW(float, f, ES_VLOAD_F, es_rt_row, ES_ROOT)
+ES_SQ_ROWS4(double, d, ES_VLOAD_D, es_sq_rows4, ES_NO_ROOT)
+ES_SQ_ROWS4(float, f, ES_VLOAD_F, es_sq_rows4, ES_NO_ROOT)
+ES_SQ_ROWS4(double, d, ES_VLOAD_D, es_rt_rows4, ES_ROOT)
+ES_SQ_ROWS4(float, f, ES_VLOAD_F, es_rt_rows4, ES_ROOT)
 #endif
+#undef ES_NO_ROOT
+#undef ES_ROOT
+#undef ES_RT_ROW_PLAIN
 
 /* buf[:m] = sqrt(buf[:m]) (correctly rounded in every instruction set, so the same bits). */
 ES_ATTR static void ES_FN(es_sqrt)(double* buf, es_ssize m)
