@@ -126,6 +126,7 @@ ES_ATTR static void ES_FN(es_sq_row_##TAG)(const T* xi, const T* YT, es_ssize ld
 #define ES_NO_ROOT(p, m)
 #define ES_ROOT(p, m)                                                                              \
     { es_ssize q_; double* p_ = (p); for (q_ = 0; q_ < (m); q_++) p_[q_] = sqrt(p_[q_]); }
+/* the x86 baseline's row-at-a-time kernel: the squares of the whole row, then their roots */
 #define ES_RT_ROW_PLAIN(T, TAG)                                                                    \
 ES_ATTR static void ES_FN(es_rt_row_##TAG)(const T* xi, const T* YT, es_ssize ldy, es_ssize d,     \
                                            es_ssize j0, es_ssize j1, double* out)                  \
