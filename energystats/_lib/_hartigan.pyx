@@ -545,6 +545,28 @@ cdef inline double _dot(const double* a, const double* b, intp r) noexcept nogil
     return (s0 + s1) + (s2 + s3)
 
 
+cdef inline double _sqdist(const double[::1] Q, const intp[::1] sizes, intp l, double fs,
+                          double gii) noexcept nogil:
+    """Squared distance of a point (F_i · F_i = gii, F_i · S_l = fs) to the centroid S_l / n_l."""
+    return Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * fs / sizes[l] + gii
+
+
+cdef inline double _c2max(const double[::1] Q, const intp[::1] sizes, intp k) noexcept nogil:
+    """The largest squared centroid norm Q_l / n_l² (the scale of the rounding allowances)."""
+    cdef intp l
+    cdef double c2, c2max = 0.0
+    for l in range(k):
+        c2 = Q[l] / (<double>sizes[l] * sizes[l])
+        if c2 > c2max:
+            c2max = c2
+    return c2max
+
+
+cdef inline double _add_up(double acc, double step) noexcept nogil:
+    """acc + step, rounded up (at least the exact sum), for the path lengths of the centroids."""
+    return acc + (step + 2.0 * 2.220446049250313e-16 * (acc + step))
+
+
 cdef void _audit_bounds(const double* f, const double[:, ::1] S, const double[::1] Q,
                         const intp[::1] sizes, intp k, intp r, intp j, double gii, double u,
                         double lo, double dD, intp* audit) noexcept nogil:
@@ -552,7 +574,7 @@ cdef void _audit_bounds(const double* f, const double[:, ::1] S, const double[::
     cdef intp l
     cdef double D, Dmin = INFINITY, Dj = 0.0
     for l in range(k):
-        D = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * _dot(f, &S[l, 0], r) / sizes[l] + gii
+        D = _sqdist(Q, sizes, l, _dot(f, &S[l, 0], r), gii)
         if l == j:
             Dj = D
         elif D < Dmin:
@@ -620,7 +642,7 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
     cdef double[::1] refo = np.empty(n if prune and not lloyd else 0)
     cdef double[::1] reft = np.empty(n if prune and not lloyd else 0)
     cdef double[::1] P = np.zeros(k)
-    cdef double Ptot = 0.0, u, lo, a, bmin, c2, c2max, dD, slack, Dl, Dmin, step
+    cdef double Ptot = 0.0, u, lo, a, bmin, c2max, dD, slack, Dl, Dmin, step, rnd
     cdef double eps = 2.220446049250313e-16
     # relative rounding allowance of a computed squared distance Q/n² − 2 F·S/n + g (the dot
     # products: r terms; Q updated incrementally over at most n moves between recomputations)
@@ -693,15 +715,11 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
                         lo = lb[i] - (Ptot - reft[i]) * wide - 4.0 * eps * Ptot
                         if lo > 0.0:
                             bmin = INFINITY
-                            c2max = 0.0
                             for l in range(k):
                                 if l != j and <double>sizes[l] / (sizes[l] + 1.0) < bmin:
                                     bmin = <double>sizes[l] / (sizes[l] + 1.0)
-                                c2 = Q[l] / (<double>sizes[l] * sizes[l])
-                                if c2 > c2max:
-                                    c2max = c2
                             a = <double>sizes[j] / (sizes[j] - 1.0)
-                            dD = crel * (gii + c2max)
+                            dD = crel * (gii + _c2max(Q, sizes, k))
                             slack = 8.0 * dD + 1e-12 * (a * u * u + bmin * lo * lo)
                             if a * u * u - bmin * (lo / wide) * (lo / wide) + slack <= tol:
                                 if auditing:
@@ -722,28 +740,23 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
                             dbest = d
                             best = l
                     if prune:
-                        # squared distances to the centroids S_l / n_l, with their allowance
-                        c2max = 0.0
-                        for l in range(k):
-                            c2 = Q[l] / (<double>sizes[l] * sizes[l])
-                            if c2 > c2max:
-                                c2max = c2
+                        # the allowance of the squared distances to the centroids S_l / n_l
+                        c2max = _c2max(Q, sizes, k)
                         dD = crel * (gii + c2max)
                     if best >= 0:
                         l = best
                         if prune:
                             # how far the two centroids move (bounds on the exact shifts of
                             # S_l / n_l: sqrt(D) / (n ∓ 1) plus the rounding of S's update)
-                            Dl = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * qx[j] / sizes[j] + gii
-                            step = sqrt(max(Dl, 0.0) + dD) * wide / (sizes[j] - 1.0) \
-                                + 4.0 * eps * (sqrt(max(c2max, 0.0)) + sqrt(gii)) * wide
-                            P[j] += step + 2.0 * eps * (P[j] + step)   # rounded up
-                            Ptot += step + 2.0 * eps * (Ptot + step)
-                            Dl = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * qx[l] / sizes[l] + gii
-                            step = sqrt(max(Dl, 0.0) + dD) * wide / (sizes[l] + 1.0) \
-                                + 4.0 * eps * (sqrt(max(c2max, 0.0)) + sqrt(gii)) * wide
-                            P[l] += step + 2.0 * eps * (P[l] + step)   # rounded up
-                            Ptot += step + 2.0 * eps * (Ptot + step)
+                            rnd = 4.0 * eps * (sqrt(max(c2max, 0.0)) + sqrt(gii)) * wide
+                            Dl = _sqdist(Q, sizes, j, qx[j], gii)
+                            step = sqrt(max(Dl, 0.0) + dD) * wide / (sizes[j] - 1.0) + rnd
+                            P[j] = _add_up(P[j], step)
+                            Ptot = _add_up(Ptot, step)
+                            Dl = _sqdist(Q, sizes, l, qx[l], gii)
+                            step = sqrt(max(Dl, 0.0) + dD) * wide / (sizes[l] + 1.0) + rnd
+                            P[l] = _add_up(P[l], step)
+                            Ptot = _add_up(Ptot, step)
                             ub[i] = INFINITY   # visited in full next time
                         Q[j] = Q[j] - 2.0 * qx[j] + gii
                         Q[l] = Q[l] + 2.0 * qx[l] + gii
@@ -755,12 +768,11 @@ def hartigan_features(const double[:, ::1] F,   # IN  (n, r) feature vectors, K(
                         labels[i] = l
                         moved += 1
                     elif prune:
-                        Dl = Q[j] / (<double>sizes[j] * sizes[j]) - 2.0 * qx[j] / sizes[j] + gii
-                        ub[i] = sqrt(max(Dl, 0.0) + dD) * wide
+                        ub[i] = sqrt(max(_sqdist(Q, sizes, j, qx[j], gii), 0.0) + dD) * wide
                         Dmin = INFINITY
                         for l in range(k):
                             if l != j:
-                                Dl = Q[l] / (<double>sizes[l] * sizes[l]) - 2.0 * qx[l] / sizes[l] + gii
+                                Dl = _sqdist(Q, sizes, l, qx[l], gii)
                                 if Dl < Dmin:
                                     Dmin = Dl
                         lb[i] = sqrt(max(Dmin - dD, 0.0)) / wide
