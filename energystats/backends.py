@@ -550,6 +550,14 @@ def _whole(*blocks):
     return np.ascontiguousarray(np.concatenate(blocks) if len(blocks) > 1 else blocks[0])
 
 
+def lazy_whole(D):
+    """A Delayed of the whole (checked) array of a :class:`DaskData`, for tasks that need every
+    row: one key, shipped once to each worker that runs such a task."""
+    import dask
+
+    return dask.delayed(_whole, pure=True)(*D.array.rechunk({1: -1}).to_delayed().ravel())
+
+
 def _dep_prepare(X, Y, met):
     """Both variables in working units (each its own power of two), transposed, and their scales."""
     from . import _engine
@@ -620,10 +628,7 @@ def lazy_dependence_sums(X, Y, met, n_threads=1, parts=False):
     import dask
 
     n = X.n
-    whole = dask.delayed(_whole, pure=True)
-    xs = whole(*X.array.rechunk({1: -1}).to_delayed().ravel())
-    ys = whole(*Y.array.rechunk({1: -1}).to_delayed().ravel())
-    prep = dask.delayed(_dep_prepare, pure=True)(xs, ys, met)
+    prep = dask.delayed(_dep_prepare, pure=True)(lazy_whole(X), lazy_whole(Y), met)
     d = X.d + Y.d
     rows = [dask.delayed(_dep_rows, pure=True)(prep, int(a), int(b), n_threads)
             for a, b in _row_ranges(n, n * d, False)]
@@ -650,11 +655,27 @@ def _dep_permuted(prep, terms, perms, n_threads):
     return state[:, 0] + state[:, 1]
 
 
-def _draw_perms(gen, n, count, strata):
+def _draw_perms(gen, n, strata, count):
     from ._permutation import draw_permutations
 
     g = copy.deepcopy(gen)
     return draw_permutations(g, np.arange(n), count, strata), g
+
+
+def lazy_draws(gen, R, batch, draw, *args):
+    """Delayed batches of ``R`` random draws: ``draw(g, *args, m)`` returns the next ``m`` draws
+    from Generator ``g`` (in the order the threads backend draws them one batch after another)
+    and ``g`` advanced.  A chain of small tasks, each on a copy of the previous one's Generator,
+    so the draws do not depend on ``batch``'s split, on workers or on scheduling, and the
+    caller's ``gen`` is never advanced (the graph holds its own copy)."""
+    import dask
+
+    task = dask.delayed(draw, nout=2, pure=True)
+    batches, g = [], copy.deepcopy(gen)
+    for done in range(0, R, batch):
+        p, g = task(g, *args, min(batch, R - done))
+        batches.append(p)
+    return batches
 
 
 def lazy_permuted_sums(prep, terms, n, d, *, R, gen, strata, exact_perms, n_threads=1):
@@ -671,11 +692,7 @@ def lazy_permuted_sums(prep, terms, n, d, *, R, gen, strata, exact_perms, n_thre
         batches = [exact_perms[i:i + 256] for i in range(0, exact_perms.shape[0], 256)]
     else:
         B = int(max(8, min(R, 8 * (ROWS_WORK // max(1.0, 4.0 * n * n * d)))))
-        draw = dask.delayed(_draw_perms, nout=2, pure=True)
-        batches, g = [], copy.deepcopy(gen)  # the graph's own copy: later use of gen changes nothing
-        for done in range(0, R, B):
-            p, g = draw(g, n, min(B, R - done), strata)
-            batches.append(p)
+        batches = lazy_draws(gen, R, B, _draw_perms, n, strata)
     null = dask.delayed(_concat, pure=True)([perm(prep, terms, p, n_threads) for p in batches])
     return obs, null
 

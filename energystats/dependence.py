@@ -23,6 +23,7 @@ with ``estimator="U"`` R's ``dcovU`` and ``bcdcor``.
 """
 from __future__ import annotations
 
+import copy
 import math
 from fractions import Fraction
 from dataclasses import dataclass, field
@@ -1377,8 +1378,9 @@ def partial_distance_correlation(x, y, z, *, data=None, exponent=1.0, metric="en
     return _pdcor(Px, Py, aa, bb)
 
 
-def _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, what, compute):
-    """Partial distance covariance / correlation from the U-products of the three pairs (Dask)."""
+def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads):
+    """The metric, threads per task and the three :class:`~energystats.backends.DaskData` of
+    the partial statistics on Dask (metadata checked; nothing computed)."""
     met = resolve_metric(metric, exponent, sigma)
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
@@ -1400,6 +1402,13 @@ def _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, what, compu
                              f"expected {n}.")
     if n < 4:
         raise ValueError(f"U-centring needs n >= 4 (it divides by n - 2 and n(n - 3)); got n={n}.")
+    return met, nt, V
+
+
+def _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, what, compute):
+    """Partial distance covariance / correlation from the U-products of the three pairs (Dask)."""
+    met, nt, V = _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads)
+    n = V[0].n
     pairs = [backends.lazy_dependence_sums(V[a], V[b], met, nt) for a, b in ((0, 1), (0, 2), (1, 2))]
     return backends.finish(_partial_from_sums, what, n, *[p for pair in pairs for p in pair],
                            compute=compute)
@@ -1432,13 +1441,17 @@ PROJECTION_FLOOR = 1e3 * np.finfo(float).eps
 
 
 def _pdcor(Px, Py, aa, bb):
-    px, py = u_product(Px, Px), u_product(Py, Py)
+    return _pdcor_from(u_product(Px, Py), u_product(Px, Px), u_product(Py, Py), aa, bb)
+
+
+def _pdcor_from(pxy, px, py, aa, bb):
+    """pdcor from the projections' U-products (and the originals' squared norms aa, bb)."""
     if not (px > PROJECTION_FLOOR**2 * abs(aa) and py > PROJECTION_FLOOR**2 * abs(bb)):
         warn("a projection on the complement of z is 0 (x or y is determined by z in distance "
              "terms), so the partial distance correlation is undefined; returning 0, as R energy "
              "does.", UserWarning)
         return 0.0
-    return u_product(Px, Py) / math.sqrt(px * py)
+    return pxy / math.sqrt(px * py)
 
 
 @dataclass(frozen=True)
@@ -1484,7 +1497,8 @@ class PartialDistanceTestResult:
 
 def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, exponent=1.0,
                                       metric="energy", sigma=1.0, rng=None, n_threads=None,
-                                      pvalue_method="full", sequential_h=10, alpha=0.05):
+                                      pvalue_method="full", sequential_h=10, alpha=0.05,
+                                      backend=None, compute=True):
     r"""Permutation test of zero partial distance correlation (Székely and Rizzo 2014).
 
     The replicates permute the rows and columns of :math:`P_{z^\perp}(x)`
@@ -1496,7 +1510,13 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
 
     Parameters as in :func:`partial_distance_correlation` and
     :func:`independence_test` (``pvalue_method`` 'full', 'sequential' or
-    'decision': stop permuting early, as there).
+    'decision': stop permuting early, as there).  With ``backend='dask'``
+    (or Dask input) one task forms the two n×n projections (16 n² bytes,
+    held by every worker that runs a batch) and each batch of permutations
+    is a task; the permutations are drawn from ``rng`` as on threads, so the
+    statistic, the null distribution and the p-value are the same bits,
+    whatever the workers and the chunking.  ``compute=False`` returns a
+    Delayed of the result; ``pvalue_method`` must be 'full' there.
 
     Examples
     --------
@@ -1510,31 +1530,106 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     >>> round(res.statistic, 3), res.pvalue > 0.05
     (0.008, True)
     """
-    from ._permutation import draw_permutations, pvalue_se
+    from ._permutation import draw_permutations
     from ._validation import check_int, seeded_rng
 
     R = check_int(n_resamples, "n_resamples", 0)
-    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
+    dask = backends.use_dask(backend, compute, (x, y, z, data))
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, dask=dask)
     gen, seed = seeded_rng(rng)
+    if dask:
+        return _partial_test_dask(x, y, z, data, exponent, metric, sigma, n_threads, R, gen, seed,
+                                  compute)
     nt = check_n_threads(n_threads)
-    Px, Py, sx, sy, aa, bb = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
-    n = Px.shape[0]
-    stat = _pdcor(Px, Py, aa, bb)
-    pdcov = sy.apply(sx.apply(u_product(Px, Py)))
+    prep = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
+    summary = _partial_summary(prep)
+    n = summary["n"]
+    if R == 0 or _partial_degenerate(summary):
+        return _partial_test_finish(summary, None, None, R, seed, rule)
+    kernel = _partial_products(prep, nt)
+    obs, null, _ = _permutation_pvalue(kernel, lambda r0, m: draw_permutations(gen, np.arange(n), m),
+                                       R, False, rule)
+    return _partial_test_finish(summary, (obs, kernel.norms), null, R, seed, rule)
+
+
+def _partial_summary(prep):
+    """The scalars of the partial test from :func:`_partial`'s projections (small: the one
+    thing of them that leaves a Dask task besides the permuted sums)."""
+    Px, Py, sx, sy, aa, bb = prep
+    return dict(n=Px.shape[0], pxy=u_product(Px, Py), px=u_product(Px, Px), py=u_product(Py, Py),
+                aa=aa, bb=bb, sx=sx, sy=sy)
+
+
+def _partial_degenerate(summary):
+    """A projection exactly 0: the statistic is 0 and so is every permuted one (p = 1)."""
+    return not (summary["px"] > 0 and summary["py"] > 0)
+
+
+def _partial_products(prep, nt):
+    """``Σ_ij Py_ij Px_{p_i p_j}`` (the projection of x permuted), by the permutation kernel."""
+    Px, Py = prep[0], prep[1]
+    return _MatrixProducts(np.ascontiguousarray(Py), np.ascontiguousarray(Px), nt)
+
+
+def _partial_observed(prep, nt):
+    kernel = _partial_products(prep, nt)
+    obs = np.empty(1)
+    kernel(np.arange(kernel.n, dtype=np.intp)[None, :], obs)
+    return float(obs[0]), kernel.norms
+
+
+def _partial_permuted(prep, perms, nt):
+    out = np.empty(perms.shape[0])
+    _partial_products(prep, nt)(np.ascontiguousarray(perms, dtype=np.intp), out)
+    return out
+
+
+def _partial_test_finish(summary, observed, null, R, seed, rule=None):
+    """The result from the summary, ``(observed sum, (Σ Py², Σ Px²))`` and the permuted sums
+    (None for no permutations), on either backend: the p-value by the package's rule, sums
+    within 64 eps of the Cauchy–Schwarz bound of their terms counting as ties."""
+    from ._permutation import pvalue_from_null, pvalue_se
+
+    S = summary
+    n = S["n"]
+    stat = _pdcor_from(S["pxy"], S["px"], S["py"], S["aa"], S["bb"])
+    pdcov = S["sy"].apply(S["sx"].apply(S["pxy"]))
     if R == 0:
         return PartialDistanceTestResult(stat, None, np.empty(0), 0, pdcov)
-    px, py = u_product(Px, Px), u_product(Py, Py)
-    if stat == 0.0 and not (px > 0 and py > 0):
+    if stat == 0.0 and _partial_degenerate(S):
         return PartialDistanceTestResult(stat, 1.0, np.zeros(R), R, pdcov, 0.0, seed)
-    norm = n * (n - 3) * math.sqrt(px * py)
-    # Σ Py[i, j] Px[p_i, p_j]: the projection of x permuted
-    kernel = _MatrixProducts(np.ascontiguousarray(Py), np.ascontiguousarray(Px), nt)
-    _, null, p = _permutation_pvalue(kernel, lambda r0, m: draw_permutations(gen, np.arange(n), m),
-                                     R, False, rule)
+    obs, norms = observed
+    tol = 64 * np.finfo(float).eps * math.sqrt(norms[0] * norms[1])
+    p = _sequential.final_pvalue(float(pvalue_from_null(obs, null, False, tol=tol)), rule)
+    null = null / (n * (n - 3) * math.sqrt(S["px"] * S["py"]))
     if rule is None:
-        return PartialDistanceTestResult(stat, p, null / norm, R, pdcov, pvalue_se(p, R, False), seed)
-    return PartialDistanceTestResult(stat, p, null / norm, int(null.shape[0]), pdcov, None, seed,
+        return PartialDistanceTestResult(stat, p, null, R, pdcov, pvalue_se(p, R, False), seed)
+    return PartialDistanceTestResult(stat, p, null, int(null.shape[0]), pdcov, None, seed,
                                      rule.name, rule.decision)
+
+
+#: pair-permutations of one Dask task of the partial test (about 0.1-0.3 s on one core)
+PARTIAL_TASK_WORK = 1e9
+
+
+def _partial_test_dask(x, y, z, data, exponent, metric, sigma, n_threads, R, gen, seed, compute):
+    """:func:`partial_distance_correlation_test` on Dask: a task forms the projections, then a
+    task per batch of permutations drawn as on threads (the same kernel: the same bits)."""
+    import dask
+
+    met, nt, V = _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads)
+    n = V[0].n
+    prep = dask.delayed(_partial, pure=True)(*[backends.lazy_whole(v) for v in V], None, exponent,
+                                             metric, sigma, nt)
+    summary = dask.delayed(_partial_summary, pure=True)(prep)
+    observed = null = None
+    if R > 0:
+        observed = dask.delayed(_partial_observed, pure=True)(prep, nt)
+        B = int(max(1, min(R, 512, PARTIAL_TASK_WORK // (n * n / 2.0))))
+        batches = backends.lazy_draws(gen, R, B, backends._draw_perms, n, None)
+        permuted = dask.delayed(_partial_permuted, pure=True)
+        null = dask.delayed(np.concatenate, pure=True)([permuted(prep, b, nt) for b in batches])
+    return backends.finish(_partial_test_finish, summary, observed, null, R, seed, compute=compute)
 
 
 # -- mutual independence ------------------------------------------------------------
@@ -1608,13 +1703,15 @@ def _u_centred_fast(a):
 def _bcdcor_from_sq(qa, qb, exponent):
     power = np.sqrt if exponent == 1 else (lambda q: q ** (exponent / 2))
     A, B = _u_centred_fast(power(qa)), _u_centred_fast(power(qb))
-    # zero diagonals: the full dot products are the sums over i != j
-    ab, aa, bb = (float(np.vdot(u, v)) for u, v in ((A, B), (A, A), (B, B)))
+    # zero diagonals: the full dot products are the sums over i != j; not BLAS, whose threads
+    # split the sum (the bits would depend on the BLAS threads: a Dask worker runs one)
+    ab, aa, bb = (float(np.einsum("ij,ij->", u, v)) for u, v in ((A, B), (A, A), (B, B)))
     return _ratio(ab, aa, bb)
 
 
 def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.0, rng=None,
-                             pvalue_method="full", sequential_h=10, alpha=0.05):
+                             pvalue_method="full", sequential_h=10, alpha=0.05, backend=None,
+                             compute=True):
     r"""Permutation test of mutual independence of d ≥ 2 variables (Székely and Rizzo).
 
     Parameters
@@ -1633,6 +1730,16 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     sequential_h : int, default 10
     alpha : float, default 0.05
         Stop permuting early, as in :func:`independence_test`.
+    backend : {None, 'threads', 'dask'}, default None
+        'dask' (chosen for Dask arrays): one task forms the variables'
+        distance matrices (8 d n² bytes, held by every worker that runs a
+        batch) and each batch of replicates is a task; the permutations are
+        drawn from ``rng`` as on threads, so the null distribution and the
+        p-value are the same bits, whatever the workers and the chunking.
+        Dask input is taken as dask arrays (one 2-D array, a variable per
+        column, or several); ``pvalue_method`` must be 'full'.
+    compute : bool, default True
+        With the Dask backend, False returns a Delayed of the result.
 
     Returns
     -------
@@ -1661,15 +1768,35 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     >>> es.mutual_independence_test(a, b, c, n_resamples=199, rng=1).pvalue
     0.005
     """
-    from . import _memory
-    from ._permutation import pvalue_from_null, pvalue_se
     from ._validation import check_int, seeded_rng
 
     R = check_int(n_resamples, "n_resamples", 0)
-    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha)
+    dask = backends.use_dask(backend, compute, variables + (data,))
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, dask=dask)
     gen, seed = seeded_rng(rng)
     if not (isinstance(exponent, (int, float)) and 0 < exponent <= 2):
         raise ValueError(f"`exponent` must be in (0, 2]; got {exponent!r}.")
+    if dask:
+        return _mutual_dask(variables, data, exponent, R, gen, seed, compute)
+    blocks, names = _mutual_variables(variables, data)
+    sq, est = _mutual_prepare(blocks, names, exponent)
+    n, d = sq[0].shape[0], len(sq)
+    if R == 0:
+        return _mutual_finish(est, names, n, None, R, seed)
+    tol = _mutual_tol(d, n)
+
+    def replicates(r0, m):  # in draw order: every variable's rows permuted, one after another
+        perms, _ = _mutual_draw(gen, n, d, m, advance=True)
+        return _mutual_replicates(sq, perms, exponent)
+
+    # batches of at most 2**22 indices of permutations (32 MiB): the values do not depend on them
+    cap = int(max(1, min(R, 2**22 // (d * n))))
+    null = _sequential.collect(R, cap, replicates, float(np.sum(est)), tol, rule)
+    return _mutual_finish(est, names, n, null, R, seed, rule)
+
+
+def _mutual_variables(variables, data):
+    """The variables of :func:`mutual_independence_test` (threads input layer) and their names."""
     blocks, names = [], []
     if len(variables) == 1 and not (data is not None and isinstance(variables[0], str)):
         X, cols, _ = _variable(variables[0], data, "variables[0]")
@@ -1683,14 +1810,28 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
             X, cols, _ = _variable(v, data, f"variables[{j}]")
             blocks.append(X)
             names.append(v if isinstance(v, str) else ("+".join(map(str, cols)) if cols else f"x{j}"))
-    d = len(blocks)
+    _mutual_shapes([b.shape[0] for b in blocks])
+    return blocks, list(names)
+
+
+def _mutual_shapes(rows):
+    d = len(rows)
     if d < 2:
         raise ValueError(f"mutual independence needs at least 2 variables; got {d}.")
-    n = blocks[0].shape[0]
-    if any(b.shape[0] != n for b in blocks):
-        raise ValueError(f"all variables must have the same number of rows; got {[b.shape[0] for b in blocks]}.")
-    if n < 4:
-        raise ValueError(f"bias-corrected distance correlations need n >= 4; got n={n}.")
+    if any(r != rows[0] for r in rows):
+        raise ValueError(f"all variables must have the same number of rows; got {rows}.")
+    if rows[0] < 4:
+        raise ValueError(f"bias-corrected distance correlations need n >= 4; got n={rows[0]}.")
+
+
+def _mutual_prepare(blocks, names, exponent, split=False):
+    """``(sq, est)``: the variables' squared-distance matrices in common working units and the
+    terms of the statistic.  ``split``: ``blocks`` is one 2-D array, a variable per column."""
+    from . import _memory
+
+    if split:
+        blocks = [blocks[0][:, [j]] for j in range(blocks[0].shape[1])]
+    n, d = blocks[0].shape[0], len(blocks)
     _memory.check_fits(8.0 * n * n * (d + 6), f"the {d} {n}×{n} distance matrices",
                        "Use a random subsample of the rows.")
     # working units: one power of two for all variables (the distances of the concatenated
@@ -1702,40 +1843,95 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
                              "undefined (0/0).")
     e = math.frexp(max(float(np.max(np.abs(c))) for c in centred))[1]
     sq = [_squared_distances(np.ldexp(c, -e)) for c in centred]
+    return sq, _mutual_statistic(sq, exponent)
 
-    def statistic(mats):
-        tails = [None] * d
-        acc = np.zeros((n, n))
-        for k in range(d - 1, 0, -1):
-            acc = acc + mats[k]
-            tails[k] = acc
-        return np.array([_bcdcor_from_sq(mats[k], tails[k + 1], exponent) for k in range(d - 1)])
 
-    est = statistic(sq)
-    obs = float(np.sum(est))
-    if R == 0:
-        return MutualIndependenceTestResult(obs, None, np.empty(0), est, names, 0)
+def _mutual_statistic(mats, exponent):
+    """The terms R*_n(X_k, [X_{k+1}, …, X_d]) from the variables' squared-distance matrices."""
+    d, n = len(mats), mats[0].shape[0]
+    tails = [None] * d
+    acc = np.zeros((n, n))
+    for k in range(d - 1, 0, -1):
+        acc = acc + mats[k]
+        tails[k] = acc
+    return np.array([_bcdcor_from_sq(mats[k], tails[k + 1], exponent) for k in range(d - 1)])
+
+
+def _mutual_tol(d, n):
     # each term is a ratio of U-products of magnitude <= 1: rounding of a few hundred eps
-    tol = (d - 1) * 64 * n * np.finfo(float).eps
+    return (d - 1) * 64 * n * np.finfo(float).eps
 
-    def replicates(r0, m):  # in draw order: every variable's rows permuted, one after another
-        out = np.empty(m)
-        for r in range(m):
-            mats = []
-            for q in sq:
-                p = gen.permutation(n)
-                mats.append(q[np.ix_(p, p)])
-            out[r] = float(np.sum(statistic(mats)))
-        return out
 
-    null = _sequential.collect(R, R, replicates, obs, tol, rule)
-    done = null.shape[0]
+def _mutual_draw(gen, n, d, count, advance=False):
+    """``(perms, gen)``: ``count`` replicates' permutations, shape (count, d, n), drawn as
+    ``gen.permutation(n)`` for each variable in turn, replicate after replicate (on a copy of
+    ``gen`` unless ``advance``)."""
+    g = gen if advance else copy.deepcopy(gen)
+    perms = np.empty((count, d, n), dtype=np.intp)
+    for r in range(count):
+        for k in range(d):
+            perms[r, k] = g.permutation(n)
+    return perms, g
+
+
+def _mutual_replicates(sq, perms, exponent):
+    """The statistic of each replicate: every variable's rows and columns permuted."""
+    out = np.empty(perms.shape[0])
+    for r in range(perms.shape[0]):
+        out[r] = float(np.sum(_mutual_statistic([q[np.ix_(p, p)] for q, p in zip(sq, perms[r])],
+                                                exponent)))
+    return out
+
+
+def _mutual_finish(est, names, n, null, R, seed, rule=None):
+    from ._permutation import pvalue_from_null, pvalue_se
+
+    obs = float(np.sum(est))
+    if null is None:
+        return MutualIndependenceTestResult(obs, None, np.empty(0), est, list(names), 0)
+    tol = _mutual_tol(len(est) + 1, n)
     p = _sequential.final_pvalue(float(pvalue_from_null(obs, null, False, tol=tol)), rule)
     if rule is None:
         return MutualIndependenceTestResult(obs, p, null, est, list(names), R, pvalue_se(p, R, False),
                                             seed)
-    return MutualIndependenceTestResult(obs, p, null, est, list(names), done, None, seed, rule.name,
-                                        rule.decision)
+    return MutualIndependenceTestResult(obs, p, null, est, list(names), int(null.shape[0]), None, seed,
+                                        rule.name, rule.decision)
+
+
+#: elements of the permuted n×n matrices of one Dask task of the mutual test (about 0.2 s)
+MUTUAL_TASK_WORK = 2e7
+
+
+def _mutual_dask(variables, data, exponent, R, gen, seed, compute):
+    """:func:`mutual_independence_test` on Dask: a task forms the matrices, then a task per
+    batch of replicates, their permutations drawn as on threads (the same bits)."""
+    import dask
+
+    if not any(backends.is_dask(v) for v in variables + (data,)):
+        blocks, names = _mutual_variables(variables, data)  # in memory: the threads input layer
+        V, split = [backends.as_dask_data(b, str(nm)) for b, nm in zip(blocks, names)], False
+    else:
+        if data is not None:
+            raise TypeError("`data=` (column names) is not available with Dask input; pass the "
+                            "variables as Dask arrays.")
+        V = [backends.as_dask_data(v, f"variables[{j}]") for j, v in enumerate(variables)]
+        split = len(V) == 1
+        if split and V[0].d < 2:
+            raise ValueError("one variable given: pass a 2-D array (one column per variable) or "
+                             "several variables.")
+        names = [f"x{j}" for j in range(V[0].d if split else len(V))]
+        _mutual_shapes([V[0].n] * V[0].d if split else [v.n for v in V])
+    n, d = V[0].n, len(names)
+    prep = dask.delayed(_mutual_prepare, nout=2, pure=True)([backends.lazy_whole(v) for v in V],
+                                                           names, exponent, split)
+    sq, est = prep
+    null = None
+    if R > 0:
+        B = int(max(1, min(R, MUTUAL_TASK_WORK // (d * n * n))))
+        batches = backends.lazy_draws(gen, R, B, _mutual_draw, n, d)
+        rep = dask.delayed(_mutual_replicates, pure=True)
+        null = dask.delayed(np.concatenate, pure=True)([rep(sq, b, exponent) for b in batches])
+    return backends.finish(_mutual_finish, est, names, n, null, R, seed, compute=compute)
 
 
 # -- distance-correlation matrix ------------------------------------------------------
@@ -1860,9 +2056,12 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         'dask': the blocks of column pairs as Dask tasks (each holds the
         table, in memory, and two blocks of centred vectors), with the same
         blocks and products as the threads backend (equal to the last bit
-        or two of the BLAS products).  The table itself must be in memory
-        (a Dask DataFrame is an error);
-        ``pvalue='permutation'`` is not available on Dask yet.
+        or two of the BLAS products).  With ``pvalue='permutation'`` each
+        task also holds the permutations (drawn here, from ``rng``) and runs
+        the permutation tests of a block of pairs, a few seconds of work (the
+        columns' n×n matrices of two blocks within ``memory_budget``); the
+        p-values are the threads backend's, bit for bit.  The table itself
+        must be in memory (a Dask DataFrame is an error).
 
     Returns
     -------
@@ -1907,9 +2106,6 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         raise TypeError("`data`: the matrix needs every row of every column in each task, so the "
                         "Dask backend takes the table in memory (a DataFrame or array; "
                         "`ddf.compute()` first) and spreads the column pairs over the workers.")
-    if dask_backend and pvalue == "permutation":
-        raise ValueError("`pvalue='permutation'` is not available with backend='dask' yet; use "
-                         "pvalue='ttest' or the threads backend.")
     R = check_int(n_resamples, "n_resamples", 1)
     nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
@@ -1992,7 +2188,8 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         gen, seed = seeded_rng(rng)
         is_exact, total, perms = _permutation_plan(n, None, R, None, gen)
         every = perms(0, total)  # the same permutations for every pair
-        _pairwise_permutation_pvalues(X0, exponent, every, is_exact, P, budget, nt)
+        _pairwise_permutation_pvalues(X0, exponent, every, is_exact, P, budget,
+                                      1 if dask_backend and n_threads is None else nt, dask_backend)
         extra = dict(n_resamples=total, exact=is_exact, seed=None if is_exact else seed)
     iu, ju = np.triu_indices(p, 1)
     adj = np.zeros((p, p))
@@ -2003,31 +2200,59 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
                                            estimator, adjust, pvalue, **extra)
 
 
-def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt):
+def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt, dask=False):
     """``P[a, b] = P[b, a]`` = the permutation p-value of columns a < b (y = column b permuted),
-    as :func:`independence_test` computes it; the columns' double-centred matrices are held a
-    block at a time (two blocks within ``budget``)."""
+    as :func:`independence_test` computes it, by blocks of columns: the columns' double-centred
+    matrices are held two blocks at a time (within ``budget``).  ``dask``: the pairs of blocks
+    are Dask tasks (blocks also small enough to spread the work: about
+    :data:`PAIRS_TASK_WORK` pair-permutations a task); a pair's p-value is the same bits."""
     from . import _memory
 
     n, p = X.shape
-    met = resolve_metric("energy", exponent, 1.0)
     per_col = 8.0 * n * n
     block = int(max(1, min(p, budget // (2 * per_col))))
     _memory.check_fits(2 * block * per_col, "the columns' centred distance matrices",
                        "Lower `memory_budget`, use fewer rows, or pvalue='ttest'.")
+    if dask:
+        work = perms.shape[0] * n * n / 2.0
+        block = int(max(1, min(block, math.isqrt(int(max(1.0, PAIRS_TASK_WORK // max(1.0, work)))))))
+    spans = [(i0, min(p, i0 + block), j0, min(p, j0 + block))
+             for i0 in range(0, p, block) for j0 in range(i0, p, block)]
+    if dask:
+        import dask as _dask
+
+        Xd, pd_ = _dask.delayed(X, pure=True), _dask.delayed(perms, pure=True)
+        task = _dask.delayed(_pair_pvalues, pure=True)
+        blocks = _dask.compute(*[task(Xd, exponent, pd_, is_exact, nt, *sp) for sp in spans])
+    else:
+        blocks = [_pair_pvalues(X, exponent, perms, is_exact, nt, *sp) for sp in spans]
+    for (i0, i1, j0, j1), Pb in zip(spans, blocks):
+        for a in range(i0, i1):
+            for b in range(max(a + 1, j0), j1):
+                P[a, b] = P[b, a] = Pb[a - i0, b - j0]
+
+
+#: pair-permutations of one Dask task of the permutation p-values of the dCor matrix
+#: (0.2-0.3 ns each: a few seconds a task)
+PAIRS_TASK_WORK = 1e10
+
+
+def _pair_pvalues(X, exponent, perms, is_exact, nt, i0, i1, j0, j1):
+    """The permutation p-values of the pairs a < b of columns a in [i0, i1), b in [j0, j1)
+    (NaN elsewhere in the block)."""
+    n = X.shape[0]
+    met = resolve_metric("energy", exponent, 1.0)
     total = perms.shape[0]
 
-    def mats(j0, m):
-        return [_centred_matrix(np.ascontiguousarray(X[:, j:j + 1]), met, nt)[0]
-                for j in range(j0, min(p, j0 + m))]
+    def mats(j0, j1):
+        return [_centred_matrix(np.ascontiguousarray(X[:, j:j + 1]), met, nt)[0] for j in range(j0, j1)]
 
-    for i0 in range(0, p, block):
-        Ai = mats(i0, block)
-        for j0 in range(i0, p, block):
-            Aj = Ai if j0 == i0 else mats(j0, block)
-            for a, A in enumerate(Ai, i0):
-                for b, B in enumerate(Aj, j0):
-                    if b > a:
-                        P[a, b] = P[b, a] = _permutation_pvalue(
-                            _MatrixProducts(A, B, nt), lambda r0, m: perms[r0:r0 + m], total,
-                            is_exact)[2]
+    Ai = mats(i0, i1)
+    Aj = Ai if (i0, i1) == (j0, j1) else mats(j0, j1)
+    out = np.full((i1 - i0, j1 - j0), np.nan)
+    for a, A in enumerate(Ai, i0):
+        for b, B in enumerate(Aj, j0):
+            if b > a:
+                out[a - i0, b - j0] = _permutation_pvalue(
+                    _MatrixProducts(A, B, nt), lambda r0, m: perms[r0:r0 + m], total, is_exact)[2]
+    return out

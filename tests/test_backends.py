@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import energystats as es
-from energystats import backends
+from energystats import backends, dependence
 from energystats._metrics import resolve_metric
 
 from .reference import ref_group_sums
@@ -170,6 +170,20 @@ class TestLazy:
 
 
 # -- permutation tests ------------------------------------------------------------------
+
+def _same(got, want):
+    """Two results equal field by field (arrays to the bit)."""
+    import dataclasses
+
+    assert type(got) is type(want)
+    for f in dataclasses.fields(want):
+        a, b = getattr(got, f.name), getattr(want, f.name)
+        if isinstance(b, np.ndarray):
+            assert np.array_equal(a, b), f.name
+        else:
+            assert a == b, f.name
+    return True
+
 
 def _close_null(got, want, scale):
     """Null distributions equal up to the statistic's rounding (its terms are of size ``scale``)."""
@@ -335,8 +349,8 @@ class TestInput:
         unknown = xd[xd[:, 0] > 0]
         with pytest.raises(ValueError, match="unknown chunk sizes"):
             es.energy_distance(unknown, y)
-        with pytest.raises(TypeError, match="`x` is a Dask collection, and this call has no Dask backend"):
-            es.partial_distance_correlation_test(xd, y[:50], y[:50])
+        with pytest.raises(TypeError, match="`D` is a Dask collection, and this call has no Dask backend"):
+            es.u_center(da.from_array(np.zeros((5, 5))))
         with pytest.raises(TypeError, match="is a Dask collection"):
             es.normality_test(xd[:, 0])
         with pytest.raises(ValueError, match="2 groups"):
@@ -424,8 +438,32 @@ class TestDependence:
         assert list(got.dcor.columns) == list("abcdefg")
         with pytest.raises(TypeError, match="the Dask backend takes the table in memory"):
             es.distance_correlation_matrix(dd.from_pandas(df, npartitions=2))
-        with pytest.raises(ValueError, match="not available with backend='dask' yet"):
-            es.distance_correlation_matrix(df, pvalue="permutation", backend="dask")
+
+    def test_dcor_matrix_permutation(self, client, monkeypatch):
+        rng = np.random.default_rng(9)
+        X = rng.normal(size=(150, 7))
+        X[:, 3] = X[:, 0] ** 2 + 0.1 * rng.normal(size=150)
+        X[:, 5] += 0.2 * X[:, 1]
+        df = pd.DataFrame(X, columns=list("abcdefg"))
+        budget = 2 * 8 * 150 * 150 * 3  # three columns a block on threads
+        want = es.distance_correlation_matrix(df, pvalue="permutation", n_resamples=199, rng=5,
+                                              memory_budget=budget)
+        assert 0.02 < np.sort(want.pvalues.to_numpy()[np.triu_indices(7, 1)])[3] < 0.98
+        for pairs in (4, 1):  # tasks of 2 × 2 and of 1 × 1 columns: blocks unlike threads'
+            monkeypatch.setattr(dependence, "PAIRS_TASK_WORK", 199 * 150 * 150 / 2 * pairs)
+            got = es.distance_correlation_matrix(df, pvalue="permutation", n_resamples=199, rng=5,
+                                                 memory_budget=budget, backend="dask")
+            # the same permutations, the same kernel: the same bits, whatever the blocks
+            assert np.array_equal(got.pvalues.to_numpy(), want.pvalues.to_numpy())
+            assert np.array_equal(got.adjusted.to_numpy(), want.adjusted.to_numpy())
+            assert (got.seed, got.n_resamples, got.exact) == (5, 199, False)
+        # each p-value is the pair's independence test with the same seed
+        assert got.pvalues.loc["b", "f"] == es.independence_test(df["b"], df["f"], n_resamples=199,
+                                                                 rng=5).pvalue
+        small = es.distance_correlation_matrix(df.iloc[:6], pvalue="permutation", backend="dask")
+        assert small.exact and small.n_resamples == 720
+        assert np.array_equal(small.pvalues.to_numpy(), es.distance_correlation_matrix(
+            df.iloc[:6], pvalue="permutation").pvalues.to_numpy())
 
     @pytest.mark.parametrize("metric, exponent, sigma", [METRICS[0], METRICS[1], METRICS[3]])
     def test_partial(self, client, small_rows, metric, exponent, sigma):
@@ -448,6 +486,110 @@ class TestDependence:
         with pytest.raises(ValueError, match="same number of rows"):
             es.partial_distance_covariance(da.from_array(x), y, z[:150])
 
+    def test_partial_test(self, client):
+        rng = np.random.default_rng(12)
+        z = rng.normal(size=(240, 2))
+        x = np.column_stack([z[:, 0] + rng.normal(size=240), rng.normal(size=240)])
+        y = np.column_stack([z[:, 0] ** 2 + 0.05 * x[:, 1] + rng.normal(size=240), rng.normal(size=240)])
+        for kw in ({}, {"metric": "laplacian", "sigma": 0.7}):
+            want = es.partial_distance_correlation_test(x, y, z, n_resamples=199, rng=7, **kw)
+            got = es.partial_distance_correlation_test(da.from_array(x, chunks=(70, 2)), y,
+                                                       da.from_array(z, chunks=(240, 1)),
+                                                       n_resamples=199, rng=7, **kw)
+            # the same projections (exact sums), permutations and kernel: the same bits
+            assert _same(got, want)
+            assert 0.01 < want.pvalue < 0.99
+        want = es.partial_distance_correlation_test(x, y, z, n_resamples=199, rng=7)
+        for n_resamples in (0, 1):
+            assert _same(es.partial_distance_correlation_test(x, y, z, n_resamples=n_resamples, rng=2,
+                                                              backend="dask"),
+                         es.partial_distance_correlation_test(x, y, z, n_resamples=n_resamples, rng=2))
+        # batches of 16 permutations: the same draws, the same values
+        old = dependence.PARTIAL_TASK_WORK
+        dependence.PARTIAL_TASK_WORK = 16 * 240 * 240 / 2
+        try:
+            small = es.partial_distance_correlation_test(x, y, z, n_resamples=199, rng=7, backend="dask")
+        finally:
+            dependence.PARTIAL_TASK_WORK = old
+        assert _same(small, want)
+        with pytest.warns(UserWarning, match="projection on the complement of z is 0"):
+            deg = es.partial_distance_correlation_test(x, y, x, n_resamples=49, rng=1, backend="dask")
+        with pytest.warns(UserWarning, match="projection on the complement of z is 0"):
+            assert _same(deg, es.partial_distance_correlation_test(x, y, x, n_resamples=49, rng=1))
+        lazy = es.partial_distance_correlation_test(x, y, z, n_resamples=199, rng=7, backend="dask",
+                                                    compute=False)
+        assert isinstance(lazy, Delayed) and _same(lazy.compute(), want)
+        with pytest.raises(ValueError, match="not available with backend='dask'"):
+            es.partial_distance_correlation_test(da.from_array(x), y, z, pvalue_method="sequential")
+        with pytest.raises(TypeError, match="built-in metric"):
+            es.partial_distance_correlation_test(x, y, z, metric="precomputed", backend="dask")
+        with pytest.raises(ValueError, match="same number of rows"):
+            es.partial_distance_correlation_test(da.from_array(x), y, z[:200])
+
+    def test_mutual_test(self, client):
+        rng = np.random.default_rng(13)
+        a, b = rng.normal(size=120), rng.normal(size=120)
+        c = 0.3 * np.sign(a * b) * rng.exponential(size=120) + rng.normal(size=120)
+        want = es.mutual_independence_test(a, b, c, n_resamples=199, rng=1)
+        assert 0.02 < want.pvalue < 0.98
+        X = np.column_stack([a, b, c])
+        got = [es.mutual_independence_test(da.from_array(a, chunks=50), b, c, n_resamples=199, rng=1),
+               es.mutual_independence_test(da.from_array(X, chunks=(33, 3)), n_resamples=199, rng=1),
+               es.mutual_independence_test(X, n_resamples=199, rng=1, backend="dask")]
+        for g in got:  # the same matrices, permutations and arithmetic: the same bits
+            assert g.pvalue == want.pvalue and g.statistic == want.statistic
+            assert np.array_equal(g.estimates, want.estimates)
+            assert np.array_equal(g.null_distribution, want.null_distribution)
+            assert (g.names, g.n_resamples, g.seed, g.pvalue_se) == (want.names, 199, 1, want.pvalue_se)
+        df = pd.DataFrame({"u": a, "v": b, "w": c})
+        named = es.mutual_independence_test("u", ["v", "w"], data=df, n_resamples=49, rng=3, backend="dask")
+        assert _same(named, es.mutual_independence_test("u", ["v", "w"], data=df, n_resamples=49, rng=3))
+        assert named.names == ["u", "v+w"]
+        old = dependence.MUTUAL_TASK_WORK
+        dependence.MUTUAL_TASK_WORK = 7 * 3 * 120 * 120  # 7 replicates a task
+        try:
+            batched = es.mutual_independence_test(a, b, c, n_resamples=199, rng=1, backend="dask")
+        finally:
+            dependence.MUTUAL_TASK_WORK = old
+        assert np.array_equal(batched.null_distribution, want.null_distribution)
+        assert _same(es.mutual_independence_test(a, b, c, n_resamples=0, backend="dask"),
+                     es.mutual_independence_test(a, b, c, n_resamples=0))
+        lazy = es.mutual_independence_test(a, b, c, n_resamples=19, rng=2, backend="dask", compute=False)
+        assert isinstance(lazy, Delayed) and lazy.compute().n_resamples == 19
+        with pytest.raises(ValueError, match="is constant"):
+            es.mutual_independence_test(da.from_array(a), np.ones(120), c)
+        with pytest.raises(ValueError, match="same number of rows"):
+            es.mutual_independence_test(da.from_array(a), b[:100])
+        with pytest.raises(ValueError, match="at least 2 variables"):
+            es.mutual_independence_test(backend="dask")
+        with pytest.raises(ValueError, match="one variable given"):
+            es.mutual_independence_test(da.from_array(a))
+        with pytest.raises(TypeError, match="`data=`"):
+            es.mutual_independence_test(da.from_array(a), b, data=df)
+        with pytest.raises(ValueError, match="not available with backend='dask'"):
+            es.mutual_independence_test(da.from_array(a), b, pvalue_method="decision")
+
+    def test_tests_same_pvalue_any_workers_and_chunking(self, client):
+        rng = np.random.default_rng(14)
+        z = rng.normal(size=(150, 1))
+        x, y = z + rng.normal(size=(150, 1)), z + rng.normal(size=(150, 1))
+
+        def run(chunks, **kw):
+            xd, yd, zd = (da.from_array(v, chunks=(chunks, 1)) for v in (x, y, z))
+            return (es.partial_distance_correlation_test(xd, yd, zd, n_resamples=99, rng=4, **kw),
+                    es.mutual_independence_test(xd, yd, zd, n_resamples=99, rng=4, **kw))
+
+        res = [run(150), run(37)]
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      dashboard_address=":0", silence_logs=40) as one, \
+                distributed.Client(one, set_as_default=False) as c1:
+            lazy = run(61, compute=False)
+            res.append(tuple(c1.compute(list(lazy), sync=True)))
+        for r in res[1:]:
+            for got, want in zip(r, res[0]):
+                assert got.pvalue == want.pvalue
+                assert np.array_equal(got.null_distribution, want.null_distribution)
+
     def test_scales_and_float32(self, client, small_rows):
         rng = np.random.default_rng(5)
         x, y = rng.normal(size=(300, 2)), rng.normal(size=(300, 4))
@@ -461,6 +603,12 @@ class TestDependence:
         y = np.zeros((300, 2))
         for f in (es.distance_stats, es.distance_covariance, es.distance_correlation_sqr):
             obj = f(bad, y, compute=False)
+            assert isinstance(obj, Delayed)
+            with pytest.raises(RuntimeError, match="the input was computed"):
+                obj.compute()
+        for obj in (es.partial_distance_correlation_test(bad, y, y[:, :1], compute=False),
+                    es.mutual_independence_test(bad, y, compute=False),
+                    es.mutual_independence_test(bad, compute=False)):
             assert isinstance(obj, Delayed)
             with pytest.raises(RuntimeError, match="the input was computed"):
                 obj.compute()
