@@ -2240,7 +2240,6 @@ PAIRS_TASK_WORK = 1e10
 def _pair_pvalues(X, exponent, perms, is_exact, nt, i0, i1, j0, j1):
     """The permutation p-values of the pairs a < b of columns a in [i0, i1), b in [j0, j1)
     (NaN elsewhere in the block)."""
-    n = X.shape[0]
     met = resolve_metric("energy", exponent, 1.0)
     total = perms.shape[0]
 
