@@ -97,7 +97,7 @@ def semimetric_matrix(X, metric, n_threads):
     return _engine.pairwise_values(X, X, metric, n_threads)
 
 
-def centred_gram(D):
+def centred_gram(D, n_threads=1):
     r"""Overwrite ``D`` by the doubly centred Gram matrix :math:`-\tfrac12 J D J`.
 
     Its kernel generates the same semimetric as that of
@@ -107,14 +107,10 @@ def centred_gram(D):
     base point.
     """
     r = D.mean(axis=1)
-    mu = r.mean()
-    step = max(1, 2**20 // max(1, D.shape[0]))
-    for i0 in range(0, D.shape[0], step):
-        blk = D[i0:i0 + step]
-        # (r_i + r_j) is computed identically for (i, j) and (j, i): G stays exactly symmetric
-        blk -= r[i0:i0 + step, None] + r[None, :]
-        blk += mu
-        blk *= -0.5
+    mu = float(r.mean())
+    # G_ij = ((D_ij - (r_i + r_j)) + mu) * -1/2 in one pass, rows shared by the threads;
+    # (r_i + r_j) is computed identically for (i, j) and (j, i): G stays exactly symmetric
+    _hartigan.centre_gram(D, r, mu, _engine.effective_threads(n_threads, float(D.size)))
     return D
 
 
@@ -202,16 +198,35 @@ def _check_stop(stop):
         raise KeyboardInterrupt("energystats: the computation was cancelled")
 
 
-def run_kernel(G, labels, k, algorithm, max_iter, tol, n_threads=1, stop=None):
+def initial_tables(G, label_sets, k):
+    """``[G @ Z_s for every labelling s]`` (Z one-hot, n×k each) by one matrix product: one
+    pass over G for all the restarts, not one each (G is read from memory; at n = 5000 a
+    pass takes about 20 ms, and the restarts' own work is of the same order)."""
+    n = G.shape[0]
+    Z = np.zeros((n, k * len(label_sets)))
+    for t, labels in enumerate(label_sets):
+        Z[np.arange(n), k * t + np.asarray(labels)] = 1.0
+    QX = G @ Z
+    return [np.ascontiguousarray(QX[:, k * t:k * (t + 1)]) for t in range(len(label_sets))]
+
+
+def run_kernel(G, labels, k, algorithm, max_iter, tol, n_threads=1, stop=None, QX=None):
     """One local search from ``labels``; returns (labels, objective, n_iter).
 
     The objective ``sum_l Q_l / n_l`` comes from the incrementally updated
     bookkeeping (relative drift ~1e-13); final statistics are recomputed from
     the labels by the caller.  ``stop`` (a :class:`threading.Event`) set means
-    cancelled: KeyboardInterrupt before the kernel starts.
+    cancelled: KeyboardInterrupt before the kernel starts.  ``QX``: the table
+    ``G Z`` of ``labels`` when already computed (:func:`initial_tables`; it is
+    updated in place).
     """
     labels = np.ascontiguousarray(labels, dtype=np.intp)
-    QX, Q, sizes = initial_bookkeeping(G, labels, k)
+    if QX is None:
+        QX, Q, sizes = initial_bookkeeping(G, labels, k)
+    else:
+        n = G.shape[0]
+        Q = np.bincount(labels, weights=QX[np.arange(n), labels], minlength=k).astype(np.float64)
+        sizes = np.bincount(labels, minlength=k).astype(np.intp)
     _check_stop(stop)  # the kernel reads the flag, but it may have been reset meanwhile
     if algorithm == "hartigan":
         it, _, _ = _hartigan.hartigan(G, labels, k, QX, Q, sizes, max_iter, tol,
@@ -239,12 +254,19 @@ def fit_partition(G, k, algorithm, init, n_init, max_iter, rng, n_threads):
     if isinstance(init, np.ndarray):
         n_init = 1
     seeds = rng.integers(0, 2**63 - 1, size=n_init)
+    n = G.shape[0]
+    # restarts in groups whose tables (n×k each) take at most 128 MiB; a group's tables come
+    # from one pass over G (initial_tables), then its local searches run in threads
+    group = int(max(1, min(n_init, 2**24 // max(1, n * k))))
+    results = []
+    for g0 in range(0, n_init, group):
+        starts = [_initial_labels(G, k, init, np.random.default_rng(s)) for s in seeds[g0:g0 + group]]
+        tables = initial_tables(G, starts, k)
 
-    def one(seed, stop):
-        labels0 = _initial_labels(G, k, init, np.random.default_rng(seed))
-        return run_kernel(G, labels0, k, algorithm, max_iter, tol, stop=stop)
+        def one(t, stop):
+            return run_kernel(G, starts[t], k, algorithm, max_iter, tol, stop=stop, QX=tables[t])
 
-    results = run_restarts(one, seeds, n_threads, G.shape[0])
+        results += run_restarts(one, list(range(len(starts))), n_threads, n)
     best = max(range(len(results)), key=lambda r: (results[r][1], -r))
     labels, obj, it = results[best]
     return labels, trace - obj, it
@@ -344,12 +366,7 @@ class StreamedGram:
         self.diag = ((0.0 - (r + r)) + self.mu) * -0.5
         Xw, met, scale = _engine.normalise(metric, X)
         self.X, self.XT, self.metric = Xw, np.ascontiguousarray(Xw.T), met
-        if scale.identity:
-            self.mult, self.whole = 1.0, 0
-        else:
-            p = scale.shift * scale.degree
-            self.whole = int(np.floor(p))
-            self.mult = 2.0 ** (p - self.whole)
+        self.mult, self.whole = scale.factors()
         self.n = n
         self.n_threads = n_threads
 

@@ -44,14 +44,21 @@ class Scale:
         """
         if self.identity:
             return values
-        p = self.shift * self.degree
-        whole = math.floor(p)
+        mult, whole = self.factors()
         with np.errstate(over="ignore", under="ignore"):
             if inplace:
-                values *= 2.0 ** (p - whole)
+                values *= mult
                 return np.ldexp(values, whole, out=values)
-            out = np.ldexp(np.asarray(values, dtype=np.float64) * 2.0 ** (p - whole), whole)
+            out = np.ldexp(np.asarray(values, dtype=np.float64) * mult, whole)
         return float(out) if np.ndim(out) == 0 else out
+
+    def factors(self):
+        """``(mult, whole)``: original = ``ldexp(working * mult, whole)``, ``mult`` in [1, 2)."""
+        if self.identity:
+            return 1.0, 0
+        p = self.shift * self.degree
+        whole = math.floor(p)
+        return 2.0 ** (p - whole), int(whole)
 
 
 def _max_abs(*arrays):
@@ -113,9 +120,11 @@ def pairwise_values(X, Y, metric, n_threads):
     YT = np.ascontiguousarray(Y.T)
     nt = effective_threads(n_threads, float(n) * m * d)
     rows = int(max(1, CALL_WORK // max(m * d, 1)))  # calls short enough to honour Ctrl-C
-    for i0 in range(0, n, rows):
-        _pairwise.pairwise_matrix(X[i0:i0 + rows], YT, out[i0:i0 + rows], metric.code, metric.param, nt)
-    return scale.apply(out, inplace=True)
+    mult, whole = scale.factors()
+    for i0 in range(0, n, rows):  # the scale applied piece by piece, in cache (Scale.apply's bits)
+        _pairwise.pairwise_matrix(X[i0:i0 + rows], YT, out[i0:i0 + rows], metric.code, metric.param, nt,
+                                  mult, whole)
+    return out
 
 
 def _callable_matrix(X, Y, func):

@@ -214,7 +214,7 @@ def _fit(opts):
         labels = _ce.canonical_labels(labels, k)
         M = _engine.group_sum_matrix(X, labels, k, met, nt)  # the exact W, streamed
     else:
-        G = _ce.centred_gram(_ce.semimetric_matrix(X, met, nt))
+        G = _ce.centred_gram(_ce.semimetric_matrix(X, met, nt), nt)
         labels, _, n_iter = _ce.fit_partition(G, k, opts["algorithm"], opts["init"], opts["n_init"],
                                               opts["max_iter"], opts["rng"], nt)
         labels = _ce.canonical_labels(labels, k)

@@ -375,7 +375,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
                       "clusters). Use the default reference calibration instead.",
                       AntiConservativeWarning, stacklevel=2)
         Xa, met, k = opts["X"], opts["metric"], opts["k"]
-        G = None if opts["engine"] == "streamed" else _ce.centred_gram(_ce.semimetric_matrix(Xa, met, nt))
+        G = None if opts["engine"] == "streamed" else _ce.centred_gram(_ce.semimetric_matrix(Xa, met, nt), nt)
         null_dist = np.empty(B)
         for b in range(B):
             perm = gen.permutation(labels)

@@ -113,6 +113,32 @@ class TestPairwise:
             es.pairwise(X, n_threads=0)
 
 
+def test_matrix_scaled_piece_by_piece_as_scale_apply():
+    """pairwise_values scales each piece of the matrix back to the data's units inside the
+    kernel: the bits of Scale.apply on the whole working-unit matrix (multiplication by
+    2**whole, or ldexp beyond |whole| = 1000; subnormal results included)."""
+    from energystats import _engine
+    from energystats._lib import _pairwise
+    from energystats._metrics import resolve_metric
+
+    rng = np.random.default_rng(1)
+    seen = set()
+    for scale in (1.0, 3.7e-200, 1e150, 2.1e150, 1e-310, 2.1e-310):
+        for metric, e in (("energy", 1.0), ("energy", 0.5), ("energy", 1.5), ("laplacian", 1.0)):
+            X = rng.normal(size=(203, 3)) * scale  # 203 rows: blocks of four rows and a rest
+            met = resolve_metric(metric, e, 2.0)
+            Xw, mw, sc = _engine.normalise(met, X)
+            ref = np.empty((203, 203))
+            _pairwise.pairwise_matrix(Xw, np.ascontiguousarray(Xw.T), ref, mw.code, mw.param, 1)
+            with np.errstate(all="ignore"):
+                ref = sc.apply(ref, inplace=True)
+            got = _engine.pairwise_values(X, X, met, 2)
+            assert np.array_equal(got, ref), (scale, metric, e)
+            mult, whole = sc.factors()
+            seen.add((mult != 1.0, abs(whole) > 1000))
+    assert seen == {(False, False), (True, False), (False, True), (True, True)}  # every branch
+
+
 class TestGramMatrix:
     @pytest.mark.parametrize("metric,param", METRIC_PARAMS)
     def test_generates_the_semimetric(self, data, metric, param):

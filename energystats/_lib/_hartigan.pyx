@@ -122,6 +122,28 @@ cdef double _objective(const double[::1] Q, const intp[::1] sizes, intp k) noexc
     return s
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def centre_gram(double[:, ::1] D,           # IN/OUT n×n distances -> centred Gram matrix
+                const double[::1] r,        # IN row means of D
+                double mu,                  # IN their mean
+                int n_threads):
+    """``D[i, m] = ((D[i, m] - (r[i] + r[m])) + mu) * -0.5`` in place (the arithmetic of
+    :func:`_gram_piece`, so the matrix and streamed engines hold the same bits)."""
+    cdef intp n = D.shape[0], i, m
+    cdef double ri
+    if D.shape[1] != n or r.shape[0] != n:
+        raise ValueError(f"`D` must be n×n and `r` of length n; got ({D.shape[0]}, {D.shape[1]}) "
+                         f"and {r.shape[0]}.")
+    if n == 0:
+        return
+    with nogil:
+        for i in prange(n, num_threads=max(1, n_threads), schedule="static"):
+            ri = r[i]
+            for m in range(n):
+                D[i, m] = ((D[i, m] - (ri + r[m])) + mu) * -0.5
+
+
 def init_bookkeeping(const double[:, ::1] G,      # IN  n×n Gram matrix
                      const intp[::1] labels,      # IN  codes 0..k-1
                      intp k,

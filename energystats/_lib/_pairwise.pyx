@@ -22,7 +22,7 @@ import numpy as np
 cimport cython
 from cython cimport floating
 from cython.parallel cimport parallel, prange, threadid
-from libc.math cimport exp, expm1, pow, sqrt
+from libc.math cimport exp, expm1, ldexp, pow, sqrt
 from libc.stdlib cimport free, malloc
 
 from energystats._lib import SIMD_LEVELS, simd_cap
@@ -104,14 +104,32 @@ cdef inline void _rows4_sums(const floating* X, const floating* YT, Py_ssize_t l
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline void scale_piece(double* out, Py_ssize_t m, double mult, int whole, double pow2) noexcept nogil:
+    """``out[:m]`` back to the original units, as ``Scale.apply`` (multiply by ``mult``, then
+    ``ldexp`` by ``whole``).  ``x·2^w`` is exactly ``ldexp(x, w)`` (both round the exact
+    product once) when ``2^w`` is a double; a multiplication vectorises, a call of ldexp does
+    not."""
+    cdef Py_ssize_t j
+    if -1000 <= whole <= 1000:
+        for j in range(m):
+            out[j] = (out[j] * mult) * pow2
+    else:
+        for j in range(m):
+            out[j] = ldexp(out[j] * mult, whole)
+
+
 def pairwise_matrix(const floating[:, ::1] X,     # IN (n, d)
                     const floating[:, ::1] YT,    # IN (d, m), Y transposed
                     double[:, ::1] out,           # OUT (n, m)
-                    int metric, double param, int n_threads):
-    """Fill ``out[i, j] = rho(X[i], Y[j])``."""
+                    int metric, double param, int n_threads,
+                    double mult=1.0, int whole=0):  # IN the Scale back to the original units
+    """Fill ``out[i, j] = rho(X[i], Y[j])``, times ``mult · 2**whole`` (each piece while it is
+    in cache: the bits of ``Scale.apply`` on the whole matrix, without its pass over it)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = YT.shape[1]
     cdef Py_ssize_t nq = (n + 3) // 4
     cdef Py_ssize_t q, i, i0, j0, j1
+    cdef bint scaled = mult != 1.0 or whole != 0
+    cdef double pow2 = ldexp(1.0, whole) if -1000 <= whole <= 1000 else 0.0
     if n == 0 or m == 0:
         return
     with nogil, parallel(num_threads=n_threads):
@@ -124,9 +142,14 @@ def pairwise_matrix(const floating[:, ::1] X,     # IN (n, d)
                     j1 = m
                 if i0 + 4 <= n:
                     rho_rows4(&X[i0, 0], d, &YT[0, 0], m, d, j0, j1, &out[i0, j0], m, metric, param)
+                    if scaled:
+                        for i in range(i0, i0 + 4):
+                            scale_piece(&out[i, j0], j1 - j0, mult, whole, pow2)
                 else:
                     for i in range(i0, n):
                         rho_block(&X[i, 0], &YT[0, 0], m, d, j0, j1, &out[i, j0], metric, param)
+                        if scaled:
+                            scale_piece(&out[i, j0], j1 - j0, mult, whole, pow2)
                 j0 = j1
 
 
