@@ -255,7 +255,8 @@ def fit_partition(G, k, algorithm, init, n_init, max_iter, rng, n_threads):
         n_init = 1
     seeds = rng.integers(0, 2**63 - 1, size=n_init)
     n = G.shape[0]
-    # restarts in groups whose tables (n×k each) take at most 128 MiB; a group's tables come
+    # restarts in groups of at most 2**24 table entries (n×k each): the one-hot matrix, the
+    # product and the restarts' copies of it take up to 128 MiB each; a group's tables come
     # from one pass over G (initial_tables), then its local searches run in threads
     group = int(max(1, min(n_init, 2**24 // max(1, n * k))))
     results = []

@@ -665,7 +665,8 @@ def _draw_perms(gen, n, strata, count):
 def lazy_draws(gen, R, batch, draw, *args):
     """Delayed batches of ``R`` random draws: ``draw(g, *args, m)`` returns the next ``m`` draws
     from Generator ``g`` (in the order the threads backend draws them one batch after another)
-    and ``g`` advanced.  A chain of small tasks, each on a copy of the previous one's Generator,
+    and a copy of ``g`` advanced past them (``g`` itself untouched: a task's result may be
+    shared in-process).  A chain of small tasks, each on a copy of the previous one's Generator,
     so the draws do not depend on ``batch``'s split, on workers or on scheduling, and the
     caller's ``gen`` is never advanced (the graph holds its own copy)."""
     import dask

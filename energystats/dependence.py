@@ -2221,9 +2221,9 @@ def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt, d
     if dask:
         import dask as _dask
 
-        Xd, pd_ = _dask.delayed(X, pure=True), _dask.delayed(perms, pure=True)
+        Xd, perms_d = _dask.delayed(X, pure=True), _dask.delayed(perms, pure=True)
         task = _dask.delayed(_pair_pvalues, pure=True)
-        blocks = _dask.compute(*[task(Xd, exponent, pd_, is_exact, nt, *sp) for sp in spans])
+        blocks = _dask.compute(*[task(Xd, exponent, perms_d, is_exact, nt, *sp) for sp in spans])
     else:
         blocks = [_pair_pvalues(X, exponent, perms, is_exact, nt, *sp) for sp in spans]
     for (i0, i1, j0, j1), Pb in zip(spans, blocks):
