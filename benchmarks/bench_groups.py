@@ -1,11 +1,15 @@
-"""Many groups: one-hot BLAS products against the compiled fold, per relabelling.
+"""The matrix engine's three paths per relabelling, for growing numbers of groups k.
 
-The matrix engine evaluates a batch of relabellings either with BLAS products
-of one-hot group matrices (O(k·n²) per relabelling, O(k·n) memory) or by
-folding the rows of the n×n matrix by label in a compiled kernel (O(n²),
-O(n) memory).  This prints both times per relabelling and their largest
-relative difference for growing k; ``energystats._permutation.FOLD_MIN_GROUPS``
-(the number of groups from which the engine folds) was chosen from it.
+The matrix engine evaluates a batch of relabellings with BLAS products of
+one-hot group matrices (O(k·n²) per relabelling, O(k·n) memory), by summing
+the n×n matrix under the groups' bit masks in a compiled kernel (about
+(k − 1)²/(2k)·n² additions, only on the points of the first k − 1 groups), or by
+folding the rows of the matrix by label in a compiled kernel (O(n²), O(n)
+memory).  This prints the three times per relabelling (the masked sums on the
+instruction set chosen at import, for k ≤ 8) and the largest relative
+difference from the fold; ``energystats._permutation.FOLD_MIN_GROUPS``,
+and ``MASK_MAX_GROUPS`` were chosen from it.  Set
+``ENERGYSTATS_SIMD`` to time the masked sums on a narrower instruction set.
 
     python benchmarks/bench_groups.py [--n 2000] [--threads 2]
 """
@@ -17,10 +21,11 @@ import time
 import numpy as np
 
 from energystats import _engine, _permutation
+from energystats._lib import _permutation as _kernels
 from energystats._metrics import resolve_metric
 
 
-def per_relabelling(engine, codes, repeat=3):
+def per_relabelling(engine, codes, repeat=7):
     engine.group_sums(codes[:4])  # warm up
     best = np.inf
     for _ in range(repeat):
@@ -39,20 +44,27 @@ def main():
     rng = np.random.default_rng(0)
     n = args.n
     X = rng.normal(size=(n, 3))
-    D = _engine.pairwise_values(X, X, resolve_metric("energy", 1.0, 1.0), args.threads)
-    print(f"n = {n}, {args.threads} threads, batches of {args.batch}; "
-          f"FOLD_MIN_GROUPS = {_permutation.FOLD_MIN_GROUPS}")
-    print(f"{'k':>5} {'one-hot [ms]':>13} {'fold [ms]':>10} {'max rel. diff':>14}")
-    for k in (2, 4, 8, 16, 32, 64, 128):
+    D = _engine.pairwise_values(X, X, resolve_metric("energy", 1.0, 1.0), args.threads, aligned=True)
+    print(f"n = {n}, {args.threads} threads, batches of {args.batch}, best of 7; masked sums on "
+          f"{_kernels.SIMD_LEVEL}; FOLD_MIN_GROUPS = {_permutation.FOLD_MIN_GROUPS}, MASK_MAX_GROUPS = "
+          f"{_permutation.MASK_MAX_GROUPS}")
+    print(f"{'k':>5} {'masked [ms]':>12} {'one-hot [ms]':>13} {'fold [ms]':>10} {'max rel. diff':>14}")
+    for k in (2, 3, 4, 5, 8, 16, 32, 64, 128):
         codes = _permutation.draw_permutations(rng, np.arange(n) % k, args.batch)
         sizes = np.bincount(np.arange(n) % k)
         budget = 8.0 * n * n + 2**30
-        onehot = _permutation.MatrixEngine(D, k, sizes, args.threads, budget, fold=False)
-        fold = _permutation.MatrixEngine(D, k, sizes, args.threads, budget, fold=True)
-        t1, a = per_relabelling(onehot, codes)
-        t2, b = per_relabelling(fold, codes)
-        diff = float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
-        print(f"{k:>5} {t1 * 1e3:>13.3f} {t2 * 1e3:>10.3f} {diff:>14.1e}")
+        times, outs = [], []
+        for path in ("masked", "one-hot", "fold"):
+            if path == "masked" and k > 8:
+                times.append(np.nan)
+                continue
+            eng = _permutation.MatrixEngine(D, k, sizes, args.threads, budget, fold=path == "fold")
+            eng.masked = path == "masked"
+            t, out = per_relabelling(eng, codes)
+            times.append(t)
+            outs.append(out)
+        diff = max(float(np.max(np.abs(o - outs[-1])) / np.max(np.abs(outs[-1]))) for o in outs[:-1])
+        print(f"{k:>5} {times[0] * 1e3:>12.3f} {times[1] * 1e3:>13.3f} {times[2] * 1e3:>10.3f} {diff:>14.1e}")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ for a batch of relabellings ``codes`` (shape (B, n)).  Three engines:
     sorted formulas of the docs' guide page "One-dimensional data").
 ``matrix``
     The n×n matrix ``D`` is computed once (compiled, all threads); a batch of
-    relabellings costs one BLAS product ``Lᵀ D`` (``L`` one-hot, the largest
-    group left out and recovered from the row sums of ``D``) plus an O(n·k)
-    fold per relabelling.
+    relabellings costs one compiled pass summing ``D`` under the groups' bit
+    masks (few groups, :func:`masked_path`) or BLAS products ``L_pᵀ D_pq L_q``
+    over the upper block triangle (``L`` one-hot); either way the largest group
+    is left out and recovered from the row sums of ``D``.
 ``tiled``
     When ``D`` does not fit in the memory budget (fewer than 32 groups): for
     each batch, ``D`` is recomputed in tiles of 1024 rows, each tile pushing
@@ -130,6 +131,13 @@ _FIXED_SUM_COPIES = 4
 #: about 32 groups (benchmarks/bench_groups.py), and more accurate (no column recovered by
 #: subtraction)
 FOLD_MIN_GROUPS = 32
+#: the matrix engine sums up to this many groups under bit masks (compiled) instead of
+#: multiplying one-hot matrices (BLAS), by the instruction set of the kernels: at n = 2000 the
+#: masked sums took 0.36× the products' time for two groups and 0.6× for three on AVX-512
+#: (which adds under mask registers, one operation per eight entries), 0.6× for two on AVX2
+#: (which ANDs each entry with a lane mask first), and were slower with more groups and in
+#: the baseline build (benchmarks/bench_groups.py, docs/benchmarks/groups.txt)
+MASK_MAX_GROUPS = {"avx512": 3, "avx2": 2}
 #: longest a batch should run, in multiply-adds, so that Ctrl-C is honoured between batches
 _BATCH_WORK = 2e9
 
@@ -140,6 +148,31 @@ def _per_relabelling(n, k, onehot):
     if onehot:
         per += 17.0 * (k - 1) * n + 8.0 * (k - 1) * n  # one-hot (and its boolean), products
     return per
+
+
+def masked_path(k):
+    """Whether the matrix engine sums ``k`` groups under bit masks (see MASK_MAX_GROUPS)."""
+    return k <= MASK_MAX_GROUPS.get(_permutation.SIMD_LEVEL, 0)
+
+
+def _per_masked(n, k):
+    """Bytes one relabelling of a batch needs in the matrix engine's masked sums (codes, sums,
+    one group's booleans, the groups' bit masks, the kernel's compensated lane sums)."""
+    kp = k - 1
+    return (8.0 * n * _CODE_COPIES + 8.0 * k * k * _SUM_COPIES + n + 8.0 * kp * -(-n // 64)
+            + 8.0 * kp + 2 * 128.0 * kp * kp)
+
+
+def _matrix_per(n, k, fold):
+    """Bytes per relabelling of the matrix engine's path for ``k`` groups."""
+    if fold:
+        return _per_relabelling(n, k, False)
+    return _per_masked(n, k) if masked_path(k) else _per_relabelling(n, k, True)
+
+
+def _matrix_bytes(n):
+    """Bytes of the engine's n×n matrix (on a 64-byte boundary)."""
+    return 8.0 * n * n + 64.0
 
 
 def _fixed_sums(k):
@@ -176,7 +209,7 @@ def plan_engine(n, d, k, metric, method, budget):
     fold = k >= FOLD_MIN_GROUPS
     plans = []
     if method != "streamed":
-        matrix = Plan("matrix", 8.0 * n * n + 16.0 * n + _fixed_sums(k), _per_relabelling(n, k, not fold),
+        matrix = Plan("matrix", _matrix_bytes(n) + 16.0 * n + _fixed_sums(k), _matrix_per(n, k, fold),
                       fold)
         plans.append(matrix)
         if metric.kind == "builtin" and not fold:
@@ -238,8 +271,8 @@ class SortedEngine:
 
 
 class MatrixEngine:
-    """The n×n matrix in memory; batches through one BLAS product each (few
-    groups) or folded over the matrix rows (many groups)."""
+    """The n×n matrix in memory; batches summed under bit masks (few groups, compiled),
+    through BLAS products (more groups) or folded over the matrix rows (many groups)."""
 
     name = "matrix"
 
@@ -252,9 +285,10 @@ class MatrixEngine:
         self._orders(sizes)
         if not self.fold:
             self.rowsum = np.ascontiguousarray(D.sum(axis=1))
-        fixed = 8.0 * n * n + 16.0 * n + _fixed_sums(k)
+        self.masked = not self.fold and masked_path(k)
+        fixed = _matrix_bytes(n) + 16.0 * n + _fixed_sums(k)
         free = (memory_budget - fixed) / share
-        per = _per_relabelling(n, k, not self.fold)
+        per = _matrix_per(n, k, self.fold)
         if free < per:
             raise _budget_error(fixed + per, f"n={n}, {k} groups, the n×n matrix", memory_budget)
         self.batch_size = _batch_size(free, per, 1024, float(n) * n * (1 if self.fold else k))
@@ -297,21 +331,53 @@ class MatrixEngine:
         return out
 
     def group_sums(self, codes):
-        """``Lᵀ D L`` over the upper block triangle of ``D`` (symmetry halves the work).
+        """``Lᵀ D L`` for a batch of relabellings ``codes`` (B, n), by one of three paths.
 
-        With the rows cut into P blocks, ``Lᵀ D L = Σ_p L_pᵀ D_pp L_p +
-        Σ_{p<q} (L_pᵀ D_pq L_q + its transpose)``: P(P+1)/2 of the P² block
-        products.  The largest group's row and column follow from ``Lᵀ r``
-        (``r`` the row sums of ``D``).
+        * Few groups, on AVX2 or AVX-512 (:func:`masked_path`, :meth:`_masked_sums`): a compiled
+          kernel sums ``D`` under the groups' bit masks, reading the lower tile triangle of
+          ``D`` and, for the row sums of a group, only its points.
+        * More groups (:meth:`_upper_sums`): BLAS products of one-hot matrices over the
+          upper block triangle.
+        * ``k ≥ FOLD_MIN_GROUPS``: the rows of ``D`` folded by label.
+
+        In the first two the largest group's row and column follow from the row sums of ``D``.
         """
         if self.fold:
             return self._fold(codes, [(0, self.D)])
+        if self.masked:
+            return self._masked_sums(codes)
         n = codes.shape[1]
         return map_chunks(self._upper_sums, codes, self.n_threads, chunk_size((self.k - 1) * float(n) * n))
 
+    def _finish(self, Q, s, B):
+        """The (B, k, k) sums from those among the first k − 1 groups (``Q``) and the groups'
+        row sums (``s``, (B, k − 1)), in the external group order."""
+        k, kp = self.k, self.k - 1
+        total = float(self.rowsum.sum())
+        out = np.empty((B, k, k))
+        out[:, :kp, :kp] = Q
+        last = s - out[:, :kp, :kp].sum(axis=2)  # Σ_{x∈C_g, y∈C_last}
+        out[:, :kp, kp] = last
+        out[:, kp, :kp] = last
+        out[:, kp, kp] = (total - s.sum(axis=1)) - last.sum(axis=1)
+        return self._reorder(out)
+
+    def _masked_sums(self, codes):
+        """The compiled masked sums (:func:`energystats._lib._permutation.batch_mask_sums`):
+        64×64 tiles of the lower triangle, each relabelling's sums in a fixed order (the same
+        bits whatever the batch or the threads)."""
+        B, n = codes.shape
+        kp = self.k - 1
+        ci = codes if self.identity else np.ascontiguousarray(self.inv[codes], dtype=np.intp)
+        Q = np.empty((B, kp, kp))
+        s = np.empty((B, kp))
+        threads = self.n_threads if B * kp * kp * float(n) * n >= MASK_THREADS_WORK else 1
+        _permutation.batch_mask_sums(self.D, group_masks(ci, kp), self.rowsum, Q, s, threads)
+        return self._finish(Q, s, B)
+
     def _upper_sums(self, codes, n_threads):
         B, n = codes.shape
-        k, kp = self.k, self.k - 1
+        kp = self.k - 1
         ci, LT = self._onehot(codes)
         L3 = LT.reshape(B, kp, n)
         nb = int(min(4, max(1, n // 256)))
@@ -329,14 +395,7 @@ class MatrixEngine:
                     part = np.matmul(Y, L3[:, :, sq].transpose(0, 2, 1))
                 Q += part if p == q else part + part.transpose(0, 2, 1)
         s = (LT @ self.rowsum).reshape(B, kp)
-        total = float(self.rowsum.sum())
-        out = np.empty((B, k, k))
-        out[:, :kp, :kp] = 0.5 * (Q + Q.transpose(0, 2, 1))
-        last = s - out[:, :kp, :kp].sum(axis=2)  # Σ_{x∈C_g, y∈C_last}
-        out[:, :kp, kp] = last
-        out[:, kp, :kp] = last
-        out[:, kp, kp] = (total - s.sum(axis=1)) - last.sum(axis=1)
-        return self._reorder(out)
+        return self._finish(0.5 * (Q + Q.transpose(0, 2, 1)), s, B)
 
     def _group_sums_full(self, codes):
         """``Z = Lᵀ D`` for every row, folded by label in the compiled kernel."""
@@ -354,6 +413,21 @@ class MatrixEngine:
         out += out.transpose(0, 2, 1).copy()
         out *= 0.5
         return self._reorder(out)
+
+
+#: pair-group work (relabellings × (k − 1)² × n²) from which the masked sums use all threads
+MASK_THREADS_WORK = 2e7
+
+
+def group_masks(ci, kp):
+    """Bit masks of the groups 0..kp−1 of a batch of (internal) codes ``ci`` (B, n): shape
+    (B, kp, ⌈n/64⌉), bit t of word w set when point 64w + t is in the group."""
+    B, n = ci.shape
+    W = (n + 63) // 64
+    raw = np.zeros((B, kp, 8 * W), dtype=np.uint8)
+    for g in range(kp):
+        raw[:, g, :(n + 7) // 8] = np.packbits(ci == g, axis=1, bitorder="little")
+    return np.ascontiguousarray(raw.view("<u8").astype(np.uint64, copy=False))
 
 
 def tile_group_sums(XI, XJ, codes, i0, i1, j0, j1, k, inv, metric, diagonal, n_threads):
@@ -613,8 +687,9 @@ def build_engine(X, k, sizes, metric, n_threads, *, method="auto", memory_budget
         return BlockedEngine(X, k, sizes, metric, n_threads, budget, plan=plan, share=share)
     _memory.check_fits(8.0 * n * n, f"the {n}×{n} distance matrix of the permutation test",
                        "Lower `memory_budget` so that the test works in row blocks.")
-    return MatrixEngine(_engine.pairwise_values(X, X, metric, n_threads), k, sizes, n_threads,
-                        budget, share=share)
+    # on a 64-byte boundary: the masked sums load rows eight values at a time
+    return MatrixEngine(_engine.pairwise_values(X, X, metric, n_threads, aligned=True), k, sizes,
+                        n_threads, budget, share=share)
 
 
 # -- relabellings ------------------------------------------------------------

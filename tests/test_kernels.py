@@ -5,7 +5,7 @@ Each instruction set the CPU has is forced in a child process with
 for both dtypes, every metric, sizes that leave remainders of every kind (not
 multiples of the eight lanes or of the four-row tiles), and each kernel family
 (streamed group sums, the matrix, the dependence passes and permuted products, the Hartigan
-rows).  The fused Euclidean kernels (the energy metric with exponent 1) must also give
+rows, the permutation engine's masked sums).  The fused Euclidean kernels (the energy metric with exponent 1) must also give
 the square roots of the squared kernels' values, bit for bit.
 """
 import json
@@ -22,7 +22,8 @@ CHILD = r"""
 import json, sys
 import numpy as np
 import energystats as es
-from energystats._lib import _pairwise
+from energystats import _permutation
+from energystats._lib import SIMD_LEVELS, _pairwise
 out = {"level": _pairwise.SIMD_LEVEL}
 rng = np.random.default_rng(5)
 for d in (1, 3, 8, 13):
@@ -39,7 +40,12 @@ for d in (1, 3, 8, 13):
                                                      np.sqrt(es.pairwise(x, y, exponent=2.0))))
         out[f"{d}-{dt}-dcov"] = float(es.distance_covariance(x[:141], y))
         out[f"{d}-{dt}-W"] = float(es.EnergyClustering(3, engine="streamed", random_state=0).fit(x).W_)
-        out[f"{d}-{dt}-test"] = es.energy_test(x[:60], y[:50], n_resamples=49, rng=2).null_distribution.tolist()
+        # the matrix engine's two paths for two groups, each on every instruction set (by default
+        # the masked sums do not run in the baseline build)
+        for most, path in ((2, "masked"), (0, "one-hot")):
+            _permutation.MASK_MAX_GROUPS = dict.fromkeys(SIMD_LEVELS, most)
+            out[f"{d}-{dt}-test-{path}"] = es.energy_test(x[:60], y[:50], n_resamples=49,
+                                                          rng=2).null_distribution.tolist()
         out[f"{d}-{dt}-indep"] = es.independence_test(x[:141], y, n_resamples=49,
                                                       rng=2).null_distribution.tolist()
 # the permuted products with both index types (the gathers of 16- and 64-bit indices)
@@ -56,6 +62,16 @@ for n in (5, 8, 37, 203):
                                             np.empty((2, 7 * 16), dtype=np.int32),
                                             np.empty((2, n // 8 + 2), dtype=np.intp), 16, 8, 2)
         out[f"tiled-{n}-{np.dtype(dt).name}"] = res.tolist()
+# the masked sums of the matrix engine: full and partial tiles, one to four groups
+from energystats._lib import _permutation as _perm
+for n in (5, 64, 131, 203):
+    D = np.abs(rng.standard_cauchy(size=(n, n)))
+    D = D + D.T
+    for kp in (1, 2, 4):
+        ci = np.ascontiguousarray(rng.integers(0, kp + 1, size=(5, n)), dtype=np.intp)
+        Q, s = np.empty((5, kp, kp)), np.empty((5, kp))
+        _perm.batch_mask_sums(D, _permutation.group_masks(ci, kp), D.sum(axis=1), Q, s, 2)
+        out[f"mask-{n}-{kp}"] = Q.ravel().tolist() + s.ravel().tolist()
 json.dump(out, sys.stdout)
 """
 

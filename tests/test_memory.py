@@ -40,6 +40,8 @@ def peak_of(call):
 CASES = {
     # name: (n, d, groups, budget, kwargs, engine)
     "two groups, matrix": (2000, 3, 2, 64 * MiB, {}, "matrix"),
+    "two groups, matrix, small batches": (2000, 3, 2, 31.5 * MiB, {}, "matrix"),
+    "three groups, matrix, small batches": (2000, 3, 3, 31.5 * MiB, {}, "matrix"),
     "two groups, row blocks": (3000, 3, 2, 12 * MiB, {}, "blocked"),
     "two groups, tiles": (5000, 3, 2, 32 * MiB, {}, "tiled"),
     "five groups, tiles": (5000, 3, 5, 48 * MiB, {}, "tiled"),

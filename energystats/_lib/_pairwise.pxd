@@ -2,6 +2,7 @@
 # kernel families (Hartigan, permutation, dependence).
 
 from cython cimport floating
+from libc.stdint cimport uint64_t
 
 cdef extern from "_simd.h" nogil:
     # The vector kernels (runtime-dispatched; see _simd.h): the same bits on every instruction set.
@@ -30,6 +31,10 @@ cdef extern from "_simd.h" nogil:
     void es_perm_dot4_i64(const double* a, const double* const* b, const Py_ssize_t* const* p,
                           const double* const* nb, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t n,
                           double* out)
+    Py_ssize_t es_ctz64(uint64_t w)
+    void es_mask_tile(const double* T, Py_ssize_t ld, Py_ssize_t nc, const uint64_t* rows,
+                      Py_ssize_t rs, const uint64_t* cols, Py_ssize_t cs, double* acc,
+                      Py_ssize_t acc_stride, Py_ssize_t count)
 
 cdef enum MetricCode:
     ENERGY = 0

@@ -27,7 +27,17 @@ import numpy as np
 cimport cython
 from cython.parallel cimport parallel, prange, threadid
 
-from energystats._lib._pairwise cimport kahan_add
+from libc.stdint cimport uint64_t
+
+from energystats._lib._pairwise cimport es_ctz64, es_mask_tile, es_simd_init, kahan_add
+from energystats._lib import SIMD_LEVELS, simd_cap
+
+#: the instruction set of this module's copy of the vector kernels' dispatch (_simd.h)
+SIMD_LEVEL = SIMD_LEVELS[es_simd_init(simd_cap())]
+
+#: rows and columns of a tile of :func:`batch_mask_sums` (one bit word of the masks; 32 KiB of
+#: the matrix, which stays in a core's L1 cache while the batch passes over it)
+DEF TILE = 64
 
 
 @cython.boundscheck(False)
@@ -158,3 +168,73 @@ def batch_fold_group_sums(const double[:, ::1] D,          # IN (r, n): rows r0 
                 g = codes[b, r0 + i]
                 for h in range(k):
                     out[b, g, h] += (tmp[h] + tmp[k + h]) + (tmp[2 * k + h] + tmp[3 * k + h])
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def batch_mask_sums(const double[:, ::1] D,           # IN (n, n): symmetric
+                    const uint64_t[:, :, ::1] bits,   # IN (B, kp, W), W = ceil(n / 64): bit t of
+                                                      #    word w of [b, g] set when point 64w + t
+                                                      #    is in group g under relabelling b
+                    const double[::1] rowsum,         # IN (n,): Σ_y D[x, y]
+                    double[:, :, ::1] out,            # OUT (B, kp, kp)
+                    double[:, ::1] s,                 # OUT (B, kp): Σ_{x∈C_g^b} rowsum[x]
+                    int n_threads):
+    """``out[b, g, h] = Σ_{x∈C_g^b} Σ_{y∈C_h^b} D[x, y]`` for the groups g, h < kp, read from
+    the lower block triangle of the symmetric ``D`` and the group masks alone (no one-hot
+    matrix, no product with the points of the other groups).
+
+    ``D`` is cut into tiles of 64×64 entries.  A tile I > J adds ``Σ_{x∈I∩C_g, y∈J∩C_h}`` to a
+    sum ``L[g, h]`` that also stands for its mirror image; a diagonal tile adds to ``E[g, h]``;
+    then ``M = L + Lᵀ + E``.  ``s[b, g]`` adds the row sums of group g's points in increasing
+    order, compensated (the caller recovers the sums with the last group from them, so their
+    rounding errors reach the statistic magnified).  Each relabelling's sums take the tiles in the same order
+    (``es_mask_tile``: eight running sums per column lane, rows in order), whichever thread
+    serves it, so the results do not depend on ``n_threads``.  The threads split the batch;
+    each passes over the tiles once, the tile in cache while its relabellings use it.
+    Work: about n²/2 additions per pair (g, h) per relabelling, in vector lanes under the
+    masks; only the points of group g are visited for the row sums of g.
+    """
+    cdef Py_ssize_t n = D.shape[0], B = bits.shape[0], kp = bits.shape[1], W = bits.shape[2]
+    cdef Py_ssize_t nt, t, b0, b1, r, c, g, h, l, nc, w, astride = 2 * kp * kp * 16
+    cdef uint64_t word
+    cdef double[:, :, :, :, ::1] acc
+    cdef double x, y, z, zc
+    if B == 0 or kp == 0:
+        return
+    acc = np.zeros((B, 2, kp, kp, 16))  # eight lanes' sums, then their rounding errors
+    nt = max(1, min(n_threads, B))
+    with nogil, parallel(num_threads=nt):
+        for t in prange(nt, schedule="static"):
+            b0 = t * B // nt
+            b1 = (t + 1) * B // nt
+            if b1 > b0:
+                for r in range(W):
+                    for c in range(r + 1):
+                        nc = min(TILE, n - c * TILE)
+                        for g in range(kp):
+                            for h in range(kp):
+                                es_mask_tile(&D[r * TILE, c * TILE], n, nc, &bits[b0, g, r], kp * W,
+                                             &bits[b0, h, c], kp * W, &acc[b0, 0 if c < r else 1, g, h, 0],
+                                             astride, b1 - b0)
+        for t in prange(B, schedule="static"):
+            for g in range(kp):
+                for h in range(kp):
+                    x = _lanes(&acc[t, 0, g, h, 0])
+                    y = _lanes(&acc[t, 0, h, g, 0])
+                    z = _lanes(&acc[t, 1, g, h, 0])
+                    out[t, g, h] = (x + y) + z
+                z = 0.0
+                zc = 0.0
+                for w in range(W):
+                    word = bits[t, g, w]
+                    while word:
+                        kahan_add(&z, &zc, rowsum[w * TILE + es_ctz64(word)])
+                        word = word & (word - 1)
+                s[t, g] = z + zc
+
+
+cdef inline double _lanes(const double* v) noexcept nogil:
+    """The eight compensated lanes' sum (lane l: ``v[l] + v[8 + l]``) in es_sum's order."""
+    return (((v[0] + v[8]) + (v[4] + v[12])) + ((v[2] + v[10]) + (v[6] + v[14]))) + \
+        (((v[1] + v[9]) + (v[5] + v[13])) + ((v[3] + v[11]) + (v[7] + v[15])))

@@ -42,6 +42,8 @@ typedef float es_v8f __attribute__((vector_size(32)));
 #define ES_VLOAD_D(p) ({ es_v8d v_; memcpy(&v_, (p), sizeof v_); v_; })
 #define ES_VLOAD_F(p) ({ es_v8f f_; memcpy(&f_, (p), sizeof f_); __builtin_convertvector(f_, es_v8d); })
 #define ES_VSTORE(p, v) memcpy((p), &(v), sizeof(es_v8d))
+typedef int64_t es_v8l __attribute__((vector_size(64)));
+#define ES_VLOAD_L(p) ({ es_v8l l_; memcpy(&l_, (p), sizeof l_); l_; })
 #else
 /* Any other C compiler: the same lanes as a plain array (the compiler may vectorise it). */
 typedef struct { double v[ES_LANES]; } es_v8d;
@@ -58,6 +60,48 @@ static es_v8d es_vload_f(const float* p) { es_v8d v; int l; for (l = 0; l < ES_L
 #define ES_VLOAD_D(p) es_vload_d(p)
 #define ES_VLOAD_F(p) es_vload_f(p)
 #define ES_VSTORE(p, x) memcpy((p), (x).v, sizeof((x).v))
+#endif
+
+/* The index of the lowest set bit of a non-zero word. */
+static inline es_ssize es_ctz64(uint64_t w)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (es_ssize)__builtin_ctzll(w);
+#else
+    es_ssize t = 0;
+    while (!(w & 1)) {
+        w >>= 1;
+        t++;
+    }
+    return t;
+#endif
+}
+
+/* Compensated (Kahan-Babuska/Neumaier) addition of `value` into *acc, the error into *comp
+ * (the sum is *acc + *comp); the arithmetic of kahan_add in _pairwise.pyx. */
+static inline void es_neumaier(double* acc, double* comp, double value)
+{
+    double t = *acc + value;
+    if ((*acc >= value) == (*acc >= -value))   /* |acc| >= |value| */
+        *comp += (*acc - t) + value;
+    else
+        *comp += (value - t) + *acc;
+    *acc = t;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+/* es_lane_masks[m][l]: all ones where bit l of m is set, else zero (the masked sums of
+ * es_mask_tile outside AVX-512). */
+static int64_t es_lane_masks[256][ES_LANES];
+static void es_lane_masks_init(void)
+{
+    int m, l;
+    for (m = 0; m < 256; m++)
+        for (l = 0; l < ES_LANES; l++)
+            es_lane_masks[m][l] = ((m >> l) & 1) ? -1 : 0;
+}
+#else
+static void es_lane_masks_init(void) {}
 #endif
 
 /* The baseline build: whatever the compiler targets by default (SSE2 on x86-64). */
@@ -115,13 +159,16 @@ typedef struct {
                           const double* const*, es_ssize, es_ssize, es_ssize, double*);
     void (*perm_dot4_i64)(const double*, const double* const*, const es_ssize* const*,
                           const double* const*, es_ssize, es_ssize, es_ssize, double*);
+    void (*mask_tile)(const double*, es_ssize, es_ssize, const uint64_t*, es_ssize, const uint64_t*,
+                      es_ssize, double*, es_ssize, es_ssize);
     int level;
 } es_simd_table;
 
 #define ES_TABLE(ISA, LEVEL) {es_sq_row_d_##ISA, es_sq_row_f_##ISA, es_sq_rows4_d_##ISA,           \
                               es_sq_rows4_f_##ISA, es_rt_row_d_##ISA, es_rt_row_f_##ISA,           \
                               es_rt_rows4_d_##ISA, es_rt_rows4_f_##ISA, es_sqrt_##ISA, es_sum_##ISA,\
-                              es_perm_dot4_u16_##ISA, es_perm_dot4_i64_##ISA, LEVEL}
+                              es_perm_dot4_u16_##ISA, es_perm_dot4_i64_##ISA, es_mask_tile_##ISA, \
+                              LEVEL}
 
 static es_simd_table es_simd = ES_TABLE(base, ES_SIMD_BASELINE);
 
@@ -144,6 +191,7 @@ ES_MAYBE_UNUSED static int es_simd_init(int cap)
 {
     int level = es_simd_available(cap);
     es_simd_table t = ES_TABLE(base, ES_SIMD_BASELINE);
+    es_lane_masks_init();
 #ifdef ES_X86_DISPATCH
     if (level == ES_SIMD_AVX2) {
         es_simd_table a = ES_TABLE(avx2, ES_SIMD_AVX2);
@@ -191,5 +239,9 @@ static inline void es_perm_dot4_i64(const double* a, const double* const* b, con
                                     const double* const* nb, es_ssize j0, es_ssize j1, es_ssize n,
                                     double* out)
 { es_simd.perm_dot4_i64(a, b, p, nb, j0, j1, n, out); }
+static inline void es_mask_tile(const double* T, es_ssize ld, es_ssize nc, const uint64_t* rows,
+                                es_ssize rs, const uint64_t* cols, es_ssize cs, double* acc,
+                                es_ssize as, es_ssize count)
+{ es_simd.mask_tile(T, ld, nc, rows, rs, cols, cs, acc, as, count); }
 
 #endif

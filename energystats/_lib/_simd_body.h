@@ -324,6 +324,167 @@ ES_PERM_DOT4(uint16_t, u16)
 ES_PERM_DOT4(es_ssize, i64)
 #endif
 
+/* Masked sums over one tile of a matrix, for `count` (row mask, column mask) pairs q:
+ *     acc[q * as + l] += sum over the rows i of rows[q * rs] and the chunks c = 0..7
+ *                        of T[i * ld + 8c + l] where bit 8c + l of cols[q * cs] is set,
+ * bit t of a mask standing for row (column) t of the tile (t < 64; the tile has nc ≤ 64 columns,
+ * and no bit at or beyond nc is set).  The order of the additions, the same in every build:
+ * lane l of chunk c keeps two running sums, one over the 1st, 3rd, 5th, ... rows of the mask
+ * and one over the 2nd, 4th, ... (in increasing order); they are added (first + second), the
+ * chunks as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), and the result to acc.  A
+ * masked-off entry is never added (not even as 0 x value: an infinite or NaN entry outside the
+ * masks changes nothing).  The AVX-512 build adds under mask registers, four chunks at a time
+ * (two running sums each: eight independent additions per pair of rows); the others add the
+ * entry ANDed with an all-ones or all-zeros lane, two chunks at a time in AVX2 (as four-lane
+ * halves) and one at a time in the baseline build (an unset lane adds +0.0,
+ * which leaves a sum unchanged: a sum that starts at +0.0 is never -0.0); a tile narrower than
+ * 64 columns takes the scalar path, lane by lane.  The same operations in the same order, so
+ * the same bits. */
+#define ES_MASK_PAIR_LOOP(ADD)                                                                     \
+    {                                                                                              \
+        uint64_t rw_ = rw;                                                                         \
+        while (rw_) {                                                                              \
+            const double* p0 = T + es_ctz64(rw_) * ld;                                             \
+            rw_ &= rw_ - 1;                                                                        \
+            if (!rw_) {                                                                            \
+                ADD(0, p0)                                                                         \
+                break;                                                                             \
+            }                                                                                      \
+            {                                                                                      \
+                const double* p1 = T + es_ctz64(rw_) * ld;                                         \
+                rw_ &= rw_ - 1;                                                                    \
+                ADD(0, p0)                                                                         \
+                ADD(1, p1)                                                                         \
+            }                                                                                      \
+        }                                                                                          \
+    }
+ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize nc,
+                                        const uint64_t* rows, es_ssize rs,
+                                        const uint64_t* cols, es_ssize cs,
+                                        double* acc, es_ssize as, es_ssize count)
+{
+    es_ssize q, c, l, par, rank;
+    double lane[8][2][ES_LANES], sum[8][ES_LANES];
+    for (q = 0; q < count; q++) {
+        uint64_t rw = rows[q * rs], cw = cols[q * cs];
+        double* out = acc + q * as;
+        if (rw == 0 || cw == 0)
+            continue;
+        if (nc == 64) {
+#if defined(ES_GATHER512)
+            __m512d s[8];
+            int half;
+            for (half = 0; half < 2; half++) {
+                const int b = 4 * half;
+                const __mmask8 k0 = (__mmask8)(cw >> (8 * b)), k1 = (__mmask8)(cw >> (8 * b + 8)),
+                               k2 = (__mmask8)(cw >> (8 * b + 16)), k3 = (__mmask8)(cw >> (8 * b + 24));
+                __m512d e0 = _mm512_setzero_pd(), e1 = e0, e2 = e0, e3 = e0, o0 = e0, o1 = e0, o2 = e0,
+                        o3 = e0;
+#define ES_MASK_ADD4(PAR, p)                                                                       \
+                if (PAR == 0) {                                                                    \
+                    e0 = _mm512_mask_add_pd(e0, k0, e0, _mm512_loadu_pd((p) + 8 * b));             \
+                    e1 = _mm512_mask_add_pd(e1, k1, e1, _mm512_loadu_pd((p) + 8 * b + 8));         \
+                    e2 = _mm512_mask_add_pd(e2, k2, e2, _mm512_loadu_pd((p) + 8 * b + 16));        \
+                    e3 = _mm512_mask_add_pd(e3, k3, e3, _mm512_loadu_pd((p) + 8 * b + 24));        \
+                } else {                                                                           \
+                    o0 = _mm512_mask_add_pd(o0, k0, o0, _mm512_loadu_pd((p) + 8 * b));             \
+                    o1 = _mm512_mask_add_pd(o1, k1, o1, _mm512_loadu_pd((p) + 8 * b + 8));         \
+                    o2 = _mm512_mask_add_pd(o2, k2, o2, _mm512_loadu_pd((p) + 8 * b + 16));        \
+                    o3 = _mm512_mask_add_pd(o3, k3, o3, _mm512_loadu_pd((p) + 8 * b + 24));        \
+                }
+                ES_MASK_PAIR_LOOP(ES_MASK_ADD4)
+#undef ES_MASK_ADD4
+                s[b] = _mm512_add_pd(e0, o0);
+                s[b + 1] = _mm512_add_pd(e1, o1);
+                s[b + 2] = _mm512_add_pd(e2, o2);
+                s[b + 3] = _mm512_add_pd(e3, o3);
+            }
+            s[0] = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(s[0], s[1]), _mm512_add_pd(s[2], s[3])),
+                                 _mm512_add_pd(_mm512_add_pd(s[4], s[5]), _mm512_add_pd(s[6], s[7])));
+            _mm512_storeu_pd(out, _mm512_add_pd(_mm512_loadu_pd(out), s[0]));
+            continue;
+#elif defined(ES_GATHER256)
+            /* two chunks at a time, each as two 4-lane halves ANDed with lane masks */
+            __m256d s[8][2];
+            int pair;
+            for (pair = 0; pair < 4; pair++) {
+                const int b = 2 * pair;
+                const __m256d mA0 = _mm256_loadu_pd((const double*)es_lane_masks[(cw >> (8 * b)) & 255]),
+                              mA1 = _mm256_loadu_pd((const double*)es_lane_masks[(cw >> (8 * b)) & 255] + 4),
+                              mB0 = _mm256_loadu_pd((const double*)es_lane_masks[(cw >> (8 * b + 8)) & 255]),
+                              mB1 = _mm256_loadu_pd((const double*)es_lane_masks[(cw >> (8 * b + 8)) & 255] + 4);
+                __m256d eA0 = _mm256_setzero_pd(), eA1 = eA0, eB0 = eA0, eB1 = eA0, oA0 = eA0, oA1 = eA0,
+                        oB0 = eA0, oB1 = eA0;
+#define ES_MASK_ADD2(PAR, p)                                                                       \
+                if (PAR == 0) {                                                                    \
+                    eA0 = _mm256_add_pd(eA0, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b), mA0));     \
+                    eA1 = _mm256_add_pd(eA1, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 4), mA1)); \
+                    eB0 = _mm256_add_pd(eB0, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 8), mB0)); \
+                    eB1 = _mm256_add_pd(eB1, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 12), mB1));\
+                } else {                                                                           \
+                    oA0 = _mm256_add_pd(oA0, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b), mA0));     \
+                    oA1 = _mm256_add_pd(oA1, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 4), mA1)); \
+                    oB0 = _mm256_add_pd(oB0, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 8), mB0)); \
+                    oB1 = _mm256_add_pd(oB1, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 12), mB1));\
+                }
+                ES_MASK_PAIR_LOOP(ES_MASK_ADD2)
+#undef ES_MASK_ADD2
+                s[b][0] = _mm256_add_pd(eA0, oA0);
+                s[b][1] = _mm256_add_pd(eA1, oA1);
+                s[b + 1][0] = _mm256_add_pd(eB0, oB0);
+                s[b + 1][1] = _mm256_add_pd(eB1, oB1);
+            }
+            for (l = 0; l < 2; l++) {
+                __m256d t = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(s[0][l], s[1][l]),
+                                                        _mm256_add_pd(s[2][l], s[3][l])),
+                                          _mm256_add_pd(_mm256_add_pd(s[4][l], s[5][l]),
+                                                        _mm256_add_pd(s[6][l], s[7][l])));
+                _mm256_storeu_pd(out + 4 * l, _mm256_add_pd(_mm256_loadu_pd(out + 4 * l), t));
+            }
+            continue;
+#elif defined(__GNUC__) || defined(__clang__)
+            es_v8d s[8];
+            for (c = 0; c < 8; c++) {
+                const es_v8l m = ES_VLOAD_L(es_lane_masks[(cw >> (8 * c)) & 255]);
+                es_v8d e = ES_VZERO, o = ES_VZERO;
+#define ES_MASK_ADD1(PAR, p)                                                                       \
+                if (PAR == 0)                                                                      \
+                    e = e + (es_v8d)((es_v8l)ES_VLOAD_D((p) + 8 * c) & m);                         \
+                else                                                                               \
+                    o = o + (es_v8d)((es_v8l)ES_VLOAD_D((p) + 8 * c) & m);
+                ES_MASK_PAIR_LOOP(ES_MASK_ADD1)
+#undef ES_MASK_ADD1
+                s[c] = e + o;
+            }
+            s[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+            s[0] = ES_VLOAD_D(out) + s[0];
+            ES_VSTORE(out, s[0]);
+            continue;
+#endif
+        }
+        for (c = 0; c < 8; c++)
+            for (par = 0; par < 2; par++)
+                for (l = 0; l < ES_LANES; l++)
+                    lane[c][par][l] = 0.0;
+        for (rank = 0; rw; rank++) {
+            const double* p = T + es_ctz64(rw) * ld;
+            rw &= rw - 1;
+            par = rank & 1;
+            for (c = 0; c < 8; c++)
+                for (l = 0; l < ES_LANES && 8 * c + l < nc; l++)
+                    if ((cw >> (8 * c + l)) & 1)
+                        lane[c][par][l] = lane[c][par][l] + p[8 * c + l];
+        }
+        for (c = 0; c < 8; c++)
+            for (l = 0; l < ES_LANES; l++)
+                sum[c][l] = lane[c][0][l] + lane[c][1][l];
+        for (l = 0; l < ES_LANES; l++)
+            out[l] = out[l] + (((sum[0][l] + sum[1][l]) + (sum[2][l] + sum[3][l]))
+                               + ((sum[4][l] + sum[5][l]) + (sum[6][l] + sum[7][l])));
+    }
+}
+#undef ES_MASK_PAIR_LOOP
+
 #undef ES_PERM_DOT4
 #undef ES_PERM_DOT4_TAIL
 #undef ES_PERM_PREFETCH
