@@ -261,7 +261,9 @@ def test_ctrl_c_interrupts_a_long_call(what, tmp_path):
 
     script = tmp_path / "long.py"
     script.write_text(
-        "import sys, numpy as np, energystats as es\n"
+        "import signal, sys, numpy as np, energystats as es\n"
+        # KeyboardInterrupt on SIGINT even if SIGINT was inherited ignored (a background job)
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "rng = np.random.default_rng(0)\n"
         + LONG_CALLS[what] +
         "print('started', flush=True)\n"

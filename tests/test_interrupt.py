@@ -31,7 +31,10 @@ DEADLINE_S = 2.0
 # The child announces "phase" from a wrapper around the kernel of the long phase
 # (looked up on the module at call time), so the signal lands inside it.
 CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    # Ctrl-C raises KeyboardInterrupt even when this child inherited SIGINT ignored (as a job
+    # started in the background by a non-interactive shell does)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import energystats as es
     from energystats._lib import _hartigan
