@@ -899,9 +899,26 @@ def decide_exact(cell_codes, n_cells, strata, n_resamples, exact, exact_limit=10
     return False
 
 
+def skip_relabellings(rng, values, count, strata=None):
+    """Advance ``rng`` past ``count`` relabellings of :func:`draw_permutations`, as if they had
+    been drawn: within strata they use ``count · n`` uniform doubles (drawn and dropped in
+    pieces of at most 2**20), otherwise they are drawn and dropped in batches."""
+    n = np.asarray(values).size
+    if strata is not None:
+        left = int(count) * n
+        while left > 0:
+            step = min(left, 2**20)
+            rng.random(step)
+            left -= step
+        return
+    step = max(1, 2**20 // max(n, 1))
+    for c0 in range(0, int(count), step):
+        draw_permutations(rng, values, min(step, int(count) - c0))
+
+
 def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples, rng,
                      exact=None, exact_limit=10**6, progress=False, strata=None, rule=None,
-                     tolerance=None):
+                     tolerance=None, skip_rest=False):
     """Observed statistic and its null distribution.
 
     Parameters
@@ -923,7 +940,13 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
         A sequential rule sees each batch's exceedances (relabelled value ≥
         observed − ``tolerance(M_observed)``, NaN counting as one) in draw
         order; once it stops, the null distribution is cut at the last
-        relabelling it used.  One statistic per relabelling only.
+        relabelling it used.  With several statistics per relabelling, a
+        :class:`~energystats._sequential.RuleSet` (one rule per statistic; the
+        null is cut where the last one stopped).
+    skip_rest : bool
+        After an early stop, advance ``rng`` past the relabellings the full run
+        would still have drawn (:func:`skip_relabellings`), so that the next
+        user of ``rng`` gets the relabellings it would have after a full run.
 
     Returns
     -------
@@ -974,6 +997,8 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
             if sequential:
                 if rule.update(_sequential.exceeds(vals, observed, tol)):
                     null = null[:rule.used].copy()
+                    if skip_rest and done < total:
+                        skip_relabellings(rng, cell_codes, total - done, strata)
                     break
             del vals
     if null is None:

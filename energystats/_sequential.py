@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["make_rule", "batches", "collect", "exceeds", "final_pvalue", "PVALUE_METHODS"]
+__all__ = ["make_rule", "RuleSet", "batches", "collect", "exceeds", "final_pvalue", "PVALUE_METHODS"]
 
 PVALUE_METHODS = ("full", "sequential", "decision")
 
@@ -205,6 +205,33 @@ class GandyDecision:
         """The usual estimate from the resamples used, (g + 1) / (n + 1): with an early stop
         it is a by-product, not a valid p-value; the decision is the result."""
         return (self.exceedances + 1.0) / (self.used + 1.0)
+
+
+class RuleSet:
+    """One rule per statistic of a resample (e.g. the factors of a several-factor DISCO that
+    share relabellings): column f of each batch's exceedances goes to ``rules[f]`` until that
+    rule stops; the set stops when all have.  ``used`` is the most any rule used."""
+
+    sequential = True
+
+    def __init__(self, rules):
+        self.rules = list(rules)
+        self.name = self.rules[0].name
+
+    @property
+    def used(self):
+        return max(r.used for r in self.rules)
+
+    @property
+    def stopped(self):
+        return all(r.stopped for r in self.rules)
+
+    def update(self, exceed):
+        exceed = np.asarray(exceed, dtype=bool).reshape(len(exceed), len(self.rules))
+        for f, rule in enumerate(self.rules):
+            if not rule.stopped:
+                rule.update(exceed[:, f])
+        return self.stopped
 
 
 def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3, exact=None, dask=False,

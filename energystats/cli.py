@@ -225,7 +225,12 @@ def _note_run(args, what, res, t0):
         return
     kind = "relabellings (exact)" if res.exact else "resamples"
     seed = f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""
-    _note(args, f"{what}: {res.n_resamples} {kind} in {time.perf_counter() - t0:.2f} s{seed}")
+    import numpy as np
+
+    counts = np.atleast_1d(res.n_resamples)
+    used = (str(int(counts[0])) if counts.size == 1 else  # several factors, each stopped on its own
+            "/".join(str(int(c)) for c in counts) + " (per factor)")
+    _note(args, f"{what}: {used} {kind} in {time.perf_counter() - t0:.2f} s{seed}")
 
 
 def _record(res, drop=("null_distribution",)):
@@ -394,9 +399,6 @@ def _cmd_disco(args):
     for b in by:
         _check_groups(df, [b], path)
     pkw = _pvalue_kwargs(args)
-    if pkw and len(by) > 1:
-        raise CLIError(f"option --pvalue-method {args.pvalue_method}: one factor at a time (several "
-                       "--by columns share one set of relabellings); leave it out, or give one --by.")
     seed = _draw_seed(args)
     kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
               rng=seed, progress=_progress(args), strata=strata[0] if strata else None,
@@ -416,8 +418,18 @@ def _cmd_disco(args):
                          "energy's disco)"}[res.test]
     emit([(title, res.to_frame())], args.format)
     if res.pvalue is not None and res.pvalue_method != "full":
-        _test_verdict(args, res, f"the groups of {by[0]} differ",
-                      f"the groups of {by[0]} show no evidence of differing")
+        if len(by) == 1:
+            _test_verdict(args, res, f"the groups of {by[0]} differ",
+                          f"the groups of {by[0]} show no evidence of differing")
+        else:  # each factor's rule stopped on its own: a verdict per factor
+            from types import SimpleNamespace
+
+            for f, name in enumerate(by):
+                one = SimpleNamespace(pvalue=float(res.pvalue[f]), pvalue_se=None,
+                                      pvalue_method=res.pvalue_method, decision=res.decision[f],
+                                      n_resamples=int(res.n_resamples[f]))
+                _test_verdict(args, one, f"the groups of {name} differ",
+                              f"the groups of {name} show no evidence of differing")
     elif res.pvalue is not None:
         names = by if len(by) > 1 else by[:1]
         for f, p, se in zip(names, np.atleast_1d(res.pvalue), np.atleast_1d(res.pvalue_se)):

@@ -169,7 +169,11 @@ class DiscoResult:
     factors : list
         Factor names (``['Between']`` for a single unnamed factor).
     null_distribution : ndarray, shape (n_resamples,) or (n_resamples, n_factors)
-    n_resamples : int
+        With several factors and 'sequential' or 'decision', each factor's
+        column holds its own relabellings and then NaN (its rule stopped).
+    n_resamples : int or ndarray
+        Relabellings used; one per factor (int ndarray) with several factors
+        and 'sequential' or 'decision'.
     exact : bool
     sizes : list of ndarray
         Group sizes of each factor.
@@ -192,11 +196,12 @@ class DiscoResult:
     strata_name : str or None
         The strata column, when given by name.
     pvalue_method : str
-        'full', 'sequential' or 'decision' (one factor; see :func:`disco`);
-        with the last two ``n_resamples`` counts the relabellings used and
-        ``pvalue_se`` is None.
-    decision : str or None
-        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
+        'full', 'sequential' or 'decision' (see :func:`disco`); with the last
+        two ``n_resamples`` counts the relabellings used and ``pvalue_se`` is
+        None.
+    decision : str, list or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled);
+        a list of them, one per factor, with several factors.
     """
 
     statistic: float | np.ndarray
@@ -245,15 +250,19 @@ class DiscoResult:
         )
 
     def __repr__(self):
-        how = ("no permutations" if self.n_resamples == 0 else
-               f"exact, {self.n_resamples} relabellings" if self.exact else
-               f"{self.n_resamples} random relabellings")
-        if self.seed is not None and self.n_resamples and not self.exact:
+        counts = np.atleast_1d(self.n_resamples)
+        used = (str(int(counts[0])) if counts.size == 1 else
+                "/".join(str(int(c)) for c in counts))  # several factors stopped one by one
+        how = ("no permutations" if not counts.any() else
+               f"exact, {used} relabellings" if self.exact else
+               f"{used} random relabellings" + (" (per factor)" if counts.size > 1 else ""))
+        if self.seed is not None and counts.any() and not self.exact:
             how += f", seed {self.seed}"
         if self.pvalue_method == "sequential":
             how += ", stopped sequentially (Besag & Clifford)"
         elif self.pvalue_method == "decision":
-            how += f", decision: {self.decision}"
+            how += (f", decision: {self.decision}" if isinstance(self.decision, (str, type(None))) else
+                    ", decisions: " + "; ".join(map(str, self.decision)))
         what = {"one-way": "",
                 "stratified": "\nthe factor's groups compared within each stratum (relabelled within strata)",
                 "conditional": "\neach factor tested given the others (relabelled within the cells of "
@@ -866,9 +875,10 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     mean and variance.
 
     Evaluation: the pairwise matrix is computed once (compiled, all threads);
-    batches of relabellings are then evaluated through one BLAS product
-    :math:`L^\top D` per batch (``L`` the one-hot group matrices), sized to
-    ``memory_budget``.  When the n×n matrix does not fit the budget, it is
+    batches of relabellings, sized to ``memory_budget``, are then evaluated by
+    one compiled pass summing the matrix under the groups' bit masks (two
+    groups; three with AVX-512) or through BLAS products :math:`L^\top D`
+    (``L`` the one-hot group matrices).  When the n×n matrix does not fit the budget, it is
     recomputed in tiles for every batch (engine 'tiled', or 'blocked' in row
     blocks with 32 groups or more: one extra O(n²·d) pass per batch, memory a
     tile or row block plus the batch); if not even that fits, each relabelling is evaluated by a streamed compiled reduction
@@ -1058,8 +1068,14 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
         As in :func:`energy_test`: groups compared and relabelled within strata.
     pvalue_method, sequential_h, alpha
         As in :func:`energy_test` ('full', 'sequential' or 'decision'); the
-        last two stop relabelling early, with one factor only (several
-        factors share the relabellings' bookkeeping, so they take 'full').
+        last two stop relabelling early.  With several factors each factor has
+        its own rule, fixed in advance like the one-factor rule: tested
+        conditionally, a factor that stops skips the rest of its relabellings
+        (the next factor gets those of the full run); with
+        ``conditional=False`` the factors share the relabellings, which stop
+        when every factor's rule has stopped.  Either way each factor's
+        p-value (or decision) is its rule applied to the full run's
+        relabellings, and ``n_resamples`` counts them per factor.
     conditional : bool, default True
         With several factors: test each factor given the others (relabelled
         within the cells of the other factors); ``False`` gives R
@@ -1161,17 +1177,16 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     labs, names = st.labs, st.names
     single = len(labs) == 1
     n = int(labs[0].sizes.sum())
-    rule = _sequential.make_rule(pvalue_method, st.R, h=sequential_h, alpha=alpha, exact=exact,
-                                 dask=st.dask)
-    if rule is not None and not single:
-        raise ValueError(f"`pvalue_method={pvalue_method!r}` stops one test's relabellings; with "
-                         f"several factors ({len(labs)}) use 'full', or test one factor at a time "
-                         "(with the others as `strata`).")
+    # one stopping rule per factor (None: every relabelling)
+    rules = [_sequential.make_rule(pvalue_method, st.R, h=sequential_h, alpha=alpha, exact=exact,
+                                   dask=st.dask) for _ in labs]
+    if rules[0] is None:
+        rules = None
     if not single and not conditional:
         if st.strata is not None:
             raise ValueError("`conditional=False` (R's marginal tests) is not available with "
                              "`strata`; use `conditional=True`, or one factor at a time.")
-        return _marginal_disco(st, n, progress, compute)
+        return _marginal_disco(st, n, progress, compute, rules)
     if not single and exact:
         raise ValueError("`exact=True` is not available for several factors tested conditionally "
                          "(each factor has its own set of relabellings); use random relabellings.")
@@ -1196,19 +1211,22 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
         return _dask_test(st, units, [_DiscoStatistic(u.layout) for u in units],
                           exact if single else False, "disco", compute)
     parts, engine, D = [], None, None
-    for unit in units:
+    for f, unit in enumerate(units):
         engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp), D=D)
         D = getattr(engine, "D", None)
         stat = _DiscoStatistic(unit.layout)
+        # a factor that stops early skips the rest of its relabellings, so the next factor's
+        # are those of the full run (each factor's result is its rule applied to the full run)
         o, nl, is_exact, obs_M = _permutation.permutation_null(
             [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen,
-            exact=exact if single else False, progress=progress, strata=unit.strata, rule=rule,
-            tolerance=stat.tolerance)
+            exact=exact if single else False, progress=progress, strata=unit.strata,
+            rule=None if rules is None else rules[f], tolerance=stat.tolerance,
+            skip_rest=f < len(units) - 1)
         parts.append((stat, o, nl, obs_M))
-    return _disco_finish(st, units, parts, is_exact, engine.name, rule)
+    return _disco_finish(st, units, parts, is_exact, engine.name, rules)
 
 
-def _disco_finish(st, units, parts, is_exact, engine_name, rule=None):
+def _disco_finish(st, units, parts, is_exact, engine_name, rules=None):
     """The :class:`DiscoResult` from each factor's (statistic, observed, null, observed sums)."""
     single = len(units) == 1
     n = int(st.labs[0].sizes.sum())
@@ -1222,14 +1240,22 @@ def _disco_finish(st, units, parts, is_exact, engine_name, rule=None):
         S.append(float(Sf[0]))
         W = float(Wf[0])
     T = float(np.sum(obs_M[0])) / (2.0 * n)
-    null = nulls[0] if single else np.stack(nulls, axis=1)
     F = np.array(obs)
+    if single:
+        null = nulls[0]
+    else:  # the factors' nulls side by side; with early stops, NaN after each one's last
+        null = np.full((max(nl.shape[0] for nl in nulls), len(nulls)), np.nan)
+        for f, nl in enumerate(nulls):
+            null[:nl.shape[0], f] = nl
     pvalue = None
     if null.shape[0] > 0:
-        pvalue = np.atleast_1d(_permutation.pvalue_from_null(
-            F if not single else F[0], null, is_exact, what="F", tol=np.array(tols) if not single else tols[0]))
-        if rule is not None:
-            pvalue = np.array([_sequential.final_pvalue(float(pvalue[0]), rule)])
+        if rules is not None:  # each factor's rule on its own relabellings
+            pvalue = np.array([_sequential.final_pvalue(float(_permutation.pvalue_from_null(
+                F[f], nulls[f], is_exact, what="F", tol=tols[f])), rule) for f, rule in enumerate(rules)])
+        else:
+            pvalue = np.atleast_1d(_permutation.pvalue_from_null(
+                F if not single else F[0], null, is_exact, what="F",
+                tol=np.array(tols) if not single else tols[0]))
     if single:
         test = "one-way" if st.strata is None else "stratified"
     else:
@@ -1237,7 +1263,7 @@ def _disco_finish(st, units, parts, is_exact, engine_name, rule=None):
     scale = st.scale
     return _disco_result(st, n, F, pvalue, scale.apply(np.array(S)), scale.apply(W), scale.apply(T),
                          np.array([u.layout.df_between for u in units]), df_within, null, is_exact,
-                         engine_name, test, rule)
+                         engine_name, test, rules)
 
 
 class _CellsToFactors:
@@ -1255,7 +1281,7 @@ class _CellsToFactors:
         return self.marginal(self.factor_sums(Ms[0]))
 
 
-def _marginal_disco(st, n, progress, compute=True):
+def _marginal_disco(st, n, progress, compute=True, rules=None):
     """R ``energy``'s several-factor table: one-way components, one relabelling for all factors."""
     labs = st.labs
     cells, uniq = _combine([lab.codes for lab in labs])
@@ -1277,13 +1303,21 @@ def _marginal_disco(st, n, progress, compute=True):
     for lab in labs[1:]:
         # the n×n matrix, when there is one, is shared between factors
         engines.append(st.engine(lab.k, lab.sizes, share=share, D=getattr(engines[0], "D", None)))
+    # with stopping rules, one per factor on the shared relabellings: they stop when all have,
+    # each factor's null cut where its own rule stopped
     observed, null, is_exact, obs_M = _permutation.permutation_null(
-        engines, cells, maps, stat, n_resamples=st.R, rng=st.gen, exact=st.exact, progress=progress)
+        engines, cells, maps, stat, n_resamples=st.R, rng=st.gen, exact=st.exact, progress=progress,
+        rule=None if rules is None else _sequential.RuleSet(rules),
+        tolerance=None if rules is None else stat.tolerance)
+    if rules is not None:
+        for f, rule in enumerate(rules):
+            null[rule.used:, f] = np.nan
     return _marginal_finish(st, stat, obs_M, observed, null, is_exact, engines[0].name, n, dfb,
-                            df_within)
+                            df_within, rules)
 
 
-def _marginal_finish(st, stat, obs_M, observed, null, is_exact, engine_name, n, dfb, df_within):
+def _marginal_finish(st, stat, obs_M, observed, null, is_exact, engine_name, n, dfb, df_within,
+                     rules=None):
     """The marginal :class:`DiscoResult` from each factor's observed sums and the null."""
     labs = st.labs
     obs_M = [M[0] if M.ndim == 3 else M for M in obs_M]
@@ -1293,19 +1327,33 @@ def _marginal_finish(st, stat, obs_M, observed, null, is_exact, engine_name, n, 
     F = np.atleast_1d(np.asarray(observed, dtype=float))
     pvalue = None
     if null.shape[0] > 0:
-        pvalue = np.atleast_1d(_permutation.pvalue_from_null(observed, null, is_exact, what="F",
-                                                             tol=stat.tolerance(obs_M)))
+        tol = stat.tolerance(obs_M)
+        if rules is not None:  # each factor's rule on its own prefix of the relabellings
+            tol = np.broadcast_to(tol, F.shape)
+            pvalue = np.array([_sequential.final_pvalue(float(_permutation.pvalue_from_null(
+                F[f], null[:rule.used, f], is_exact, what="F", tol=tol[f])), rule)
+                for f, rule in enumerate(rules)])
+        else:
+            pvalue = np.atleast_1d(_permutation.pvalue_from_null(observed, null, is_exact, what="F",
+                                                                 tol=tol))
     scale = st.scale
     return _disco_result(st, n, F, pvalue, scale.apply(S), scale.apply(T - float(S.sum())),
-                         scale.apply(T), dfb, df_within, null, is_exact, engine_name, "marginal")
+                         scale.apply(T), dfb, df_within, null, is_exact, engine_name, "marginal", rules)
 
 
 def _disco_result(st, n, F, pvalue, S, within, T, dfb, df_within, null, is_exact, engine, test,
-                  rule=None):
+                  rules=None):
     labs = st.labs
     single = len(labs) == 1
     R_used = int(null.shape[0])
-    se = None if rule is not None else _permutation.pvalue_se(pvalue, R_used, is_exact)
+    if rules is None:
+        used, decision = R_used, None
+    elif single:
+        used, decision = rules[0].used, rules[0].decision
+    else:  # each factor's rule stopped on its own
+        used = np.array([rule.used for rule in rules])
+        decision = [rule.decision for rule in rules]
+    se = None if rules is not None else _permutation.pvalue_se(pvalue, R_used, is_exact)
     factors = ["Between"] if single else [str(nm) for nm in st.names]
     return DiscoResult(
         statistic=float(F[0]) if single else F,
@@ -1314,11 +1362,11 @@ def _disco_result(st, n, F, pvalue, S, within, T, dfb, df_within, null, is_exact
         within=float(within), total=float(T),
         df_between=int(dfb[0]) if single else dfb,
         df_within=int(df_within), df_total=n - 1,
-        factors=factors, null_distribution=null, n_resamples=R_used,
+        factors=factors, null_distribution=null, n_resamples=used,
         exact=bool(is_exact), sizes=[lab.sizes.copy() for lab in labs],
         groups=[list(lab.groups) for lab in labs], engine=engine,
         pvalue_se=(None if se is None else float(np.atleast_1d(se)[0]) if single else se),
         seed=st.seed if R_used and not is_exact else None, columns=st.cols, test=test,
         strata=None if st.strata is None else list(st.strata.groups),
-        strata_name=st.strata_name, pvalue_method="full" if rule is None else rule.name,
-        decision=None if rule is None else rule.decision)
+        strata_name=st.strata_name, pvalue_method="full" if rules is None else rules[0].name,
+        decision=decision)

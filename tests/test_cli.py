@@ -878,6 +878,25 @@ class TestPvalueMethod:
                                 sequential_h=5)
         assert (rec["pvalue"], rec["n_resamples"]) == (ref.pvalue, ref.n_resamples)
 
+    def test_disco_several_factors_decision(self, files):
+        d, df = files
+        rc, out, err = run_cli("disco", d / "data.csv", "--by", "group,dose", "--columns", "x,y",
+                               "--pvalue-method", "decision", "--seed", "3", "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)
+        ref = energystats.disco(df[["x", "y"]], labels=df[["group", "dose"]], rng=3,
+                                pvalue_method="decision")
+        assert rec["decision"] == ref.decision and rec["n_resamples"] == ref.n_resamples.tolist()
+        assert rec["pvalue"] == ref.pvalue.tolist()
+        assert "/".join(map(str, ref.n_resamples)) + " (per factor)" in err
+        rc, out, err = run_cli("disco", d / "data.csv", "--by", "group,dose", "--columns", "x,y",
+                               "--pvalue-method", "decision", "--seed", "3")
+        assert rc == 0, err
+        verdicts = [line for line in out.splitlines() if line.startswith("verdict:")]
+        assert len(verdicts) == 2 and "groups of group" in verdicts[0] and "groups of dose" in verdicts[1]
+        for line, dec, used in zip(verdicts, ref.decision, ref.n_resamples):
+            assert (f"decided after {used} resamples" in line) == (dec is not None)
+
     def test_gof_sequential_and_cluster_decision(self, files):
         d, df = files
         rc, out, err = run_cli("gof", d / "data.csv", "--column", "y", "--pvalue-method",
@@ -914,8 +933,6 @@ class TestPvalueMethod:
           "--pvalue-method", "decision"), "one statistic at a time"),
         (("cluster", "data.csv", "--columns", "x,y", "-k", "2", "--pvalue-method", "decision"),
          "only with --test"),
-        (("disco", "data.csv", "--by", "group,dose", "--columns", "x,y", "--pvalue-method",
-          "decision"), "one factor at a time"),
         (("test", "data.csv", "--by", "group", "--columns", "x,y", "--pvalue-method",
           "asymptotic", "--strata", "dose"), "no stratified form"),
         (("dcor", "data.csv", "--x", "x", "--y", "y", "--pvalue-method", "decision",

@@ -145,12 +145,69 @@ class TestInTheTests:
         dec = es.disco(z + 1.5 * g[:, None], labels=g, n_resamples=9999, rng=4, pvalue_method="decision")
         assert dec.decision == "p <= alpha" and dec.n_resamples < 400
 
-    def test_disco_with_several_factors_takes_full(self):
-        rng = np.random.default_rng(6)
-        z = rng.normal(size=(40, 2))
-        labels = pd.DataFrame({"a": np.repeat([0, 1], 20), "b": np.tile([0, 1], 20)})
-        with pytest.raises(ValueError, match="one factor at a time"):
-            es.disco(z, labels=labels, pvalue_method="sequential")
+    @pytest.mark.parametrize("conditional", [True, False])
+    def test_disco_several_factors_each_rule_on_the_full_runs_relabellings(self, conditional):
+        # factor a does nothing, b shifts the response: a's rule stops after a few dozen, b's
+        # runs to R_max; each factor's p is its rule applied to the full run's relabellings
+        rng = np.random.default_rng(9)
+        n = 90
+        a, b = rng.integers(0, 3, n), rng.integers(0, 2, n)
+        df = pd.DataFrame({"y": rng.normal(size=n) + 1.2 * b, "z": rng.normal(size=n), "a": a, "b": b})
+        kw = dict(by=["a", "b"], n_resamples=1999, rng=4, conditional=conditional)
+        full = es.disco(df, **kw)
+        seq = es.disco(df, **kw, pvalue_method="sequential", sequential_h=5)
+        assert seq.n_resamples.dtype.kind == "i" and seq.n_resamples.shape == (2,)
+        assert seq.n_resamples[0] < 200 and seq.n_resamples[1] == 1999
+        for f in range(2):
+            L = int(seq.n_resamples[f])
+            # the same relabellings: values equal to rounding (BLAS batch shapes), the counts exact
+            np.testing.assert_allclose(seq.null_distribution[:L, f], full.null_distribution[:L, f],
+                                       rtol=1e-13)
+            assert np.all(np.isnan(seq.null_distribution[L:, f]))
+            ref = _bc_plain(full.null_distribution[:, f] >= full.statistic[f], 5, 1999)
+            assert (seq.pvalue[f], L) == ref
+        assert seq.pvalue[1] == 1 / 2000 and seq.pvalue_se is None and seq.seed == 4
+        assert "random relabellings (per factor)" in repr(seq)
+        assert f"{seq.n_resamples[0]}/1999" in repr(seq)
+        # Gandy's decision, per factor
+        dec = es.disco(df, **kw, pvalue_method="decision")
+        assert dec.decision == ["p > alpha", "p <= alpha"]
+        assert np.all(dec.n_resamples < 400)
+        assert "decisions: p > alpha; p <= alpha" in repr(dec)
+
+    def test_disco_factors_after_an_early_stop_get_the_full_runs_relabellings(self, monkeypatch):
+        # without skipping the stopped factor's remaining relabellings, the next factor would
+        # draw different ones: its null would no longer be the full run's
+        from energystats import _permutation
+
+        rng = np.random.default_rng(9)
+        n = 60
+        df = pd.DataFrame({"y": rng.normal(size=n), "a": rng.integers(0, 2, n),
+                           "b": rng.integers(0, 2, n)})
+        full = es.disco(df, by=["a", "b"], n_resamples=499, rng=1)
+        seq = es.disco(df, by=["a", "b"], n_resamples=499, rng=1, pvalue_method="sequential")
+        L = int(seq.n_resamples[1])
+        assert seq.n_resamples[0] < 499
+        np.testing.assert_allclose(seq.null_distribution[:L, 1], full.null_distribution[:L, 1],
+                                   rtol=1e-13)
+        skipped = []
+        real = _permutation.skip_relabellings
+        monkeypatch.setattr(_permutation, "skip_relabellings",
+                            lambda *a, **k: skipped.append(a[2]) or real(*a, **k))
+        es.disco(df, by=["a", "b"], n_resamples=499, rng=1, pvalue_method="sequential")
+        assert skipped and skipped[0] > 0  # the first factor's rest, once
+
+    def test_skip_relabellings_leaves_the_generator_as_drawing_them(self):
+        from energystats import _permutation
+
+        codes = np.repeat([0, 1, 2], [5, 7, 4])
+        strata = _permutation.Strata(np.tile([0, 1], 8))
+        for st in (None, strata):
+            g1, g2 = np.random.default_rng(5), np.random.default_rng(5)
+            _permutation.draw_permutations(g1, codes, 37, st)
+            _permutation.skip_relabellings(g2, codes, 37, st)
+            assert np.array_equal(_permutation.draw_permutations(g1, codes, 3, st),
+                                  _permutation.draw_permutations(g2, codes, 3, st))
 
     def test_no_exceedance_runs_to_the_end(self):
         x, y = self._data(shift=3.0)
