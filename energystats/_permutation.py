@@ -133,10 +133,11 @@ _FIXED_SUM_COPIES = 4
 FOLD_MIN_GROUPS = 32
 #: the matrix engine sums up to this many groups under bit masks (compiled) instead of
 #: multiplying one-hot matrices (BLAS), by the instruction set of the kernels: at n = 2000 the
-#: masked sums took 0.36× the products' time for two groups and 0.6× for three on AVX-512
-#: (which adds under mask registers, one operation per eight entries), 0.6× for two on AVX2
-#: (which ANDs each entry with a lane mask first), and were slower with more groups and in
-#: the baseline build (benchmarks/bench_groups.py, docs/benchmarks/groups.txt)
+#: masked sums took 0.34× the products' time for two groups and 0.44× for three on AVX-512
+#: (which adds under mask registers, one operation per eight entries), 0.68× for two on AVX2
+#: (which ANDs each entry with a lane mask first), about as long with four groups on AVX-512,
+#: and longer with more groups and in the baseline build (benchmarks/bench_groups.py,
+#: docs/benchmarks/groups.txt)
 MASK_MAX_GROUPS = {"avx512": 3, "avx2": 2}
 #: longest a batch should run, in multiply-adds, so that Ctrl-C is honoured between batches
 _BATCH_WORK = 2e9
