@@ -37,7 +37,8 @@ SIMD_LEVEL = SIMD_LEVELS[es_simd_init(simd_cap())]
 
 #: rows and columns of a tile of :func:`batch_mask_sums` (one bit word of the masks; 32 KiB of
 #: the matrix, which stays in a core's L1 cache while the batch passes over it)
-DEF TILE = 64
+cdef enum:
+    TILE = 64
 
 
 @cython.boundscheck(False)
@@ -188,9 +189,10 @@ def batch_mask_sums(const double[:, ::1] D,           # IN (n, n): symmetric
     sum ``L[g, h]`` that also stands for its mirror image; a diagonal tile adds to ``E[g, h]``;
     then ``M = L + Lᵀ + E``.  ``s[b, g]`` adds the row sums of group g's points in increasing
     order, compensated (the caller recovers the sums with the last group from them, so their
-    rounding errors reach the statistic magnified).  Each relabelling's sums take the tiles in the same order
-    (``es_mask_tile``: eight running sums per column lane, rows in order), whichever thread
-    serves it, so the results do not depend on ``n_threads``.  The threads split the batch;
+    rounding errors reach the statistic magnified).  Each relabelling's sums take the tiles in
+    the same order (``es_mask_tile``: running sums per column lane, rows in order, tiles added
+    with compensation), whichever thread serves it, so the results do not depend on
+    ``n_threads``.  The threads split the batch;
     each passes over the tiles once, the tile in cache while its relabellings use it.
     Work: about n²/2 additions per pair (g, h) per relabelling, in vector lanes under the
     masks; only the points of group g are visited for the row sums of g.
