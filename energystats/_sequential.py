@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["make_rule", "RuleSet", "batches", "collect", "exceeds", "final_pvalue", "PVALUE_METHODS"]
+__all__ = ["make_rule", "RuleSet", "used_text", "batches", "collect", "exceeds", "final_pvalue", "PVALUE_METHODS"]
 
 PVALUE_METHODS = ("full", "sequential", "decision")
 
@@ -205,6 +205,12 @@ class GandyDecision:
         """The usual estimate from the resamples used, (g + 1) / (n + 1): with an early stop
         it is a by-product, not a valid p-value; the decision is the result."""
         return (self.exceedances + 1.0) / (self.used + 1.0)
+
+
+def used_text(n_resamples):
+    """The resamples a result used, as text: '999', or '11/999' for one count per factor."""
+    counts = np.atleast_1d(n_resamples)
+    return str(int(counts[0])) if counts.size == 1 else "/".join(str(int(c)) for c in counts)
 
 
 class RuleSet:

@@ -225,11 +225,11 @@ def _note_run(args, what, res, t0):
         return
     kind = "relabellings (exact)" if res.exact else "resamples"
     seed = f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""
-    import numpy as np
+    from ._sequential import used_text
 
-    counts = np.atleast_1d(res.n_resamples)
-    used = (str(int(counts[0])) if counts.size == 1 else  # several factors, each stopped on its own
-            "/".join(str(int(c)) for c in counts) + " (per factor)")
+    used = used_text(res.n_resamples)  # several factors, each stopped on its own: one per factor
+    if "/" in used:
+        used += " (per factor)"
     _note(args, f"{what}: {used} {kind} in {time.perf_counter() - t0:.2f} s{seed}")
 
 

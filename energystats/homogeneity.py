@@ -250,9 +250,8 @@ class DiscoResult:
         )
 
     def __repr__(self):
-        counts = np.atleast_1d(self.n_resamples)
-        used = (str(int(counts[0])) if counts.size == 1 else
-                "/".join(str(int(c)) for c in counts))  # several factors stopped one by one
+        counts = np.atleast_1d(self.n_resamples)  # one per factor when they stopped one by one
+        used = _sequential.used_text(counts)
         how = ("no permutations" if not counts.any() else
                f"exact, {used} relabellings" if self.exact else
                f"{used} random relabellings" + (" (per factor)" if counts.size > 1 else ""))

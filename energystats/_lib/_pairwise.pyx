@@ -59,13 +59,9 @@ cdef void transform_sq(double* buf, Py_ssize_t m, int metric, double param) noex
 
 
 cdef inline void kahan_add(double* acc, double* comp, double value) noexcept nogil:
-    """Compensated (Kahan–Babuška/Neumaier) addition of ``value`` into ``acc``."""
-    cdef double t = acc[0] + value
-    if (acc[0] >= value) == (acc[0] >= -value):  # |acc| >= |value|
-        comp[0] += (acc[0] - t) + value
-    else:
-        comp[0] += (value - t) + acc[0]
-    acc[0] = t
+    """Compensated (Kahan–Babuška/Neumaier) addition of ``value`` into ``acc`` (the error
+    into ``comp``): ``es_neumaier`` of _simd.h, which the vector kernels use too."""
+    es_neumaier(acc, comp, value)
 
 
 cdef inline void _segment_sums(const double* buf, Py_ssize_t js, Py_ssize_t j1,

@@ -78,7 +78,7 @@ static inline es_ssize es_ctz64(uint64_t w)
 }
 
 /* Compensated (Kahan-Babuska/Neumaier) addition of `value` into *acc, the error into *comp
- * (the sum is *acc + *comp); the arithmetic of kahan_add in _pairwise.pyx. */
+ * (the sum is *acc + *comp); kahan_add in _pairwise.pyx calls it. */
 static inline void es_neumaier(double* acc, double* comp, double value)
 {
     double t = *acc + value;
