@@ -6,7 +6,7 @@ the n×n matrix under the groups' bit masks in a compiled kernel (about
 (k − 1)²/(2k)·n² additions, only on the points of the first k − 1 groups), or by
 folding the rows of the matrix by label in a compiled kernel (O(n²), O(n)
 memory).  This prints the three times per relabelling (the masked sums on the
-instruction set chosen at import, for k ≤ 8) and the largest relative
+instruction set chosen at import, for k ≤ 16) and the largest relative
 difference from the fold; ``energystats._permutation.FOLD_MIN_GROUPS``,
 and ``MASK_MAX_GROUPS`` were chosen from it.  Set
 ``ENERGYSTATS_SIMD`` to time the masked sums on a narrower instruction set.
@@ -55,7 +55,7 @@ def main():
         budget = 8.0 * n * n + 2**30
         times, outs = [], []
         for path in ("masked", "one-hot", "fold"):
-            if path == "masked" and k > 8:
+            if path == "masked" and k > 16:
                 times.append(np.nan)
                 continue
             eng = _permutation.MatrixEngine(D, k, sizes, args.threads, budget, fold=path == "fold")

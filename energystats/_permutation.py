@@ -133,12 +133,12 @@ _FIXED_SUM_COPIES = 4
 FOLD_MIN_GROUPS = 32
 #: the matrix engine sums up to this many groups under bit masks (compiled) instead of
 #: multiplying one-hot matrices (BLAS), by the instruction set of the kernels: at n = 2000 the
-#: masked sums took 0.34× the products' time for two groups and 0.44× for three on AVX-512
-#: (which adds under mask registers, one operation per eight entries), 0.68× for two on AVX2
-#: (which ANDs each entry with a lane mask first), about as long with four groups on AVX-512,
-#: and longer with more groups and in the baseline build (benchmarks/bench_groups.py,
+#: masked sums took 0.28× the products' time for two groups, 0.42× for eight and 0.70× for
+#: sixteen on AVX-512 (a tile's rows summed once per relabelling, sixteen running sums in
+#: registers, the masks applied once per tile); 0.50× for two and 0.78× for five on AVX2, as
+#: long for eight; longer in the baseline build (benchmarks/bench_groups.py,
 #: docs/benchmarks/groups.txt)
-MASK_MAX_GROUPS = {"avx512": 3, "avx2": 2}
+MASK_MAX_GROUPS = {"avx512": 16, "avx2": 5}
 #: longest a batch should run, in multiply-adds, so that Ctrl-C is honoured between batches
 _BATCH_WORK = 2e9
 
@@ -372,7 +372,7 @@ class MatrixEngine:
         ci = codes if self.identity else np.ascontiguousarray(self.inv[codes], dtype=np.intp)
         Q = np.empty((B, kp, kp))
         s = np.empty((B, kp))
-        threads = self.n_threads if B * kp * kp * float(n) * n >= MASK_THREADS_WORK else 1
+        threads = self.n_threads if B * (1.0 + kp * kp / 16.0) * n * n >= MASK_THREADS_WORK else 1
         _permutation.batch_mask_sums(self.D, group_masks(ci, kp), self.rowsum, Q, s, threads)
         return self._finish(Q, s, B)
 
@@ -416,7 +416,8 @@ class MatrixEngine:
         return self._reorder(out)
 
 
-#: pair-group work (relabellings × (k − 1)² × n²) from which the masked sums use all threads
+#: work of the masked sums (relabellings × n² × (1 + (k − 1)²/16): the rows read once, a fold of
+#: the column sums per tile and pair of groups) from which they use all threads
 MASK_THREADS_WORK = 2e7
 
 

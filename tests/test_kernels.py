@@ -62,12 +62,12 @@ for n in (5, 8, 37, 203):
                                             np.empty((2, 7 * 16), dtype=np.int32),
                                             np.empty((2, n // 8 + 2), dtype=np.intp), 16, 8, 2)
         out[f"tiled-{n}-{np.dtype(dt).name}"] = res.tolist()
-# the masked sums of the matrix engine: full and partial tiles, one to four groups
+# the masked sums of the matrix engine: full and partial tiles, one to fifteen groups
 from energystats._lib import _permutation as _perm
 for n in (5, 64, 131, 203):
     D = np.abs(rng.standard_cauchy(size=(n, n)))
     D = D + D.T
-    for kp in (1, 2, 4):
+    for kp in (1, 2, 4, 15):
         ci = np.ascontiguousarray(rng.integers(0, kp + 1, size=(5, n)), dtype=np.intp)
         Q, s = np.empty((5, kp, kp)), np.empty((5, kp))
         _perm.batch_mask_sums(D, _permutation.group_masks(ci, kp), D.sum(axis=1), Q, s, 2)

@@ -34,8 +34,8 @@ cdef extern from "_simd.h" nogil:
     Py_ssize_t es_ctz64(uint64_t w)
     void es_neumaier(double* acc, double* comp, double value)
     void es_mask_tile(const double* T, Py_ssize_t ld, Py_ssize_t nc, const uint64_t* rows,
-                      Py_ssize_t rs, const uint64_t* cols, Py_ssize_t cs, double* acc,
-                      Py_ssize_t acc_stride, Py_ssize_t count)
+                      Py_ssize_t rs, const uint64_t* cols, Py_ssize_t cs, Py_ssize_t gs,
+                      Py_ssize_t kp, double* acc, Py_ssize_t acc_stride, Py_ssize_t count)
 
 cdef enum MetricCode:
     ENERGY = 0

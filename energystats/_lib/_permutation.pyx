@@ -190,12 +190,13 @@ def batch_mask_sums(const double[:, ::1] D,           # IN (n, n): symmetric
     then ``M = L + Lᵀ + E``.  ``s[b, g]`` adds the row sums of group g's points in increasing
     order, compensated (the caller recovers the sums with the last group from them, so their
     rounding errors reach the statistic magnified).  Each relabelling's sums take the tiles in
-    the same order (``es_mask_tile``: running sums per column lane, rows in order, tiles added
-    with compensation), whichever thread serves it, so the results do not depend on
-    ``n_threads``.  The threads split the batch;
+    the same order (``es_mask_tile``: the tile's rows of group g summed column by column, rows
+    in order, the columns of group h kept, tiles added with compensation), whichever thread
+    serves it, so the results do not depend on ``n_threads``.  The threads split the batch;
     each passes over the tiles once, the tile in cache while its relabellings use it.
-    Work: about n²/2 additions per pair (g, h) per relabelling, in vector lanes under the
-    masks; only the points of group g are visited for the row sums of g.
+    Work per relabelling: the rows of the first kp groups read once (about n²/2 · kp/(kp + 1)
+    additions, in vector lanes, whatever the number of groups), then kp² masked folds of 64
+    column sums per tile; only the points of group g are visited for the row sums of g.
     """
     cdef Py_ssize_t n = D.shape[0], B = bits.shape[0], kp = bits.shape[1], W = bits.shape[2]
     cdef Py_ssize_t nt, t, b0, b1, r, c, g, h, l, nc, w, astride = 2 * kp * kp * 16
@@ -214,11 +215,9 @@ def batch_mask_sums(const double[:, ::1] D,           # IN (n, n): symmetric
                 for r in range(W):
                     for c in range(r + 1):
                         nc = min(TILE, n - c * TILE)
-                        for g in range(kp):
-                            for h in range(kp):
-                                es_mask_tile(&D[r * TILE, c * TILE], n, nc, &bits[b0, g, r], kp * W,
-                                             &bits[b0, h, c], kp * W, &acc[b0, 0 if c < r else 1, g, h, 0],
-                                             astride, b1 - b0)
+                        es_mask_tile(&D[r * TILE, c * TILE], n, nc, &bits[b0, 0, r], kp * W,
+                                     &bits[b0, 0, c], kp * W, W, kp, &acc[b0, 0 if c < r else 1, 0, 0, 0],
+                                     astride, b1 - b0)
         for t in prange(B, schedule="static"):
             for g in range(kp):
                 for h in range(kp):

@@ -91,7 +91,7 @@ static inline void es_neumaier(double* acc, double* comp, double value)
 
 #if defined(__GNUC__) || defined(__clang__)
 /* es_lane_masks[m][l]: all ones where bit l of m is set, else zero (the masked sums of
- * es_mask_tile outside AVX-512). */
+ * es_mask_tile: the columns of a tile kept in a group's sums). */
 static int64_t es_lane_masks[256][ES_LANES];
 static void es_lane_masks_init(void)
 {
@@ -160,7 +160,7 @@ typedef struct {
     void (*perm_dot4_i64)(const double*, const double* const*, const es_ssize* const*,
                           const double* const*, es_ssize, es_ssize, es_ssize, double*);
     void (*mask_tile)(const double*, es_ssize, es_ssize, const uint64_t*, es_ssize, const uint64_t*,
-                      es_ssize, double*, es_ssize, es_ssize);
+                      es_ssize, es_ssize, es_ssize, double*, es_ssize, es_ssize);
     int level;
 } es_simd_table;
 
@@ -240,8 +240,8 @@ static inline void es_perm_dot4_i64(const double* a, const double* const* b, con
                                     double* out)
 { es_simd.perm_dot4_i64(a, b, p, nb, j0, j1, n, out); }
 static inline void es_mask_tile(const double* T, es_ssize ld, es_ssize nc, const uint64_t* rows,
-                                es_ssize rs, const uint64_t* cols, es_ssize cs, double* acc,
-                                es_ssize as, es_ssize count)
-{ es_simd.mask_tile(T, ld, nc, rows, rs, cols, cs, acc, as, count); }
+                                es_ssize rs, const uint64_t* cols, es_ssize cs, es_ssize gs,
+                                es_ssize kp, double* acc, es_ssize as, es_ssize count)
+{ es_simd.mask_tile(T, ld, nc, rows, rs, cols, cs, gs, kp, acc, as, count); }
 
 #endif

@@ -324,23 +324,24 @@ ES_PERM_DOT4(uint16_t, u16)
 ES_PERM_DOT4(es_ssize, i64)
 #endif
 
-/* Masked sums over one tile of a matrix, for `count` (row mask, column mask) pairs q:
- *     acc[q * as + l] += sum over the rows i of rows[q * rs] and the chunks c = 0..7
- *                        of T[i * ld + 8c + l] where bit 8c + l of cols[q * cs] is set,
+/* Masked sums over one tile of a matrix, for `count` relabellings q and kp groups:
+ *     acc[q * as + (g * kp + h) * 16 + l] (+ its compensation at + 8 + l) gains
+ *         sum over the chunks c = 0..7 of colsum_g[8c + l] where bit 8c + l of cols[q * cs + h * gs]
+ *         is set,  colsum_g[j] = sum over the rows i of rows[q * rs + g * gs] of T[i * ld + j],
  * bit t of a mask standing for row (column) t of the tile (t < 64; the tile has nc ≤ 64 columns,
  * and no bit at or beyond nc is set).  The order of the additions, the same in every build:
- * lane l of chunk c keeps two running sums, one over the 1st, 3rd, 5th, ... rows of the mask
- * and one over the 2nd, 4th, ... (in increasing order); they are added (first + second), the
- * chunks as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), and the result to acc.  A
- * masked-off entry is never added (not even as 0 x value: an infinite or NaN entry outside the
- * masks changes nothing).  The AVX-512 build adds under mask registers, four chunks at a time
- * (two running sums each: eight independent additions per pair of rows); the others add the
- * entry ANDed with an all-ones or all-zeros lane, two chunks at a time in AVX2 (as four-lane
- * halves) and one at a time in the baseline build (an unset lane adds +0.0,
- * which leaves a sum unchanged: a sum that starts at +0.0 is never -0.0); a tile narrower than
- * 64 columns takes the scalar path, lane by lane.  The same operations in the same order, so
+ * column j keeps two running sums, one over the 1st, 3rd, 5th, ... rows of g's mask and one over
+ * the 2nd, 4th, ... (in increasing order), added (first + second) into colsum_g[j]; the columns
+ * outside h's mask are then replaced by +0.0 (a select, not a product: an infinite or NaN entry
+ * outside the masks changes nothing), the chunks added as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) +
+ * (s6 + s7)), and the eight lane totals added to acc with compensation (es_neumaier's
+ * arithmetic, lane by lane).  A row is read once per relabelling whatever the number of groups
+ * of the columns, and the masks are applied once per tile, not once per row.  The AVX-512
+ * build sums all eight chunks of a row at a time (sixteen running sums in registers), AVX2 two
+ * chunks (as four-lane halves) and the baseline one chunk per pass over the rows; a tile
+ * narrower than 64 columns takes the scalar path.  The same operations in the same order, so
  * the same bits. */
-#define ES_MASK_PAIR_LOOP(ADD)                                                                     \
+#define ES_ROWS_PAIRWISE(ADD)                                                                      \
     {                                                                                              \
         uint64_t rw_ = rw;                                                                         \
         while (rw_) {                                                                              \
@@ -358,132 +359,166 @@ ES_PERM_DOT4(es_ssize, i64)
             }                                                                                      \
         }                                                                                          \
     }
-ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize nc,
-                                        const uint64_t* rows, es_ssize rs,
-                                        const uint64_t* cols, es_ssize cs,
-                                        double* acc, es_ssize as, es_ssize count)
+
+/* colsum[j] for j < 64: the two running sums of column j over the rows of rw, added. */
+ES_ATTR static void ES_FN(es_tile_colsums)(const double* T, es_ssize ld, es_ssize nc, uint64_t rw,
+                                           double* colsum)
 {
-    es_ssize q, c, l, par, rank;
-    double lane[8][2][ES_LANES], sum[8][ES_LANES];
-    for (q = 0; q < count; q++) {
-        uint64_t rw = rows[q * rs], cw = cols[q * cs];
-        double* out = acc + q * as;
-        if (rw == 0 || cw == 0)
-            continue;
-        if (nc == 64) {
+    es_ssize j, rank;
+    if (nc == 64) {
 #if defined(ES_GATHER512)
-            __m512d s[8];
-            int half;
-            for (half = 0; half < 2; half++) {
-                const int b = 4 * half;
-                const __mmask8 k0 = (__mmask8)(cw >> (8 * b)), k1 = (__mmask8)(cw >> (8 * b + 8)),
-                               k2 = (__mmask8)(cw >> (8 * b + 16)), k3 = (__mmask8)(cw >> (8 * b + 24));
-                __m512d e0 = _mm512_setzero_pd(), e1 = e0, e2 = e0, e3 = e0, o0 = e0, o1 = e0, o2 = e0,
-                        o3 = e0;
-#define ES_MASK_ADD4(PAR, p)                                                                       \
-                if (PAR == 0) {                                                                    \
-                    e0 = _mm512_mask_add_pd(e0, k0, e0, _mm512_loadu_pd((p) + 8 * b));             \
-                    e1 = _mm512_mask_add_pd(e1, k1, e1, _mm512_loadu_pd((p) + 8 * b + 8));         \
-                    e2 = _mm512_mask_add_pd(e2, k2, e2, _mm512_loadu_pd((p) + 8 * b + 16));        \
-                    e3 = _mm512_mask_add_pd(e3, k3, e3, _mm512_loadu_pd((p) + 8 * b + 24));        \
-                } else {                                                                           \
-                    o0 = _mm512_mask_add_pd(o0, k0, o0, _mm512_loadu_pd((p) + 8 * b));             \
-                    o1 = _mm512_mask_add_pd(o1, k1, o1, _mm512_loadu_pd((p) + 8 * b + 8));         \
-                    o2 = _mm512_mask_add_pd(o2, k2, o2, _mm512_loadu_pd((p) + 8 * b + 16));        \
-                    o3 = _mm512_mask_add_pd(o3, k3, o3, _mm512_loadu_pd((p) + 8 * b + 24));        \
-                }
-                ES_MASK_PAIR_LOOP(ES_MASK_ADD4)
-#undef ES_MASK_ADD4
-                s[b] = _mm512_add_pd(e0, o0);
-                s[b + 1] = _mm512_add_pd(e1, o1);
-                s[b + 2] = _mm512_add_pd(e2, o2);
-                s[b + 3] = _mm512_add_pd(e3, o3);
-            }
-            s[0] = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(s[0], s[1]), _mm512_add_pd(s[2], s[3])),
-                                 _mm512_add_pd(_mm512_add_pd(s[4], s[5]), _mm512_add_pd(s[6], s[7])));
-            _mm512_storeu_pd(out, _mm512_add_pd(_mm512_loadu_pd(out), s[0]));
-            continue;
-#elif defined(ES_GATHER256)
-            /* two chunks at a time, each as two 4-lane halves ANDed with lane masks */
-            __m256d s[8][2];
-            int pair;
-            for (pair = 0; pair < 4; pair++) {
-                const int b = 2 * pair;
-                const __m256d mA0 = _mm256_loadu_pd((const double*)es_lane_masks[(cw >> (8 * b)) & 255]),
-                              mA1 = _mm256_loadu_pd((const double*)es_lane_masks[(cw >> (8 * b)) & 255] + 4),
-                              mB0 = _mm256_loadu_pd((const double*)es_lane_masks[(cw >> (8 * b + 8)) & 255]),
-                              mB1 = _mm256_loadu_pd((const double*)es_lane_masks[(cw >> (8 * b + 8)) & 255] + 4);
-                __m256d eA0 = _mm256_setzero_pd(), eA1 = eA0, eB0 = eA0, eB1 = eA0, oA0 = eA0, oA1 = eA0,
-                        oB0 = eA0, oB1 = eA0;
-#define ES_MASK_ADD2(PAR, p)                                                                       \
-                if (PAR == 0) {                                                                    \
-                    eA0 = _mm256_add_pd(eA0, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b), mA0));     \
-                    eA1 = _mm256_add_pd(eA1, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 4), mA1)); \
-                    eB0 = _mm256_add_pd(eB0, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 8), mB0)); \
-                    eB1 = _mm256_add_pd(eB1, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 12), mB1));\
-                } else {                                                                           \
-                    oA0 = _mm256_add_pd(oA0, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b), mA0));     \
-                    oA1 = _mm256_add_pd(oA1, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 4), mA1)); \
-                    oB0 = _mm256_add_pd(oB0, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 8), mB0)); \
-                    oB1 = _mm256_add_pd(oB1, _mm256_and_pd(_mm256_loadu_pd((p) + 8 * b + 12), mB1));\
-                }
-                ES_MASK_PAIR_LOOP(ES_MASK_ADD2)
-#undef ES_MASK_ADD2
-                s[b][0] = _mm256_add_pd(eA0, oA0);
-                s[b][1] = _mm256_add_pd(eA1, oA1);
-                s[b + 1][0] = _mm256_add_pd(eB0, oB0);
-                s[b + 1][1] = _mm256_add_pd(eB1, oB1);
-            }
-            for (l = 0; l < 2; l++) {
-                __m256d t = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(s[0][l], s[1][l]),
-                                                        _mm256_add_pd(s[2][l], s[3][l])),
-                                          _mm256_add_pd(_mm256_add_pd(s[4][l], s[5][l]),
-                                                        _mm256_add_pd(s[6][l], s[7][l])));
-                _mm256_storeu_pd(out + 4 * l, _mm256_add_pd(_mm256_loadu_pd(out + 4 * l), t));
-            }
-            continue;
-#elif defined(__GNUC__) || defined(__clang__)
-            es_v8d s[8];
-            for (c = 0; c < 8; c++) {
-                const es_v8l m = ES_VLOAD_L(es_lane_masks[(cw >> (8 * c)) & 255]);
-                es_v8d e = ES_VZERO, o = ES_VZERO;
-#define ES_MASK_ADD1(PAR, p)                                                                       \
-                if (PAR == 0)                                                                      \
-                    e = e + (es_v8d)((es_v8l)ES_VLOAD_D((p) + 8 * c) & m);                         \
-                else                                                                               \
-                    o = o + (es_v8d)((es_v8l)ES_VLOAD_D((p) + 8 * c) & m);
-                ES_MASK_PAIR_LOOP(ES_MASK_ADD1)
-#undef ES_MASK_ADD1
-                s[c] = e + o;
-            }
-            s[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-            s[0] = ES_VLOAD_D(out) + s[0];
-            ES_VSTORE(out, s[0]);
-            continue;
-#endif
+        __m512d e0 = _mm512_setzero_pd(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0,
+                e7 = e0, o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0;
+#define ES_ROW_ADD8(PAR, p)                                                                        \
+        if (PAR == 0) {                                                                            \
+            e0 = _mm512_add_pd(e0, _mm512_loadu_pd((p)));                                          \
+            e1 = _mm512_add_pd(e1, _mm512_loadu_pd((p) + 8));                                      \
+            e2 = _mm512_add_pd(e2, _mm512_loadu_pd((p) + 16));                                     \
+            e3 = _mm512_add_pd(e3, _mm512_loadu_pd((p) + 24));                                     \
+            e4 = _mm512_add_pd(e4, _mm512_loadu_pd((p) + 32));                                     \
+            e5 = _mm512_add_pd(e5, _mm512_loadu_pd((p) + 40));                                     \
+            e6 = _mm512_add_pd(e6, _mm512_loadu_pd((p) + 48));                                     \
+            e7 = _mm512_add_pd(e7, _mm512_loadu_pd((p) + 56));                                     \
+        } else {                                                                                   \
+            o0 = _mm512_add_pd(o0, _mm512_loadu_pd((p)));                                          \
+            o1 = _mm512_add_pd(o1, _mm512_loadu_pd((p) + 8));                                      \
+            o2 = _mm512_add_pd(o2, _mm512_loadu_pd((p) + 16));                                     \
+            o3 = _mm512_add_pd(o3, _mm512_loadu_pd((p) + 24));                                     \
+            o4 = _mm512_add_pd(o4, _mm512_loadu_pd((p) + 32));                                     \
+            o5 = _mm512_add_pd(o5, _mm512_loadu_pd((p) + 40));                                     \
+            o6 = _mm512_add_pd(o6, _mm512_loadu_pd((p) + 48));                                     \
+            o7 = _mm512_add_pd(o7, _mm512_loadu_pd((p) + 56));                                     \
         }
-        for (c = 0; c < 8; c++)
-            for (par = 0; par < 2; par++)
-                for (l = 0; l < ES_LANES; l++)
-                    lane[c][par][l] = 0.0;
+        ES_ROWS_PAIRWISE(ES_ROW_ADD8)
+#undef ES_ROW_ADD8
+        _mm512_storeu_pd(colsum, _mm512_add_pd(e0, o0));
+        _mm512_storeu_pd(colsum + 8, _mm512_add_pd(e1, o1));
+        _mm512_storeu_pd(colsum + 16, _mm512_add_pd(e2, o2));
+        _mm512_storeu_pd(colsum + 24, _mm512_add_pd(e3, o3));
+        _mm512_storeu_pd(colsum + 32, _mm512_add_pd(e4, o4));
+        _mm512_storeu_pd(colsum + 40, _mm512_add_pd(e5, o5));
+        _mm512_storeu_pd(colsum + 48, _mm512_add_pd(e6, o6));
+        _mm512_storeu_pd(colsum + 56, _mm512_add_pd(e7, o7));
+        return;
+#elif defined(ES_GATHER256)
+        es_ssize c;
+        for (c = 0; c < 64; c += 16) {
+            __m256d e0 = _mm256_setzero_pd(), e1 = e0, e2 = e0, e3 = e0, o0 = e0, o1 = e0, o2 = e0,
+                    o3 = e0;
+#define ES_ROW_ADD4(PAR, p)                                                                        \
+            if (PAR == 0) {                                                                        \
+                e0 = _mm256_add_pd(e0, _mm256_loadu_pd((p) + c));                                  \
+                e1 = _mm256_add_pd(e1, _mm256_loadu_pd((p) + c + 4));                              \
+                e2 = _mm256_add_pd(e2, _mm256_loadu_pd((p) + c + 8));                              \
+                e3 = _mm256_add_pd(e3, _mm256_loadu_pd((p) + c + 12));                             \
+            } else {                                                                               \
+                o0 = _mm256_add_pd(o0, _mm256_loadu_pd((p) + c));                                  \
+                o1 = _mm256_add_pd(o1, _mm256_loadu_pd((p) + c + 4));                              \
+                o2 = _mm256_add_pd(o2, _mm256_loadu_pd((p) + c + 8));                              \
+                o3 = _mm256_add_pd(o3, _mm256_loadu_pd((p) + c + 12));                             \
+            }
+            ES_ROWS_PAIRWISE(ES_ROW_ADD4)
+#undef ES_ROW_ADD4
+            _mm256_storeu_pd(colsum + c, _mm256_add_pd(e0, o0));
+            _mm256_storeu_pd(colsum + c + 4, _mm256_add_pd(e1, o1));
+            _mm256_storeu_pd(colsum + c + 8, _mm256_add_pd(e2, o2));
+            _mm256_storeu_pd(colsum + c + 12, _mm256_add_pd(e3, o3));
+        }
+        return;
+#elif defined(__GNUC__) || defined(__clang__)
+        es_ssize c;
+        for (c = 0; c < 64; c += 8) {
+            es_v8d e = ES_VZERO, o = ES_VZERO;
+#define ES_ROW_ADD1(PAR, p)                                                                        \
+            if (PAR == 0)                                                                          \
+                e = e + ES_VLOAD_D((p) + c);                                                       \
+            else                                                                                   \
+                o = o + ES_VLOAD_D((p) + c);
+            ES_ROWS_PAIRWISE(ES_ROW_ADD1)
+#undef ES_ROW_ADD1
+            e = e + o;
+            ES_VSTORE(colsum + c, e);
+        }
+        return;
+#endif
+    }
+    {
+        double ev[64], ov[64];
+        for (j = 0; j < 64; j++)
+            ev[j] = ov[j] = 0.0;
         for (rank = 0; rw; rank++) {
             const double* p = T + es_ctz64(rw) * ld;
+            double* a = (rank & 1) ? ov : ev;
             rw &= rw - 1;
-            par = rank & 1;
-            for (c = 0; c < 8; c++)
-                for (l = 0; l < ES_LANES && 8 * c + l < nc; l++)
-                    if ((cw >> (8 * c + l)) & 1)
-                        lane[c][par][l] = lane[c][par][l] + p[8 * c + l];
+            for (j = 0; j < nc; j++)
+                a[j] = a[j] + p[j];
         }
-        for (c = 0; c < 8; c++)
-            for (l = 0; l < ES_LANES; l++)
-                sum[c][l] = lane[c][0][l] + lane[c][1][l];
-        for (l = 0; l < ES_LANES; l++)
-            out[l] = out[l] + (((sum[0][l] + sum[1][l]) + (sum[2][l] + sum[3][l]))
-                               + ((sum[4][l] + sum[5][l]) + (sum[6][l] + sum[7][l])));
+        for (j = 0; j < 64; j++)
+            colsum[j] = ev[j] + ov[j];
     }
 }
-#undef ES_MASK_PAIR_LOOP
+
+/* acc[0..7] (compensation acc[8..15]) gains, lane l, the sum over the chunks c of colsum[8c + l]
+ * where bit 8c + l of cw is set, in the tree order above. */
+ES_ATTR static void ES_FN(es_tile_fold)(const double* colsum, uint64_t cw, double* acc)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    es_v8d s[8], a, e, sum, x, y;
+    es_v8l big, absmask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
+                           INT64_MAX, INT64_MAX};
+    int c;
+    for (c = 0; c < 8; c++)
+        s[c] = (es_v8d)((es_v8l)ES_VLOAD_D(colsum + 8 * c) & ES_VLOAD_L(es_lane_masks[(cw >> (8 * c)) & 255]));
+    s[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    /* es_neumaier lane by lane: |a| >= |value| decides which error term is exact */
+    a = ES_VLOAD_D(acc);
+    e = ES_VLOAD_D(acc + 8);
+    sum = a + s[0];
+    big = (es_v8d)((es_v8l)a & absmask) >= (es_v8d)((es_v8l)s[0] & absmask);
+    x = (a - sum) + s[0];
+    y = (s[0] - sum) + a;
+    e = e + (es_v8d)(((es_v8l)x & big) | ((es_v8l)y & ~big));
+    ES_VSTORE(acc, sum);
+    ES_VSTORE(acc + 8, e);
+#else
+    int c, l;
+    double s[8], t[ES_LANES];
+    for (l = 0; l < ES_LANES; l++) {
+        for (c = 0; c < 8; c++)
+            s[c] = ((cw >> (8 * c + l)) & 1) ? colsum[8 * c + l] : 0.0;
+        t[l] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+        es_neumaier(acc + l, acc + 8 + l, t[l]);
+    }
+#endif
+}
+
+ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize nc,
+                                        const uint64_t* rows, es_ssize rs,
+                                        const uint64_t* cols, es_ssize cs, es_ssize gs, es_ssize kp,
+                                        double* acc, es_ssize as, es_ssize count)
+{
+    es_ssize q, g, h;
+    double colsum[64];
+    for (q = 0; q < count; q++) {
+        for (g = 0; g < kp; g++) {
+            const uint64_t rw = rows[q * rs + g * gs];
+            int any = 0;
+            if (rw == 0)
+                continue;
+            for (h = 0; h < kp; h++)
+                any |= cols[q * cs + h * gs] != 0;
+            if (!any)
+                continue;
+            ES_FN(es_tile_colsums)(T, ld, nc, rw, colsum);
+            for (h = 0; h < kp; h++) {
+                const uint64_t cw = cols[q * cs + h * gs];
+                if (cw != 0)
+                    ES_FN(es_tile_fold)(colsum, cw, acc + q * as + (g * kp + h) * 16);
+            }
+        }
+    }
+}
+#undef ES_ROWS_PAIRWISE
 
 #undef ES_PERM_DOT4
 #undef ES_PERM_DOT4_TAIL
