@@ -64,6 +64,33 @@ def _data(seed, n=14, d=2):
 
 
 class TestHartiganKernel:
+    # every k below 9 (the vector path of AVX-512: one column pattern for k = 2, 4, 8, a
+    # period of k chunks otherwise, masked loads at the end of g) and two above; n with and
+    # without a partial last chunk
+    @pytest.mark.parametrize("k", [2, 3, 4, 5, 6, 7, 8, 9, 12])
+    @pytest.mark.parametrize("n", [13, 203])
+    def test_move_changes_two_columns_as_numpy(self, k, n):
+        rng = np.random.default_rng(100 * k + n)
+        A = rng.normal(size=(n, 4))
+        G = np.ascontiguousarray(A @ A.T)
+        labels = np.concatenate([np.arange(k), rng.integers(0, k, n - k)]).astype(np.intp)
+        QX, Q, sizes = np.empty((n, k)), np.empty(k), np.empty(k, dtype=np.intp)
+        first, seen = True, 0
+        for _ in range(40):
+            before, QX0 = labels.copy(), QX.copy()
+            _, moves, _ = _hartigan.hartigan(G, labels, k, QX, Q, sizes, 1000, 0.0, max_moves=1,
+                                             initialise=first, refresh=False)
+            if not first and moves:
+                (i,) = np.flatnonzero(labels != before)
+                QX0[:, before[i]] -= G[i]   # the same subtraction and addition per entry
+                QX0[:, labels[i]] += G[i]
+                assert np.array_equal(QX, QX0)
+                seen += 1
+            first = False
+            if not moves:
+                break
+        assert seen > 0
+
     @pytest.mark.parametrize("metric,param", METRIC_CASES)
     @pytest.mark.parametrize("gram", ["origin", "centred"])
     def test_bookkeeping_and_moves_against_brute_force(self, metric, param, gram):

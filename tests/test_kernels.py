@@ -40,6 +40,9 @@ for d in (1, 3, 8, 13):
                                                      np.sqrt(es.pairwise(x, y, exponent=2.0))))
         out[f"{d}-{dt}-dcov"] = float(es.distance_covariance(x[:141], y))
         out[f"{d}-{dt}-W"] = float(es.EnergyClustering(3, engine="streamed", random_state=0).fit(x).W_)
+        # the matrix engine's Hartigan moves (k = 4: the AVX-512 path with one column pattern)
+        km = es.EnergyClustering(4, random_state=0).fit(x)
+        out[f"{d}-{dt}-W4"] = [float(km.W_)] + km.labels_.tolist()
         # the matrix engine's two paths for two groups, each on every instruction set (by default
         # the masked sums do not run in the baseline build)
         for most, path in ((2, "masked"), (0, "one-hot")):

@@ -47,7 +47,7 @@ from cython cimport floating
 from libc.math cimport INFINITY, fabs, ldexp, sqrt
 from libc.stdint cimport int64_t
 
-from energystats._lib._pairwise cimport es_simd_init, rho_block
+from energystats._lib._pairwise cimport es_move_cols, es_simd_init, rho_block
 from energystats._lib import simd_cap
 
 es_simd_init(simd_cap())  # this module's copy of the pair kernels' dispatch (_simd.h)
@@ -296,16 +296,12 @@ cdef inline const double* _row(RowSource* s, intp i) noexcept nogil:
 cdef inline void _move(RowSource* s, intp[::1] labels, double[:, ::1] QX, double[::1] Q,
                        intp[::1] sizes, intp i, intp j, intp l) noexcept nogil:
     """Move point i from cluster j to cluster l, updating the bookkeeping in O(n)."""
-    cdef intp m
     cdef intp k = QX.shape[1]
     cdef double gii = _gii(s, i)
     cdef const double* gi = _row(s, i)
-    cdef double* qx = &QX[0, 0]
     Q[j] = Q[j] - 2.0 * QX[i, j] + gii
     Q[l] = Q[l] + 2.0 * QX[i, l] + gii
-    for m in range(s.n):
-        qx[m * k + j] -= gi[m]
-        qx[m * k + l] += gi[m]
+    es_move_cols(&QX[0, 0], s.n, k, j, l, gi)  # QX[:, j] -= gi; QX[:, l] += gi (vector lanes)
     sizes[j] -= 1
     sizes[l] += 1
     labels[i] = l

@@ -36,6 +36,8 @@ cdef extern from "_simd.h" nogil:
     void es_mask_tile(const double* T, Py_ssize_t ld, Py_ssize_t nc, const uint64_t* rows,
                       Py_ssize_t rs, const uint64_t* cols, Py_ssize_t cs, Py_ssize_t gs,
                       Py_ssize_t kp, double* acc, Py_ssize_t acc_stride, Py_ssize_t count)
+    void es_move_cols(double* qx, Py_ssize_t n, Py_ssize_t k, Py_ssize_t j, Py_ssize_t l,
+                      const double* g)
 
 cdef enum MetricCode:
     ENERGY = 0

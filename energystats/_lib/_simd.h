@@ -161,6 +161,7 @@ typedef struct {
                           const double* const*, es_ssize, es_ssize, es_ssize, double*);
     void (*mask_tile)(const double*, es_ssize, es_ssize, const uint64_t*, es_ssize, const uint64_t*,
                       es_ssize, es_ssize, es_ssize, double*, es_ssize, es_ssize);
+    void (*move_cols)(double*, es_ssize, es_ssize, es_ssize, es_ssize, const double*);
     int level;
 } es_simd_table;
 
@@ -168,7 +169,7 @@ typedef struct {
                               es_sq_rows4_f_##ISA, es_rt_row_d_##ISA, es_rt_row_f_##ISA,           \
                               es_rt_rows4_d_##ISA, es_rt_rows4_f_##ISA, es_sqrt_##ISA, es_sum_##ISA,\
                               es_perm_dot4_u16_##ISA, es_perm_dot4_i64_##ISA, es_mask_tile_##ISA, \
-                              LEVEL}
+                              es_move_cols_##ISA, LEVEL}
 
 static es_simd_table es_simd = ES_TABLE(base, ES_SIMD_BASELINE);
 
@@ -243,5 +244,8 @@ static inline void es_mask_tile(const double* T, es_ssize ld, es_ssize nc, const
                                 es_ssize rs, const uint64_t* cols, es_ssize cs, es_ssize gs,
                                 es_ssize kp, double* acc, es_ssize as, es_ssize count)
 { es_simd.mask_tile(T, ld, nc, rows, rs, cols, cs, gs, kp, acc, as, count); }
+static inline void es_move_cols(double* qx, es_ssize n, es_ssize k, es_ssize j, es_ssize l,
+                                const double* g)
+{ es_simd.move_cols(qx, n, k, j, l, g); }
 
 #endif

@@ -520,6 +520,89 @@ ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize n
 }
 #undef ES_ROWS_PAIRWISE
 
+/* Hartigan's move of a point from cluster j to cluster l (j != l): for m < n,
+ *     qx[m * k + j] -= g[m];   qx[m * k + l] += g[m]
+ * over the row-major n×k table qx.  Every entry is changed by one subtraction or one addition,
+ * or not at all, in every build, so the results are the same bits.  The AVX-512 build, for
+ * k ≤ 8, passes over the table eight entries at a time: the chunk's g values are permuted into
+ * place from a window of g (the column pattern repeats every k / gcd(k, 8) chunks) and
+ * subtracted and added under mask registers; the others (and k > 8, where most chunks hold
+ * neither column) change the two columns entry by entry. */
+ES_ATTR static void ES_FN(es_move_cols)(double* qx, es_ssize n, es_ssize k, es_ssize j, es_ssize l,
+                                        const double* g)
+{
+    es_ssize m = 0;
+#if defined(ES_GATHER512)
+    if (k <= 8) {
+        es_ssize P, ph, t, lane, nchunk = n * k / 8, row0, per, p;
+        __m512i idx[8];
+        __mmask8 kj[8], kl[8];
+        es_ssize r0[8];
+        {
+            es_ssize gcd = 8, a = k;
+            while (a) { es_ssize t_ = gcd % a; gcd = a; a = t_; }
+            P = k / gcd;        /* chunks per period of the column pattern */
+            per = 8 * P / k;    /* rows per period */
+        }
+        for (ph = 0; ph < P; ph++) {
+            int64_t ix[8];
+            unsigned mj = 0, ml = 0;
+            r0[ph] = (8 * ph) / k;
+            for (lane = 0; lane < 8; lane++) {
+                p = 8 * ph + lane;
+                ix[lane] = p / k - r0[ph];
+                mj |= (unsigned)(p % k == j) << lane;
+                ml |= (unsigned)(p % k == l) << lane;
+            }
+            idx[ph] = _mm512_loadu_si512((const void*)ix);
+            kj[ph] = (__mmask8)mj;
+            kl[ph] = (__mmask8)ml;
+        }
+        t = 0;
+        row0 = 0;
+        if (P == 1) {
+            /* k = 1, 2, 4 or 8: the same pattern in every chunk, held in registers */
+            const __m512i ix = idx[0];
+            const __mmask8 mj = kj[0], ml = kl[0];
+            for (; t < nchunk && row0 + 8 <= n; t++, row0 += per) {
+                const __m512d gv = _mm512_permutexvar_pd(ix, _mm512_loadu_pd(g + row0));
+                ES_PREFETCH(g + row0 + 256);   /* the row of G, 2 kB ahead */
+                __m512d q = _mm512_loadu_pd(qx + 8 * t);
+                q = _mm512_mask_sub_pd(q, mj, q, gv);
+                q = _mm512_mask_add_pd(q, ml, q, gv);
+                _mm512_storeu_pd(qx + 8 * t, q);
+            }
+        }
+        for (ph = 0; t < nchunk; t++) {
+            const es_ssize r = row0 + r0[ph], left = n - r;
+            const __mmask8 valid = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1u);
+            const __m512d gv = _mm512_permutexvar_pd(idx[ph], _mm512_maskz_loadu_pd(valid, g + r));
+            __m512d q = _mm512_loadu_pd(qx + 8 * t);
+            q = _mm512_mask_sub_pd(q, kj[ph], q, gv);
+            q = _mm512_mask_add_pd(q, kl[ph], q, gv);
+            _mm512_storeu_pd(qx + 8 * t, q);
+            if (++ph == P) {
+                ph = 0;
+                row0 += per;
+            }
+        }
+        /* the last n·k mod 8 entries */
+        for (p = 8 * nchunk; p < n * k; p++) {
+            if (p % k == j)
+                qx[p] -= g[p / k];
+            else if (p % k == l)
+                qx[p] += g[p / k];
+        }
+        return;
+    }
+#endif
+    for (; m < n; m++) {
+        ES_PREFETCH(g + m + 256);
+        qx[m * k + j] -= g[m];
+        qx[m * k + l] += g[m];
+    }
+}
+
 #undef ES_PERM_DOT4
 #undef ES_PERM_DOT4_TAIL
 #undef ES_PERM_PREFETCH
