@@ -133,9 +133,9 @@ _FIXED_SUM_COPIES = 4
 FOLD_MIN_GROUPS = 32
 #: the matrix engine sums up to this many groups under bit masks (compiled) instead of
 #: multiplying one-hot matrices (BLAS), by the instruction set of the kernels: at n = 2000 the
-#: masked sums took 0.28× the products' time for two groups, 0.42× for eight and 0.70× for
+#: masked sums took 0.27× the products' time for two groups, 0.50× for eight and 0.72× for
 #: sixteen on AVX-512 (a tile's rows summed once per relabelling, sixteen running sums in
-#: registers, the masks applied once per tile); 0.50× for two and 0.78× for five on AVX2, as
+#: registers, the masks applied once per tile); 0.52× for two and 0.77× for five on AVX2, as
 #: long for eight; longer in the baseline build (benchmarks/bench_groups.py,
 #: docs/benchmarks/groups.txt)
 MASK_MAX_GROUPS = {"avx512": 16, "avx2": 5}
