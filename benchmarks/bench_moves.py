@@ -3,7 +3,8 @@
 A move of point i from cluster j to cluster l subtracts row i of the Gram matrix G
 from column j of the n×k table of Q_l(x) and adds it to column l.  With AVX-512 and
 k ≤ 8 the compiled kernel passes over the table eight entries at a time; AVX2 and
-the baseline build change the two columns entry by entry (the same bits).  This
+the baseline build change the two columns entry by entry (the same bits); every
+build prefetches the row of G 2 kB ahead.  This
 times one sweep from random labels that stops after 400 moves, minus the same sweep
 stopped at its first move, for k = 4 and growing n (G = A Aᵀ, A normal n×5), the
 best of five, each instruction set in a subprocess (``ENERGYSTATS_SIMD``).
