@@ -40,9 +40,6 @@ for d in (1, 3, 8, 13):
                                                      np.sqrt(es.pairwise(x, y, exponent=2.0))))
         out[f"{d}-{dt}-dcov"] = float(es.distance_covariance(x[:141], y))
         out[f"{d}-{dt}-W"] = float(es.EnergyClustering(3, engine="streamed", random_state=0).fit(x).W_)
-        # the matrix engine's Hartigan moves (k = 4: the AVX-512 path with one column pattern)
-        km = es.EnergyClustering(4, random_state=0).fit(x)
-        out[f"{d}-{dt}-W4"] = [float(km.W_)] + km.labels_.tolist()
         # the matrix engine's two paths for two groups, each on every instruction set (by default
         # the masked sums do not run in the baseline build)
         for most, path in ((2, "masked"), (0, "one-hot")):
@@ -65,6 +62,16 @@ for n in (5, 8, 37, 203):
                                             np.empty((2, 7 * 16), dtype=np.int32),
                                             np.empty((2, n // 8 + 2), dtype=np.intp), 16, 8, 2)
         out[f"tiled-{n}-{np.dtype(dt).name}"] = res.tolist()
+# Hartigan's moves on a Gram matrix: the table after 30 moves, not refreshed (k = 4: the AVX-512
+# path with one column pattern; k = 3: a pattern repeating every three chunks; k = 9: entry by entry)
+from energystats._lib import _hartigan
+A = rng.normal(size=(203, 4))
+G = np.ascontiguousarray(A @ A.T)
+for k in (3, 4, 9):
+    labels = (np.arange(203) % k).astype(np.intp)
+    QX, Q, sizes = np.empty((203, k)), np.empty(k), np.empty(k, dtype=np.intp)
+    _hartigan.hartigan(G, labels, k, QX, Q, sizes, 100, 0.0, max_moves=30, refresh=False)
+    out[f"moves-{k}"] = QX.ravel().tolist() + labels.tolist()
 # the masked sums of the matrix engine: full and partial tiles, one to fifteen groups
 from energystats._lib import _permutation as _perm
 for n in (5, 64, 131, 203):

@@ -199,7 +199,7 @@ def batch_mask_sums(const double[:, ::1] D,           # IN (n, n): symmetric
     column sums per tile; only the points of group g are visited for the row sums of g.
     """
     cdef Py_ssize_t n = D.shape[0], B = bits.shape[0], kp = bits.shape[1], W = bits.shape[2]
-    cdef Py_ssize_t nt, t, b0, b1, r, c, g, h, l, nc, w, astride = 2 * kp * kp * 16
+    cdef Py_ssize_t nt, t, b0, b1, r, c, g, h, nc, w, astride = 2 * kp * kp * 16
     cdef uint64_t word
     cdef double[:, :, :, :, ::1] acc
     cdef double x, y, z, zc

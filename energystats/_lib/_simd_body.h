@@ -527,11 +527,12 @@ ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize n
  * k ≤ 8, passes over the table eight entries at a time: the chunk's g values are permuted into
  * place from a window of g (the column pattern repeats every k / gcd(k, 8) chunks) and
  * subtracted and added under mask registers; the others (and k > 8, where most chunks hold
- * neither column) change the two columns entry by entry. */
+ * neither column) change the two columns entry by entry.  Every path prefetches g 2 kB ahead
+ * (fetching the row of G bounds a move, not the arithmetic). */
 ES_ATTR static void ES_FN(es_move_cols)(double* qx, es_ssize n, es_ssize k, es_ssize j, es_ssize l,
                                         const double* g)
 {
-    es_ssize m = 0;
+    es_ssize m;
 #if defined(ES_GATHER512)
     if (k <= 8) {
         es_ssize P, ph, t, lane, nchunk = n * k / 8, row0, per, p;
@@ -577,6 +578,7 @@ ES_ATTR static void ES_FN(es_move_cols)(double* qx, es_ssize n, es_ssize k, es_s
             const es_ssize r = row0 + r0[ph], left = n - r;
             const __mmask8 valid = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1u);
             const __m512d gv = _mm512_permutexvar_pd(idx[ph], _mm512_maskz_loadu_pd(valid, g + r));
+            ES_PREFETCH(g + r + 256);
             __m512d q = _mm512_loadu_pd(qx + 8 * t);
             q = _mm512_mask_sub_pd(q, kj[ph], q, gv);
             q = _mm512_mask_add_pd(q, kl[ph], q, gv);
@@ -596,8 +598,8 @@ ES_ATTR static void ES_FN(es_move_cols)(double* qx, es_ssize n, es_ssize k, es_s
         return;
     }
 #endif
-    for (; m < n; m++) {
-        ES_PREFETCH(g + m + 256);
+    for (m = 0; m < n; m++) {
+        ES_PREFETCH(g + m + 256);   /* the row of G, 2 kB ahead */
         qx[m * k + j] -= g[m];
         qx[m * k + l] += g[m];
     }
