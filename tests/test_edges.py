@@ -239,8 +239,10 @@ class TestThreads:
         assert proc.returncode == 0 and "ok True" in proc.stdout, proc.stderr
 
 
+#: Each call runs for minutes uninterrupted on a quiet 2-core machine (so far longer than
+#: INTERRUPT_BOUND_S even on a loaded one), and Ctrl-C must stop it within the bound.
 LONG_CALLS = {
-    "energy_distance": "x, y = rng.normal(size=(60000, 10)), rng.normal(size=(60000, 10))\n"
+    "energy_distance": "x, y = rng.normal(size=(250000, 10)), rng.normal(size=(250000, 10))\n"
                        "call = lambda: es.energy_distance(x, y)\n",
     "matrix engine": "X = rng.normal(size=(4000, 3))\n"
                      "call = lambda: es.energy_test(X, labels=np.arange(4000) % 3, n_resamples=10**6)\n",
@@ -248,10 +250,15 @@ LONG_CALLS = {
                       "call = lambda: es.energy_test(X, labels=np.arange(12000) % 2, n_resamples=10**5,\n"
                       "                              memory_budget=64 * 2**20)\n",
     "many groups": "X = rng.normal(size=(4000, 2))\n"
-                   "call = lambda: es.energy_test(X, labels=np.arange(4000) % 40, n_resamples=10**5)\n",
+                   "call = lambda: es.energy_test(X, labels=np.arange(4000) % 40, n_resamples=10**6)\n",
     "sorted engine": "x = rng.normal(size=(10**6, 1))\n"
                      "call = lambda: es.energy_test(x, labels=np.arange(10**6) % 2, n_resamples=10**5)\n",
 }
+
+#: Seconds from SIGINT to the child's exit.  About 0.1-0.5 s on a quiet machine and up to 3 s
+#: with both cores busy; the bound is generous (over 10x the quiet time) because the property
+#: tested is that the call stops, not how fast: uninterrupted, each call runs for minutes.
+INTERRUPT_BOUND_S = 15.0
 
 
 @pytest.mark.parametrize("what", list(LONG_CALLS))
@@ -280,8 +287,11 @@ def test_ctrl_c_interrupts_a_long_call(what, tmp_path):
         assert proc.poll() is None  # still working
         sent = time.perf_counter()
         proc.send_signal(signal.SIGINT)
-        rc = proc.wait(timeout=60)
+        try:
+            rc = proc.wait(timeout=INTERRUPT_BOUND_S)
+        except subprocess.TimeoutExpired:
+            rc = None                                            # still running: not stopped
         waited = time.perf_counter() - sent
     finally:
         proc.kill()
-    assert rc == 7 and waited < 2.0, (rc, waited)               # was ~25 s: the whole call
+    assert rc == 7 and waited < INTERRUPT_BOUND_S, (rc, waited)  # was minutes: the whole call

@@ -2,10 +2,12 @@
 
 The long calls run in a child process (``sys.executable``): the parent waits
 until the child reports that the long phase began, sends SIGINT and checks
-that the child gets a KeyboardInterrupt within 2 s, its computation stopped,
-and it exits within 2 s.  Uninterrupted, the fits take well over 5 s and the
-linkage about 5 s (sized on a 2-core machine); a child that ends its call
-before the signal reports "finished", which fails the test too.
+that the child gets a KeyboardInterrupt within DEADLINE_S, its computation
+stopped, and it exits within DEADLINE_S.  The property is that the call stops:
+a child that ends its call reports "finished", which fails the test whenever
+it comes, so the bound on the seconds can be generous (over 10x the quiet
+latency of 0.1-0.5 s: a loaded machine took 3 s).  Uninterrupted, the fits
+take well over 5 s and the linkage about 5 s (sized on a 2-core machine).
 """
 import queue
 import signal
@@ -25,8 +27,8 @@ from energystats._lib import _hartigan
 posix_signals = pytest.mark.skipif(not hasattr(signal, "SIGINT") or sys.platform == "win32",
                                    reason="needs POSIX signals")
 
-#: the child must have left this long after SIGINT
-DEADLINE_S = 2.0
+#: the child must have left this long after SIGINT (generous: see the module docstring)
+DEADLINE_S = 15.0
 
 # The child announces "phase" from a wrapper around the kernel of the long phase
 # (looked up on the module at call time), so the signal lands inside it.
@@ -307,7 +309,7 @@ def test_too_big_fails_at_once_under_ulimit(call):
     out = proc.stdout.strip()
     assert out.startswith("MemoryError"), f"{out}\n{proc.stderr}"
     seconds = float(out.split()[1])
-    assert seconds < 2.0
+    assert seconds < 20.0  # "at once": a hang guard, over 10x the quiet time (a fraction of a second)
     assert "GiB" in out
     assert "sample" in out
 
