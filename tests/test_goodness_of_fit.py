@@ -337,3 +337,59 @@ class TestFrames:
         f = res.to_frame()
         assert f.loc["goodness of fit", "param_mean"] == df["a"].mean()
         assert f.loc["goodness of fit", "pvalue"] == res.pvalue
+
+
+# -- units: the statistics of x and x·c (issue 30) ---------------------------------------------
+
+SCALES = [1e-300, 1e-160, 1e155, 1e300]
+
+
+def _same(a, b, rel=1e-12):
+    assert a == pytest.approx(b, rel=rel, abs=0), (a, b)
+
+
+@pytest.mark.parametrize("c", SCALES)
+@pytest.mark.parametrize("d", [1, 3])
+def test_normality_is_scale_invariant(d, c):
+    # was: 1e-300 raised (variance underflowed to 0), 1e-160 moved the statistic by up to
+    # 8e-4 relative (subnormal variance), 1e155 gave NaN (d = 1), 1e300 LinAlgError (d = 3)
+    x = np.random.default_rng(d).normal(size=(40, d)) + 0.5
+    if d == 1:
+        x = x[:, 0]
+    a = es.normality_test(x, n_resamples=49, rng=1)
+    b = es.normality_test(x * c, n_resamples=49, rng=1)
+    _same(b.statistic, a.statistic)
+    _same(b.pvalue, a.pvalue)
+    np.testing.assert_allclose(b.params["mean"], c * np.asarray(a.params["mean"]), rtol=1e-12)
+    if d == 1:
+        _same(b.params["std"], c * a.params["std"])
+        _same(es.normality_test(x * c, method="limit").pvalue,
+              es.normality_test(x, method="limit").pvalue)
+
+
+def test_normality_covariance_beyond_float_range_warns():
+    x = np.random.default_rng(3).normal(size=(40, 3)) * 1e300
+    with pytest.warns(RuntimeWarning, match="params\\['cov'\\]"):
+        res = es.normality_test(x, n_resamples=0)
+    assert np.isinf(res.params["cov"]).any() and np.isfinite(res.statistic)
+
+
+# location–scale families, loc and scale estimated (or loc = 0 known, which x·c keeps): the
+# statistic is that of (x − loc)/scale, so x and x·c (c > 0) have the same statistic.
+# Discrete families (Poisson, geometric, binomial) are not scale families.
+SCALE_FAMILIES = [("normal", None), ("exponential", None), ("uniform", None),
+                  ("gamma", {"loc": 0}), ("lognormal", {"loc": 0}), ("weibull", {"loc": 0})]
+
+
+@pytest.mark.parametrize("c", SCALES)
+@pytest.mark.parametrize("dist, known", SCALE_FAMILIES, ids=[f[0] for f in SCALE_FAMILIES])
+def test_gof_location_scale_families_are_scale_invariant(dist, known, c):
+    # was: normal raised at 1e-300, 1e155 and 1e300 (variance under/overflow); Weibull's
+    # numerical fit gave c = 0.002 at 1e-300 (scipy's fit is not scale equivariant)
+    x = np.random.default_rng(5).gamma(3.0, 2.0, size=40)
+    a = es.gof_test(x, dist, known_params=known, n_resamples=19, rng=2)
+    b = es.gof_test(x * c, dist, known_params=known, n_resamples=19, rng=2)
+    _same(b.statistic, a.statistic)
+    _same(b.pvalue, a.pvalue)
+    for k, v in a.params.items():
+        _same(b.params[k], v * c if k in ("loc", "scale") else v, rel=1e-10)
