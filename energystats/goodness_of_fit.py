@@ -156,11 +156,11 @@ def _resamples(n_resamples):
     return int(n_resamples)
 
 
-def _pvalue(stat, bound, null, R, rule=None):
+def _pvalue(stat, bound, null, R, rule=None, what="energy statistic"):
     if R == 0:
         return None, None
     tol = TIE_ULPS * np.finfo(np.float64).eps * bound
-    p = float(pvalue_from_null(stat, null, exact=False, what="energy statistic", tol=tol))
+    p = float(pvalue_from_null(stat, null, exact=False, what=what, tol=tol))
     if rule is not None:
         return _sequential.final_pvalue(p, rule), None
     return p, pvalue_se(p, R, False)
@@ -174,8 +174,13 @@ def _bootstrap(R, cap, replicate, stat, bound, rule):
     return _sequential.collect(R, cap, lambda r0, k: replicate(k), stat, tol, rule)
 
 
-def _rule_fields(rule):
-    return {} if rule is None else {"pvalue_method": rule.name, "decision": rule.decision}
+def _rule_fields(rule, stat):
+    """The early-stopping fields of a result; no decision next to a statistic that is not
+    finite (its p-value is NaN, with a warning): the replicates cannot be compared with it."""
+    if rule is None:
+        return {}
+    return {"pvalue_method": rule.name,
+            "decision": rule.decision if np.isfinite(stat) else None}
 
 
 def _sorted_rows(Z, nt):
@@ -390,7 +395,7 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
         statistic=float(stat), pvalue=pvalue, null_distribution=null,
         distribution="normal" if d == 1 else "multivariate normal", params=params,
         fitted=tuple(params), method=how, statistic_name="energy", n_resamples=R_used,
-        n_samples=n, n_features=d, pvalue_se=se, seed=seed, columns=used, **_rule_fields(rule))
+        n_samples=n, n_features=d, pvalue_se=se, seed=seed, columns=used, **_rule_fields(rule, stat))
 
 
 # -- Poisson ------------------------------------------------------------------------------------
@@ -502,12 +507,13 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
     results = {}
     for w in which:
         t = float(np.asarray(obs[w]).ravel()[0])
-        p, se = _pvalue(t, abs(t) + n * (1.0 + lam), null[w], R, rule)
+        p, se = _pvalue(t, abs(t) + n * (1.0 + lam), null[w], R, rule,
+                        what="energy statistic" if w == "energy" else f"{w.upper()} statistic")
         results[w] = GoodnessOfFitResult(
             statistic=t, pvalue=p, null_distribution=null[w], distribution="poisson",
             params={"mu": lam}, fitted=("mu",), method="bootstrap" if R else "none",
             statistic_name=w, n_resamples=int(null[w].shape[0]), n_samples=n, pvalue_se=se,
-            seed=seed, columns=used, **_rule_fields(rule))
+            seed=seed, columns=used, **_rule_fields(rule, t))
     return PoissonTestsResult(results) if statistic == "all" else results[statistic]
 
 
@@ -683,5 +689,5 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
         params=units(params), fitted=fitted,
         method="bootstrap" if R else "none", statistic_name="energy",
         n_resamples=int(null.shape[0]), n_samples=n, pvalue_se=se, seed=seed, columns=used,
-        **_rule_fields(rule))
+        **_rule_fields(rule, stat))
 

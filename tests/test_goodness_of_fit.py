@@ -393,3 +393,17 @@ def test_gof_location_scale_families_are_scale_invariant(dist, known, c):
     _same(b.pvalue, a.pvalue)
     for k, v in a.params.items():
         _same(b.params[k], v * c if k in ("loc", "scale") else v, rel=1e-10)
+
+
+def test_decision_not_given_next_to_nan_statistic():
+    # issue 30: M-AD of an all-zero sample is 0/0 = NaN (as R's poisson.m); 'decision'
+    # used to report 'p > alpha' beside statistic NaN, p-value NaN
+    with pytest.warns(es.DegenerateStatisticWarning, match="M-AD statistic is nan"):
+        res = es.poisson_test([0] * 10, statistic="m-ad", pvalue_method="decision",
+                              n_resamples=99, rng=1)
+    assert math.isnan(res.statistic) and math.isnan(res.pvalue)
+    assert res.pvalue_method == "decision" and res.decision is None
+    # a finite statistic still gets its decision
+    res = es.poisson_test([0] * 9 + [1], statistic="m-ad", pvalue_method="decision",
+                          n_resamples=99, rng=1)
+    assert math.isfinite(res.statistic) and res.decision is not None
