@@ -407,3 +407,61 @@ def test_decision_not_given_next_to_nan_statistic():
     res = es.poisson_test([0] * 9 + [1], statistic="m-ad", pvalue_method="decision",
                           n_resamples=99, rng=1)
     assert math.isfinite(res.statistic) and res.decision is not None
+
+
+# -- the `gof` command's text and CSV output (issue 30) -----------------------------------------
+
+@pytest.fixture(scope="module")
+def gof_csv(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.gamma(2.0, size=60),
+                       "n": rng.poisson(3.0, size=60)})
+    path = tmp_path_factory.mktemp("gofcli") / "g.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def gof_cli(capsys, *args):
+    from energystats.cli import main
+
+    rc = main(["gof", *map(str, args)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return out
+
+
+def test_cli_gof_text_and_csv_carry_the_seed(gof_csv, capsys):
+    # the seed was only on stderr and in JSON
+    path, df = gof_csv
+    out = gof_cli(capsys, path, "--column", "x", "-R", "19", "--seed", "7", "-q",
+                  "--format", "csv")
+    row = pd.read_csv(__import__("io").StringIO(out))
+    assert row["seed"].tolist() == [7]
+    out = gof_cli(capsys, path, "--column", "x", "-R", "19", "--seed", "7", "-q")
+    header = next(line for line in out.splitlines() if "statistic" in line and "pvalue" in line)
+    assert header.split()[-1] == "seed"
+
+
+def test_cli_gof_poisson_all_names_each_pvalue(gof_csv, capsys):
+    # the verdict used min(p) of the three statistics without saying so
+    path, df = gof_csv
+    out = gof_cli(capsys, path, "--column", "n", "--dist", "poisson", "--statistic", "all",
+                  "-R", "49", "--seed", "3", "-q")
+    res = es.poisson_test(df["n"], statistic="all", n_resamples=49, rng=3)
+    verdicts = [line for line in out.splitlines() if line.startswith("verdict:")]
+    assert len(verdicts) == 3
+    for line, name in zip(verdicts, ("energy", "m-cvm", "m-ad")):
+        assert f"the Poisson family, by the {name} statistic (p = {res[name].pvalue:.4g}" in line
+
+
+@pytest.mark.parametrize("dist, word", [("exponential", "exponential"), ("expon", "expon"),
+                                        ("gamma", "gamma"), ("normal", "normal")])
+def test_cli_gof_verdict_names_the_family_as_given(gof_csv, capsys, dist, word):
+    # was "no evidence against a expon law" for --dist exponential
+    path, df = gof_csv
+    out = gof_cli(capsys, path, "--column", "y", "--dist", dist, "-R", "19", "--seed", "3", "-q",
+                  "--alpha", "1e-9")
+    assert f"verdict: no evidence against the {word} family (p = " in out
+    out = gof_cli(capsys, path, "--column", "y", "--dist", dist, "-R", "19", "--seed", "3", "-q",
+                  "--alpha", "0.999999")
+    assert f"verdict: the data are not from the {word} family (p = " in out
