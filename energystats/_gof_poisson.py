@@ -48,6 +48,9 @@ _CHUNK_ELEMENTS = 1 << 22
 #: The energy statistic walks the value grid column by column when it is no wider than
 #: this (or than n); wider grids (far outliers) take the sort-based path.
 _GRID_MAX = 4096
+#: The stable M sums start where F(j - 1; λ̂) exceeds this (or at the smallest count): the
+#: terms left out add up to less than its square (see ``_window_start``).
+_F_NEGLIGIBLE = 1e-160
 
 
 def poisson_support_end(lam):
@@ -188,8 +191,20 @@ def poisson_statistics(X, which=STATISTICS, m_recursion="r"):
     (factor :math:`\hat\lambda/(j+1) < 1`) above it; it agrees with exact
     rational arithmetic to rounding error.
     For :math:`\hat\lambda = 0` (all zeros) :math:`Q = 0`, M-CvM = 0 and
-    M-AD = 0/0 = NaN, as in R.  The cost is :math:`O(BQ)` with a Python loop of
-    :math:`Q + 1` vector steps (:math:`Q \approx \hat\lambda + 6.4\sqrt{\hat\lambda}`).
+    M-AD = 0/0 = NaN, as in R.
+
+    With ``m_recursion="stable"`` the sums start at :math:`j_0 = \min(\min_i x_i, J)`,
+    :math:`J` (within one of) the largest integer with :math:`F(J - 1) \le 10^{-160}`: below
+    :math:`\min_i x_i` the estimate :math:`\hat F` is exactly 0, so the terms left out are
+    :math:`F^2 f` and :math:`F f/(1 - F)`, together below :math:`10^{-320}`.  Where
+    :math:`F(j) < 10^{-160}` (only below :math:`J`, reached when a count lies that far
+    below the mean) M-AD's :math:`f(j)/F(j)` is taken from
+    :math:`F(j)/f(j) = 1 + (j/\hat\lambda)\,F(j-1)/f(j-1)` rather than from the CDF
+    values, which underflow (R, and ``m_recursion="r"``, give NaN there: from
+    :math:`\hat\lambda \approx 745` on, where :math:`F(0) = e^{-\hat\lambda}` is 0).  The cost
+    is a Python loop of :math:`Q - j_0 + 1` vector steps over the rows: about
+    :math:`33\sqrt{\hat\lambda}` for a Poisson sample (``"r"``: :math:`Q + 1 \approx
+    \hat\lambda + 6.4\sqrt{\hat\lambda}`).
 
     **R's tests** (``poisson.tests``, ``poisson.mtest``, ``poisson.etest``,
     energy 1.7.11).  A parametric bootstrap by ``boot::boot(sim = "parametric")``:
@@ -290,47 +305,112 @@ def _energy(X, S, lam):
     return n * (2.0 * (sum_g / n) - exx - meanxx)
 
 
+def _window_start(X, lam):
+    """First j of the M sums that the stable recursion evaluates, per row: J(λ̂), or the
+    smallest count if that is smaller -- J (within one of) the largest j with F(j - 1; λ̂) <=
+    ``_F_NEGLIGIBLE`` (0 when F(0) = e^(-λ̂) is not negligible).  Below min x_i the M-estimate F̂ is exactly 0, so a
+    skipped term j < J is F(j)^2 f(j) (M-CvM) or F(j) f(j) / (1 - F(j)) (M-AD), and all of
+    them together are below F(J - 1)^2 / (1 - F(J - 1)) < 1e-320: they cannot change a
+    double."""
+    lam = np.asarray(lam, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        k = np.floor(pdtrik(_F_NEGLIGIBLE, lam))
+    J = np.where(np.isfinite(k) & (k > 0), k, 0.0)
+    # pdtrik inverts the continuous incomplete gamma: step down until F(J - 1) is negligible
+    for _ in range(64):
+        high = (J > 0) & (pdtr(np.maximum(J - 1, 0), lam) > _F_NEGLIGIBLE)
+        if not high.any():
+            break
+        J = J - high
+    return np.minimum(X.min(axis=1), J.astype(np.int64))
+
+
+def _ratio_cdf_pmf(j, lam):
+    """F(j)/f(j) for Poisson(λ) (j >= 0 integers, λ > 0): the series
+    sum_i j (j - 1) ... (j - i + 1) / λ^i of positive terms, to rounding error (used only where
+    F(j) underflows, far below the mean, where j/λ < 1 and the terms fall geometrically)."""
+    j = np.asarray(j, dtype=np.float64)
+    lam = np.asarray(lam, dtype=np.float64)
+    total = np.ones_like(j)
+    term = np.ones_like(j)
+    i = 0
+    while True:
+        term = term * np.maximum(j - i, 0.0) / lam
+        total = total + term
+        i += 1
+        if not (term > 1e-17 * total).any():
+            return total
+
+
 def _mean_distance(X, S, lam, stable=False):
     """M-CvM and M-AD of each row (see :func:`poisson_statistics`)."""
     B, n = X.shape
     Q = poisson_support_end(lam)
     cvm = np.empty(B)
     ad = np.empty(B)
-    Qmax = int(Q.max())
-    width = Qmax + 2  # values 0..Qmax, and Qmax+1 collects everything larger
-    with np.errstate(invalid="ignore", divide="ignore"):
+    # the stable recursion starts each row at its window (see _window_start); R's at j = 0
+    J0 = _window_start(X, lam) if stable else np.zeros(B, dtype=np.int64)
+    width = int((Q - J0).max()) + 2
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for sl in _row_chunks(B, width):
-            lm, Qc, Sc = lam[sl], Q[sl], S[sl]
-            qm = int(Qc.max())
-            C = np.cumsum(_counts(X[sl], 0, qm + 2)[:, : qm + 1], axis=1)  # C(j) = #{x_i <= j}
+            lm, Qc, Sc, Jc = lam[sl], Q[sl], S[sl], J0[sl]
+            qm, js = int(Qc.max()), int(Jc.min())
+            # C(j) = #{x_i <= j} for j = js..qm (column j - js; values below js in column 0)
+            C = np.cumsum(_counts(X[sl], js, qm - js + 2)[:, : qm - js + 1], axis=1)
             if stable:
-                # G(j) = sum_{l<=j} C(l) = n (m(j+1) + j + 1 - lambda) / 2, exact.
-                G = np.cumsum(C, axis=1) / n
-                Fh = G[:, 0]
+                # G(j) = sum_{l<=j} C(l) = n (m(j+1) + j + 1 - lambda) / 2, exact; the part
+                # below js is sum_i max(0, js - x_i).
+                G0 = np.maximum(js - X[sl], 0).sum(axis=1)
+                G = (G0[:, None] + np.cumsum(C, axis=1)) / n
             else:
                 # T(k) = sum_i |x_i - k| = S + sum_{j<k} (2 C(j) - n), exact; column k-1: T(k).
                 T = Sc[:, None] + np.cumsum(2 * C - n, axis=1)
                 m = T / n  # as R: an exact integer sum divided by n
-                Fh = (m[:, 0] + 1.0 - lm) / 2.0  # j = 0
-            cdf = pdtr(np.arange(1, qm + 1, dtype=np.float64), lm[:, None])  # F(1..qm)
-            cdf0 = np.exp(-lm)
-            d = Fh - cdf0
-            cv = d * d * cdf0
-            a = d * d * cdf0 / (cdf0 * (1.0 - cdf0))
-            for j in range(1, qm + 1):
-                k = j + 1
+            cdf = pdtr(np.arange(js, qm + 1, dtype=np.float64), lm[:, None])  # F(js..qm)
+            # F/f where F underflows (rows whose smallest count lies far below the mean)
+            deep = cdf < _F_NEGLIGIBLE
+            ratio = None
+            if stable and deep.any():
+                ratio = _ratio_cdf_pmf(np.maximum(Jc, js), lm)
+            if js == 0:
                 if stable:
-                    Fh = np.maximum(Fh, (G[:, j] + lm * Fh) / k)
+                    Fh = G[:, 0]
                 else:
-                    f = (m[:, j] - (k - lm) * (2.0 * Fh - 1.0)) / (2.0 * k)
+                    Fh = (m[:, 0] + 1.0 - lm) / 2.0  # j = 0
+                cdf0 = np.exp(-lm)
+                d = Fh - cdf0
+                on = Jc == 0
+                cv = np.where(on, d * d * cdf0, 0.0)
+                a = np.where(on, d * d * cdf0 / (cdf0 * (1.0 - cdf0)), 0.0)
+                if ratio is not None:
+                    a = np.where(on & deep[:, 0], d * d / ratio, a)
+                first = 1
+            else:
+                Fh = np.zeros(lm.shape)
+                cdf0 = pdtr(js - 1.0, lm)
+                cv = np.zeros(lm.shape)
+                a = np.zeros(lm.shape)
+                first = js
+            for j in range(first, qm + 1):
+                k = j + 1
+                c = j - js
+                if stable:
+                    Fh = np.maximum(Fh, (G[:, c] + lm * Fh) / k)
+                else:
+                    f = (m[:, c] - (k - lm) * (2.0 * Fh - 1.0)) / (2.0 * k)
                     Fh = Fh + np.where(f < 0.0, 0.0, f)
                 Fh = np.where(Fh > 1.0, 1.0, Fh)
-                cdf1 = cdf[:, j - 1]
+                cdf1 = cdf[:, c]
                 d = Fh - cdf1
                 w = d * d * (cdf1 - cdf0)
-                on = j <= Qc
+                on = (j >= Jc) & (j <= Qc)
                 cv = np.where(on, cv + w, cv)
-                a = np.where(on, a + w / (cdf1 * (1.0 - cdf1)), a)
+                wa = w / (cdf1 * (1.0 - cdf1))
+                if ratio is not None:
+                    # F(j)/f(j) = 1 + (j/λ) F(j-1)/f(j-1), started at the row's window
+                    ratio = np.where(j > Jc, 1.0 + (j / lm) * ratio, ratio)
+                    wa = np.where(deep[:, c], d * d / (ratio * (1.0 - cdf1)), wa)
+                a = np.where(on, a + wa, a)
                 cdf0 = cdf1
             cvm[sl] = cv * n
             ad[sl] = a * n

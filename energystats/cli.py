@@ -625,20 +625,29 @@ def _cmd_gof(args):
         for k, v in r.params.items():
             if np.ndim(v) == 0:
                 row[k] = v
+        if r.seed is not None:   # the text and CSV output repeat too, not only stderr/JSON
+            row["seed"] = r.seed
         rows.append(row)
     title = ("energy goodness of fit: statistic n x energy distance between the sample and the "
              "fitted law; parameters estimated (re-estimated in every bootstrap sample)")
     emit([(title, pd.DataFrame(rows).set_index(["distribution", "statistic_name"]))], args.format)
-    if first.pvalue is not None and first.pvalue_method != "full":
-        _test_verdict(args, first, f"the data are not {first.distribution}",
-                      f"no evidence against a {first.distribution} law")
-    elif first.pvalue is not None:
-        p = min(r.pvalue for r in results)
-        se = first.pvalue_se
-        verdict = (f"the data are not {first.distribution}" if p <= args.alpha else
-                   f"no evidence against a {first.distribution} law")
-        _verdict(args, f"verdict: {verdict} ({_pvalue_text(p, se)}; alpha = {args.alpha:g}).",
-                 p, se)
+    # the family in the user's word (--dist exponential, not SciPy's 'expon')
+    word = args.dist.strip().lower()
+    word = {"poisson": "Poisson", "weibull": "Weibull", "pareto": "Pareto",
+            "gaussian": "Gaussian"}.get(word, word)
+    if len(cols) > 1:
+        word = f"multivariate {word}"
+    differ = f"the data are not from the {word} family"
+    same = f"no evidence against the {word} family"
+    for r in results:
+        # --statistic all: one verdict per statistic, each naming its own p-value
+        label = f", by the {r.statistic_name} statistic" if len(results) > 1 else ""
+        if r.pvalue is not None and r.pvalue_method != "full":
+            _test_verdict(args, r, differ + label, same + label)
+        elif r.pvalue is not None:
+            verdict = differ if r.pvalue <= args.alpha else same
+            _verdict(args, f"verdict: {verdict}{label} ({_pvalue_text(r.pvalue, r.pvalue_se)}; "
+                           f"alpha = {args.alpha:g}).", r.pvalue, r.pvalue_se)
     return 0
 
 

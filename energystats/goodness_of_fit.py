@@ -18,6 +18,7 @@ normality, from the statistic's limit distribution).
 from __future__ import annotations
 
 import math
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -155,11 +156,11 @@ def _resamples(n_resamples):
     return int(n_resamples)
 
 
-def _pvalue(stat, bound, null, R, rule=None):
+def _pvalue(stat, bound, null, R, rule=None, what="energy statistic"):
     if R == 0:
         return None, None
     tol = TIE_ULPS * np.finfo(np.float64).eps * bound
-    p = float(pvalue_from_null(stat, null, exact=False, what="energy statistic", tol=tol))
+    p = float(pvalue_from_null(stat, null, exact=False, what=what, tol=tol))
     if rule is not None:
         return _sequential.final_pvalue(p, rule), None
     return p, pvalue_se(p, R, False)
@@ -173,8 +174,13 @@ def _bootstrap(R, cap, replicate, stat, bound, rule):
     return _sequential.collect(R, cap, lambda r0, k: replicate(k), stat, tol, rule)
 
 
-def _rule_fields(rule):
-    return {} if rule is None else {"pvalue_method": rule.name, "decision": rule.decision}
+def _rule_fields(rule, stat):
+    """The early-stopping fields of a result; no decision next to a statistic that is not
+    finite (its p-value is NaN, with a warning): the replicates cannot be compared with it."""
+    if rule is None:
+        return {}
+    return {"pvalue_method": rule.name,
+            "decision": rule.decision if np.isfinite(stat) else None}
 
 
 def _sorted_rows(Z, nt):
@@ -187,6 +193,23 @@ def _sorted_rows(Z, nt):
     with ThreadPoolExecutor(nt) as ex:
         list(ex.map(lambda ix: Z[ix[0]:ix[-1] + 1].sort(axis=1), [p for p in parts if p.size]))
     return Z
+
+
+def _pow2_exponent(X):
+    """An exponent e such that ``X * 2**-e`` is exact and its largest |value| lies in [1, 2)
+    (e = 0 for all-zero data): the statistics are computed on that copy, so that neither
+    squares nor sums overflow (|x| above about 1e154) or lose digits to subnormal numbers
+    (|x| below about 1e-154), and X and X·c give the same result for every c > 0 up to the
+    rounding of X·c.  Where that would push the smallest nonzero |value| below the normal
+    range (data spanning more than about 1e300 between nonzero values) e is raised just
+    enough to keep every value exact."""
+    a = np.abs(X[np.isfinite(X)])
+    a = a[a > 0]
+    if a.size == 0:
+        return 0
+    e = int(np.frexp(a.max())[1]) - 1
+    low = int(np.frexp(a.min())[1]) - 1   # a.min() >= 2**low
+    return min(e, low + 1022) if e > 0 else e
 
 
 # -- normality ----------------------------------------------------------------------------------
@@ -290,6 +313,10 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
     (a column constant or collinear with others) is an error: the test needs
     :math:`n \ge d + 2` points in general position.
 
+    The statistic is computed on :math:`x\,2^{-e}`, :math:`2^e` the power of two that
+    brings the largest :math:`|x|` into [1, 2) (exact): :math:`x` and :math:`c\,x` give the
+    same result, to rounding, for any :math:`c > 0`.
+
     Examples
     --------
     >>> import numpy as np
@@ -314,6 +341,9 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
         raise ValueError(f"`pvalue_method={pvalue_method!r}` stops the bootstrap early; "
                          "`method='limit'` draws no bootstrap samples.")
     nt = check_n_threads(n_threads)
+    # the statistic is affine invariant: compute it on X 2**-e, exact (see _pow2_exponent)
+    e = _pow2_exponent(X)
+    X = np.ldexp(X, -e)
     mean = X.mean(axis=0)
     cov = np.cov(X, rowvar=False, ddof=1)
     if d == 1:
@@ -321,14 +351,21 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
             raise ValueError("`x` is constant: its standard deviation is 0, so it cannot be "
                              "standardised.")
         stat, bound = (float(v[0]) for v in _normal_1d(X.reshape(1, n), 1))
-        params = {"mean": float(mean[0]), "std": math.sqrt(float(cov))}
+        params = {"mean": float(np.ldexp(mean[0], e)),
+                  "std": float(np.ldexp(math.sqrt(float(cov)), e))}
     else:
         if _standardised(X) is None:
             rank = int(np.linalg.matrix_rank(cov))
             raise ValueError(f"the sample covariance of `x` is singular (rank {rank} < {d}): a "
                              "column is constant or a linear combination of others; drop it.")
         stat, bound = _normal_md(X, nt)
-        params = {"mean": mean, "cov": cov}
+        with np.errstate(over="ignore"):
+            params = {"mean": np.ldexp(mean, e), "cov": np.ldexp(cov, 2 * e)}
+        if not np.isfinite(params["cov"]).all():
+            warnings.warn(f"the sample covariance of `x` has entries beyond the float64 range "
+                          f"(up to {np.abs(cov).max():.3g} * 2**{2 * e}): `params['cov']` holds "
+                          "inf there; the statistic and p-value, computed on x * 2**"
+                          f"{-e}, are not affected.", RuntimeWarning, stacklevel=2)
     seed = None
     if method == "limit":
         if d != 1:
@@ -358,7 +395,7 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
         statistic=float(stat), pvalue=pvalue, null_distribution=null,
         distribution="normal" if d == 1 else "multivariate normal", params=params,
         fitted=tuple(params), method=how, statistic_name="energy", n_resamples=R_used,
-        n_samples=n, n_features=d, pvalue_se=se, seed=seed, columns=used, **_rule_fields(rule))
+        n_samples=n, n_features=d, pvalue_se=se, seed=seed, columns=used, **_rule_fields(rule, stat))
 
 
 # -- Poisson ------------------------------------------------------------------------------------
@@ -470,12 +507,13 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
     results = {}
     for w in which:
         t = float(np.asarray(obs[w]).ravel()[0])
-        p, se = _pvalue(t, abs(t) + n * (1.0 + lam), null[w], R, rule)
+        p, se = _pvalue(t, abs(t) + n * (1.0 + lam), null[w], R, rule,
+                        what="energy statistic" if w == "energy" else f"{w.upper()} statistic")
         results[w] = GoodnessOfFitResult(
             statistic=t, pvalue=p, null_distribution=null[w], distribution="poisson",
             params={"mu": lam}, fitted=("mu",), method="bootstrap" if R else "none",
             statistic_name=w, n_resamples=int(null[w].shape[0]), n_samples=n, pvalue_se=se,
-            seed=seed, columns=used, **_rule_fields(rule))
+            seed=seed, columns=used, **_rule_fields(rule, t))
     return PoissonTestsResult(results) if statistic == "all" else results[statistic]
 
 
@@ -559,6 +597,13 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
     ``known_params={"loc": 0}`` gives the usual two-parameter family and a much more stable
     fit.
 
+    For a continuous law the data (and a given ``loc`` or ``scale``) are first multiplied by
+    the power of two :math:`2^{-e}` that brings the largest :math:`|x|` into [1, 2) (exact)
+    and the fitted ``loc`` and ``scale`` are reported in the data's units: the statistic
+    and p-value of :math:`x` and :math:`c\,x` (:math:`c > 0`) agree to rounding when
+    the family is location–scale and whatever is held fixed scales with the data
+    (``loc=0``).  Discrete families are not scale invariant.
+
     Examples
     --------
     >>> import numpy as np
@@ -613,12 +658,23 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
     fitted = tuple(p for p in family.param_names if p not in known)
     if fitted and not family.discrete and not hasattr(dist_obj, "fit"):
         raise TypeError(f"`dist` {name!r} has no fit method; give its parameters.")
+    # A continuous law's statistic is that of (x − loc)/scale: compute it on x 2**-e (exact,
+    # see _pow2_exponent) with loc and scale in those units, reported back in x's units.
+    e = 0 if family.discrete else _pow2_exponent(v)
+    v = np.ldexp(v, -e)
+    known = {k: (float(np.ldexp(val, -e)) if k in ("loc", "scale") else val)
+             for k, val in known.items()}
+
+    def units(p):
+        return {k: float(np.ldexp(val, e) if k in ("loc", "scale") else val)
+                for k, val in p.items()}
+
     params = family.fit(v, known)
     law = family.frozen(params)
     mu = float(law.mean())
     if not np.isfinite(mu):
-        raise ValueError(f"{name} with parameters {params} has no finite mean: the energy "
-                         "statistic needs E|Z| < ∞.")
+        raise ValueError(f"{name} with parameters {units(params)} has no finite mean: the "
+                         "energy statistic needs E|Z| < ∞.")
     stat, bound = (float(a[0]) for a in _energy_1d(family, v[None, :], params, nt))
     gen, seed = seeded_rng(rng)
 
@@ -630,8 +686,8 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
     p, se = _pvalue(stat, bound, null, R, rule)
     return GoodnessOfFitResult(
         statistic=stat, pvalue=p, null_distribution=null, distribution=name,
-        params={k: float(val) for k, val in params.items()}, fitted=fitted,
+        params=units(params), fitted=fitted,
         method="bootstrap" if R else "none", statistic_name="energy",
         n_resamples=int(null.shape[0]), n_samples=n, pvalue_se=se, seed=seed, columns=used,
-        **_rule_fields(rule))
+        **_rule_fields(rule, stat))
 

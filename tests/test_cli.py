@@ -912,7 +912,7 @@ class TestPvalueMethod:
         assert rc == 0, err
         ref = energystats.normality_test(df["y"], rng=5, pvalue_method="decision")
         assert ref.decision == "p <= alpha"   # (p = 0.018 for this sample)
-        assert (f"verdict: the data are not normal (p <= alpha = 0.05, decided after "
+        assert (f"verdict: the data are not from the normal family (p <= alpha = 0.05, decided after "
                 f"{ref.n_resamples} resamples;") in out
         rc, out, err = run_cli("cluster", d / "data.csv", "--columns", "x,y", "-k", "2", "--test",
                                "--resamples", "39", "--n-init", "2", "--pvalue-method", "decision",

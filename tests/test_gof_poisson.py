@@ -231,3 +231,81 @@ def test_r_recursion_is_unstable_stable_is_exact():
         s = stats1(x, m_recursion="stable")
         assert s["m-cvm"] == pytest.approx(m[0], rel=1e-12)
         assert s["m-ad"] == pytest.approx(m[1], rel=1e-12)
+
+
+# -- large lambda: the M statistics by a high-precision reference -------------------------
+
+def m_mpmath(x, dps=40):
+    """M-CvM, M-AD by mpmath at ``dps`` digits: R's recursion (the definition) for F-hat,
+    F(j) and f(j) = exp(-lam) lam^j / j! from the recurrence f(j) = f(j-1) lam / j, summed
+    from lo = max(0, lam - 40 sqrt(lam)) (the terms below add up to less than F(lo - 1)^2 <
+    1e-600 when min x >= lo; otherwise the sum starts at 0) up to Q.  F-hat is 0 below
+    min x exactly (m(k) = lam - k for k <= min x makes the numerator 0), so the recursion is
+    started there: from 0 it would amplify rounding by lam^j / j!, which needs ``dps`` of
+    about lam / 2.3 digits."""
+    import mpmath as mp
+
+    x = [int(v) for v in x]
+    n = len(x)
+    with mp.workdps(dps):
+        lam = mp.mpf(sum(x)) / n
+        Q = int(poisson_support_end(sum(x) / n))
+        lo = max(0, int(mp.floor(lam - 40 * mp.sqrt(lam))))
+        if min(x) < lo:
+            lo = 0
+
+        def mh(k):
+            return mp.mpf(sum(abs(v - k) for v in x)) / n
+
+        F = mp.gammainc(lo, lam, mp.inf, regularized=True) if lo > 0 else mp.mpf(0)
+        f = mp.exp(-lam + lo * mp.log(lam) - mp.loggamma(lo + 1))
+        cv = ad = Fh = mp.mpf(0)
+        for j in range(lo, Q + 1):
+            if j > lo:
+                f = f * lam / j
+            F = F + f
+            if j < min(x):
+                Fh = mp.mpf(0)
+            elif j == 0:
+                Fh = (mh(1) + 1 - lam) / 2
+            else:
+                fh = (mh(j + 1) - (j + 1 - lam) * (2 * Fh - 1)) / (2 * (j + 1))
+                Fh = min(Fh + max(fh, 0), mp.mpf(1))
+            t = (Fh - F) ** 2 * f
+            cv += t
+            ad += t / (F * (1 - F))
+        return float(n * cv), float(n * ad)
+
+
+@pytest.mark.parametrize("lam, low, dps", [(30.0, None, 40), (2000.0, None, 40),
+                                           (2000.0, 1700, 40), (2000.0, 0, 1000)],
+                         ids=["lam30", "lam2000", "lam2000-low-1700", "lam2000-low-0"])
+def test_m_statistics_large_lambda_against_mpmath(lam, low, dps):
+    # Issue 30: M-AD was NaN from lam-hat ~ 745 on (F(0) = exp(-lam) underflows: 0/0) and
+    # the cost grew like lam.  A count far below the mean (low) makes the far left tail,
+    # where F underflows, count in M-AD.
+    x = np.random.default_rng(1).poisson(lam, 30)
+    if low is not None:
+        x[0] = low
+    cvm, ad = m_mpmath(x, dps)
+    s = stats1(x, which=("m-cvm", "m-ad"), m_recursion="stable")
+    assert s["m-cvm"] == pytest.approx(cvm, rel=1e-12)
+    assert s["m-ad"] == pytest.approx(ad, rel=1e-12)
+
+
+def test_m_statistics_lambda_one_million_against_mpmath():
+    # f(j) is F(j) - F(j - 1), as R: relative error ~ eps F/f ~ eps sqrt(lam) near the mean
+    x = np.random.default_rng(2).poisson(1e6, 30)
+    cvm, ad = m_mpmath(x)
+    s = stats1(x, which=("m-cvm", "m-ad"), m_recursion="stable")
+    assert s["m-cvm"] == pytest.approx(cvm, rel=1e-11)
+    assert s["m-ad"] == pytest.approx(ad, rel=1e-11)
+
+
+@pytest.mark.parametrize("lam", [400.0, 2000.0, 1e6, 2.0**31])
+def test_m_window_skips_only_negligible_terms(lam):
+    # the stable sums start at min(min x, J), F(J - 1) <= 1e-160, and J is within
+    # 30 sd of the mean: O(sqrt(lam)) steps instead of O(lam)
+    J = int(gp._window_start(np.array([[2**40]]), np.array([lam]))[0])
+    assert pdtr(J - 1, lam) <= 1e-160 or J == 0
+    assert J >= lam - 30 * np.sqrt(lam)

@@ -337,3 +337,131 @@ class TestFrames:
         f = res.to_frame()
         assert f.loc["goodness of fit", "param_mean"] == df["a"].mean()
         assert f.loc["goodness of fit", "pvalue"] == res.pvalue
+
+
+# -- units: the statistics of x and x·c (issue 30) ---------------------------------------------
+
+SCALES = [1e-300, 1e-160, 1e155, 1e300]
+
+
+def _same(a, b, rel=1e-12):
+    assert a == pytest.approx(b, rel=rel, abs=0), (a, b)
+
+
+@pytest.mark.parametrize("c", SCALES)
+@pytest.mark.parametrize("d", [1, 3])
+def test_normality_is_scale_invariant(d, c):
+    # was: 1e-300 raised (variance underflowed to 0), 1e-160 moved the statistic by up to
+    # 8e-4 relative (subnormal variance), 1e155 gave NaN (d = 1), 1e300 LinAlgError (d = 3)
+    x = np.random.default_rng(d).normal(size=(40, d)) + 0.5
+    if d == 1:
+        x = x[:, 0]
+    a = es.normality_test(x, n_resamples=49, rng=1)
+    b = es.normality_test(x * c, n_resamples=49, rng=1)
+    _same(b.statistic, a.statistic)
+    _same(b.pvalue, a.pvalue)
+    np.testing.assert_allclose(b.params["mean"], c * np.asarray(a.params["mean"]), rtol=1e-12)
+    if d == 1:
+        _same(b.params["std"], c * a.params["std"])
+        _same(es.normality_test(x * c, method="limit").pvalue,
+              es.normality_test(x, method="limit").pvalue)
+
+
+def test_normality_covariance_beyond_float_range_warns():
+    x = np.random.default_rng(3).normal(size=(40, 3)) * 1e300
+    with pytest.warns(RuntimeWarning, match="params\\['cov'\\]"):
+        res = es.normality_test(x, n_resamples=0)
+    assert np.isinf(res.params["cov"]).any() and np.isfinite(res.statistic)
+
+
+# location–scale families, loc and scale estimated (or loc = 0 known, which x·c keeps): the
+# statistic is that of (x − loc)/scale, so x and x·c (c > 0) have the same statistic.
+# Discrete families (Poisson, geometric, binomial) are not scale families.
+SCALE_FAMILIES = [("normal", None), ("exponential", None), ("uniform", None),
+                  ("gamma", {"loc": 0}), ("lognormal", {"loc": 0}), ("weibull", {"loc": 0})]
+
+
+@pytest.mark.parametrize("c", SCALES)
+@pytest.mark.parametrize("dist, known", SCALE_FAMILIES, ids=[f[0] for f in SCALE_FAMILIES])
+def test_gof_location_scale_families_are_scale_invariant(dist, known, c):
+    # was: normal raised at 1e-300, 1e155 and 1e300 (variance under/overflow); Weibull's
+    # numerical fit gave c = 0.002 at 1e-300 (scipy's fit is not scale equivariant)
+    x = np.random.default_rng(5).gamma(3.0, 2.0, size=40)
+    a = es.gof_test(x, dist, known_params=known, n_resamples=19, rng=2)
+    b = es.gof_test(x * c, dist, known_params=known, n_resamples=19, rng=2)
+    _same(b.statistic, a.statistic)
+    _same(b.pvalue, a.pvalue)
+    for k, v in a.params.items():
+        _same(b.params[k], v * c if k in ("loc", "scale") else v, rel=1e-10)
+
+
+def test_decision_not_given_next_to_nan_statistic():
+    # issue 30: M-AD of an all-zero sample is 0/0 = NaN (as R's poisson.m); 'decision'
+    # used to report 'p > alpha' beside statistic NaN, p-value NaN
+    with pytest.warns(es.DegenerateStatisticWarning, match="M-AD statistic is nan"):
+        res = es.poisson_test([0] * 10, statistic="m-ad", pvalue_method="decision",
+                              n_resamples=99, rng=1)
+    assert math.isnan(res.statistic) and math.isnan(res.pvalue)
+    assert res.pvalue_method == "decision" and res.decision is None
+    # a finite statistic still gets its decision
+    res = es.poisson_test([0] * 9 + [1], statistic="m-ad", pvalue_method="decision",
+                          n_resamples=99, rng=1)
+    assert math.isfinite(res.statistic) and res.decision is not None
+
+
+# -- the `gof` command's text and CSV output (issue 30) -----------------------------------------
+
+@pytest.fixture(scope="module")
+def gof_csv(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.gamma(2.0, size=60),
+                       "n": rng.poisson(3.0, size=60)})
+    path = tmp_path_factory.mktemp("gofcli") / "g.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def gof_cli(capsys, *args):
+    from energystats.cli import main
+
+    rc = main(["gof", *map(str, args)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return out
+
+
+def test_cli_gof_text_and_csv_carry_the_seed(gof_csv, capsys):
+    # the seed was only on stderr and in JSON
+    path, df = gof_csv
+    out = gof_cli(capsys, path, "--column", "x", "-R", "19", "--seed", "7", "-q",
+                  "--format", "csv")
+    row = pd.read_csv(__import__("io").StringIO(out))
+    assert row["seed"].tolist() == [7]
+    out = gof_cli(capsys, path, "--column", "x", "-R", "19", "--seed", "7", "-q")
+    header = next(line for line in out.splitlines() if "statistic" in line and "pvalue" in line)
+    assert header.split()[-1] == "seed"
+
+
+def test_cli_gof_poisson_all_names_each_pvalue(gof_csv, capsys):
+    # the verdict used min(p) of the three statistics without saying so
+    path, df = gof_csv
+    out = gof_cli(capsys, path, "--column", "n", "--dist", "poisson", "--statistic", "all",
+                  "-R", "49", "--seed", "3", "-q")
+    res = es.poisson_test(df["n"], statistic="all", n_resamples=49, rng=3)
+    verdicts = [line for line in out.splitlines() if line.startswith("verdict:")]
+    assert len(verdicts) == 3
+    for line, name in zip(verdicts, ("energy", "m-cvm", "m-ad")):
+        assert f"the Poisson family, by the {name} statistic (p = {res[name].pvalue:.4g}" in line
+
+
+@pytest.mark.parametrize("dist, word", [("exponential", "exponential"), ("expon", "expon"),
+                                        ("gamma", "gamma"), ("normal", "normal")])
+def test_cli_gof_verdict_names_the_family_as_given(gof_csv, capsys, dist, word):
+    # was "no evidence against a expon law" for --dist exponential
+    path, df = gof_csv
+    out = gof_cli(capsys, path, "--column", "y", "--dist", dist, "-R", "19", "--seed", "3", "-q",
+                  "--alpha", "1e-9")
+    assert f"verdict: no evidence against the {word} family (p = " in out
+    out = gof_cli(capsys, path, "--column", "y", "--dist", dist, "-R", "19", "--seed", "3", "-q",
+                  "--alpha", "0.999999")
+    assert f"verdict: the data are not from the {word} family (p = " in out
