@@ -24,6 +24,7 @@ _EXPORTS = {
     "EnergyClusteringResult": "clustering",
     "clustering_accuracy": "clustering",
     "energy_clustering": "clustering",
+    "ColumnScaleWarning": "clustering",
     "DispersionResult": "decomposition",
     "dispersion": "decomposition",
     "energy_linkage": "hierarchy",

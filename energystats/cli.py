@@ -677,23 +677,30 @@ def _cmd_cluster(args):
     if pkw and not args.test:
         raise CLIError(f"option --pvalue-method {args.pvalue_method}: only with --test (the "
                        "significance check is the test that stops early).")
-    X = df[cols]
+    X, scaling = _cluster_data(args, df[cols], cols)
     seed = _draw_seed(args)
     opts = dict(algorithm=args.algorithm, n_init=args.n_init, **met)
     t0 = time.perf_counter()
-    from . import cluster_test, dispersion, energy_clustering
+    import warnings
 
-    if args.test:
-        _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} "
-                    f"restarts), then the same on {args.resamples} reference data sets drawn "
-                    f"from the {args.null!r} null; seed {seed}")
-        tres = cluster_test(X, args.k, null=args.null, n_resamples=args.resamples, rng=seed,
-                            random_state=seed, progress=_progress(args), **opts, **pkw)
-        labels = np.asarray(tres.labels)
-    else:
-        _note(args, f"clustering {n} rows into k={args.k} ({args.algorithm}, {args.n_init} "
-                    f"restarts); seed {seed}")
-        labels = np.asarray(energy_clustering(X, args.k, rng=seed, **opts).labels)
+    from . import cluster_test, dispersion, energy_clustering
+    from .clustering import ColumnScaleWarning
+
+    on = " (z-scores of the columns)" if scaling is not None else ""
+    with warnings.catch_warnings():
+        # _cluster_data has said it, with the command line's advice
+        warnings.simplefilter("ignore", ColumnScaleWarning)
+        if args.test:
+            _note(args, f"clustering {n} rows{on} into k={args.k} ({args.algorithm}, {args.n_init} "
+                        f"restarts), then the same on {args.resamples} reference data sets drawn "
+                        f"from the {args.null!r} null; seed {seed}")
+            tres = cluster_test(X, args.k, null=args.null, n_resamples=args.resamples, rng=seed,
+                                random_state=seed, progress=_progress(args), **opts, **pkw)
+            labels = np.asarray(tres.labels)
+        else:
+            _note(args, f"clustering {n} rows{on} into k={args.k} ({args.algorithm}, {args.n_init} "
+                        f"restarts); seed {seed}")
+            labels = np.asarray(energy_clustering(X, args.k, rng=seed, **opts).labels)
     _note(args, f"  done in {time.perf_counter() - t0:.2f} s (pass --seed {seed} to repeat)")
     disp = dispersion(X, labels, **met)
     sizes = np.bincount(labels, minlength=args.k)
@@ -702,7 +709,7 @@ def _cmd_cluster(args):
         _write_labels(args, path, df, labels)
     if args.format == "json":
         obj = {"command": "cluster", "k": args.k, "n": n, "columns": cols, "seed": seed,
-               "algorithm": args.algorithm, **met,
+               "algorithm": args.algorithm, **met, "standardize": scaling,
                "partition": {"W": disp.W, "S": disp.S, "T": disp.T, "F": disp.F, "statistic": stat},
                "clusters": [{"cluster": c, "size": int(s)} for c, s in enumerate(sizes)],
                "check": None}
@@ -717,6 +724,10 @@ def _cmd_cluster(args):
                  pd.DataFrame([summary], index=pd.Index(["fit"], name="partition"))),
                 ("clusters", pd.DataFrame({"size": sizes},
                                           index=pd.Index(np.arange(args.k), name="cluster")))]
+    if scaling is not None:
+        sections.insert(0, ("standardized columns: the clustering and W, S, T use z = (x - mean) / sd "
+                            "(sd with divisor n - 1)",
+                            pd.DataFrame(scaling, index=pd.Index(cols, name="column"))))
     if args.test:
         check = {"statistic": tres.statistic, "null": args.null, "n_resamples": tres.n_resamples,
                  "pvalue": tres.pvalue, "pvalue_se": tres.pvalue_se}
@@ -741,6 +752,35 @@ def _cmd_cluster(args):
             _verdict(args, f"verdict: no evidence of more cluster structure than {ref} "
                            f"({what} > alpha = {args.alpha:g}).", tres.pvalue, tres.pvalue_se)
     return 0
+
+
+def _cluster_data(args, X, cols):
+    """``(data, scaling)``: with --standardize the z-scores of the columns and their means and
+    sds (divisor n - 1); else the data as read, with a ColumnScaleWarning when the columns'
+    standard deviations differ 1000-fold or more."""
+    import warnings
+
+    import numpy as np
+
+    from .clustering import ColumnScaleWarning, column_scale_message
+
+    if not args.standardize:
+        msg = column_scale_message(X.to_numpy(dtype=np.float64), [str(c) for c in cols],
+                                   advice="If their units are not comparable, pass --standardize "
+                                          "to cluster the columns' z-scores, (x - mean) / sd.",
+                                   name=args.file)
+        if msg is not None:
+            warnings.warn(msg, ColumnScaleWarning)
+        return X, None
+    X = X.astype(np.float64)
+    mean, sd = X.mean(), X.std(ddof=1)
+    bad = [c for c in cols if not 0.0 < sd[c] < np.inf]
+    if bad:
+        raise CLIError(f"option --standardize: column(s) {bad} of {args.file} have standard deviation "
+                       f"{[float(sd[c]) for c in bad]} and cannot be scaled to 1 (a constant column "
+                       "adds nothing to the distances); leave them out with --columns.")
+    return (X - mean) / sd, {"mean": {str(c): float(mean[c]) for c in cols},
+                             "sd": {str(c): float(sd[c]) for c in cols}}
 
 
 def _write_labels(args, path, df, labels):
@@ -1046,6 +1086,11 @@ def build_parser():
     p.add_argument("--algorithm", choices=("hartigan", "lloyd", "spectral", "exact-1d"),
                    default="hartigan", help="clustering algorithm (default: hartigan)")
     p.add_argument("--n-init", type=int, default=10, help="restarts, best W kept (default: 10)")
+    p.add_argument("--standardize", action="store_true",
+                   help="cluster the z-scores of the columns, (x - mean) / sd (sd with divisor "
+                        "n - 1), instead of the raw values; W, S, T are then those of the "
+                        "z-scores, and the means and sds are printed. Without it, columns whose "
+                        "standard deviations differ 1000-fold or more draw a warning")
     p.add_argument("--test", action="store_true",
                    help="run the significance check (re-clusters --resamples null data sets)")
     p.add_argument("--null", choices=("gaussian", "uniform"), default="gaussian",

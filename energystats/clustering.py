@@ -22,10 +22,11 @@ from . import _engine
 from ._metrics import resolve_metric
 from .frames import select_frame
 from ._validation import (align_labels, as_data, check_int, is_int, as_labels, as_square_matrix,
-                          check_n_threads, check_rng, seeded_rng)
+                          check_n_threads, check_rng, seeded_rng, short_list, warn)
 from .decomposition import DispersionResult, dispersion_from_sums
 
-__all__ = ["EnergyClustering", "EnergyClusteringResult", "energy_clustering", "clustering_accuracy"]
+__all__ = ["EnergyClustering", "EnergyClusteringResult", "energy_clustering", "clustering_accuracy",
+           "ColumnScaleWarning"]
 
 try:  # scikit-learn is optional: inherit its mixins only when it is there
     from sklearn.base import BaseEstimator as _Base
@@ -79,6 +80,68 @@ def _check_n_clusters(n_clusters, n_samples):
     return int(n_clusters)
 
 
+class ColumnScaleWarning(UserWarning):
+    """The columns of the data differ in scale by orders of magnitude (:data:`SCALE_RATIO`):
+    the distances, and so the clusters, are set by the widest columns."""
+
+
+#: columns whose standard deviations differ by at least this factor draw a ColumnScaleWarning
+SCALE_RATIO = 1000.0
+
+#: what a Python caller can do about it
+SCALE_ADVICE = ("If the columns' units are not comparable, standardise them first, e.g. "
+                "`X = (X - X.mean(axis=0)) / X.std(axis=0)` (on the command line: "
+                "`energystats cluster --standardize`); if the scales are meant, silence this with "
+                "`warnings.simplefilter('ignore', energystats.ColumnScaleWarning)`.")
+
+
+def column_scale_message(A, names=None, advice=SCALE_ADVICE, name="X"):
+    """None, or a message naming the widest and the narrowest column of ``A`` when their standard
+    deviations (divisor n) differ by at least :data:`SCALE_RATIO`.
+
+    Constant columns have no scale and are left out of the comparison.  ``names``: the column
+    names (default: "column j", counted from 0).
+    """
+    if A.ndim != 2 or A.shape[1] < 2 or A.shape[0] < 2:
+        return None
+    # each column divided by its largest magnitude first: no overflow for any finite data
+    top = np.max(np.abs(A), axis=0).astype(np.float64)
+    top[top == 0] = 1.0
+    sd = np.std(A / top, axis=0, dtype=np.float64) * top
+    used = np.flatnonzero(sd > 0)
+    if used.size < 2:
+        return None
+    hi, lo = used[np.argmax(sd[used])], used[np.argmin(sd[used])]
+    ratio = sd[hi] / sd[lo]
+    if not ratio >= SCALE_RATIO:
+        return None
+
+    def label(j):
+        return f"column {names[j]!r}" if names is not None else f"column {j}"
+
+    wide = [names[j] if names is not None else int(j) for j in used
+            if sd[j] >= SCALE_RATIO * sd[lo]]
+    return (f"`{name}`: the columns' scales differ by a factor of {ratio:.3g} (at least "
+            f"{SCALE_RATIO:g}): {label(hi)} has standard deviation {sd[hi]:.3g}, {label(lo)} "
+            f"{sd[lo]:.3g} (columns with {SCALE_RATIO:g} times its or more: {short_list(wide)}). "
+            "The distances, and so the clusters, are then set almost entirely by the widest "
+            f"columns. {advice}")
+
+
+def _check_not_identical(A, precomputed):
+    """All points the same (every distance 0): every partition has W = S = T = 0; an error."""
+    n = A.shape[0]
+    if precomputed:
+        if not np.any(A):
+            raise ValueError(f"every distance in `X` is 0 (metric='precomputed'): all {n} points "
+                             "coincide, so there is nothing to cluster (every partition has "
+                             "W = S = T = 0). Check the matrix.")
+    elif not np.any(A != A[0]):
+        raise ValueError(f"`X`: all {n} rows are identical (every distance is 0), so there is "
+                         "nothing to cluster (every partition has W = S = T = 0). Check the data, "
+                         "e.g. for a constant column chosen by mistake.")
+
+
 def _reject_sparse_complex(X):
     try:
         import scipy.sparse as sp
@@ -124,6 +187,12 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
         A, index = as_data(X, "X")
     n = A.shape[0]
     k = _check_n_clusters(n_clusters, n)
+    _check_not_identical(A, met.kind == "precomputed")
+    if met.kind == "builtin":
+        names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
+        msg = column_scale_message(A, names)
+        if msg is not None:
+            warn(msg, ColumnScaleWarning)
     if algorithm == "exact-1d" and not (met.kind == "builtin" and met.is_energy1 and A.shape[1] == 1):
         raise ValueError("`algorithm='exact-1d'` needs 1-D data with metric='energy' and exponent=1; "
                          f"got {A.shape[1] if met.kind != 'precomputed' else 'precomputed'} "
@@ -175,8 +244,18 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
     )
 
 
-def _fit(opts):
-    """Driver: returns (labels, DispersionResult, n_iter)."""
+def _exact_dispersion(X, labels, k, met, n_threads):
+    """The exact W, S, T of a partition from the streamed k×k sums (O(n²·d), no n×n matrix)."""
+    M = _engine.group_sum_matrix(X, labels, k, met, n_threads)
+    return dispersion_from_sums(M, np.bincount(labels, minlength=k), list(range(k)))
+
+
+def _fit(opts, lazy=False):
+    """Driver: returns (labels, DispersionResult, n_iter).
+
+    With ``lazy=True`` a Nyström fit returns None for the DispersionResult:
+    its exact sums (:func:`_exact_dispersion`) are left to the caller.
+    """
     X, met, k, nt = opts["X"], opts["metric"], opts["k"], opts["n_threads"]
     if opts["algorithm"] == "exact-1d":
         labels, _ = _ce.exact_1d(X[:, 0], k)
@@ -194,7 +273,9 @@ def _fit(opts):
                                           opts["n_init"], opts["max_iter"], opts["rng"], nt)
         del feats.F
         labels = _ce.canonical_labels(labels, k)
-        M = _engine.group_sum_matrix(X, labels, k, met, nt)  # the exact W of the partition
+        if lazy:
+            return labels, None, n_iter
+        return labels, _exact_dispersion(X, labels, k, met, nt), n_iter  # the exact W
     elif opts["engine"] == "streamed" and opts.get("backend") == "dask":
         import dask
 
@@ -278,9 +359,13 @@ class EnergyClustering(*_Bases):
         bounds on their distances to the centroids prove cannot move (the
         bounds of Hamerly 2010, "Making k-means even faster", carried over to
         Hartigan's rule), which changes no decision.  The partition is
-        approximate; ``W_``,
-        ``S_``, ``T_`` are always the exact ones of the returned partition
-        (streamed k×k sums, O(n²·d) time).
+        approximate; ``W_``, ``S_``, ``T_`` are always the exact ones of the
+        returned partition (streamed k×k sums, O(n²·d) time), so :meth:`fit`
+        leaves them out: it costs only the approximation, and the exact sums
+        are computed on the first access of ``W_``, ``S_``, ``T_``,
+        ``dispersion_`` or the first :meth:`predict` (which needs the
+        clusters' within means), then kept (at n = 10⁶ and d = 10 that first
+        access takes minutes; the fit, seconds).
     n_components : int, default 256
         Landmarks of the Nyström map (at most n); ``n_components_`` is the
         rank kept (eigenvalues of the landmarks' kernel above 1e-10 of the
@@ -298,7 +383,8 @@ class EnergyClustering(*_Bases):
         Cluster of each training point, numbered 0..k-1 by first appearance.
     W_, S_, T_ : float
         Within, between and total dispersion of the fitted partition (Rizzo
-        and Székely 2010).
+        and Székely 2010).  With ``approximation='nystrom'``: computed on
+        first access and cached (see ``approximation``); read-only properties.
     n_iter_ : int
         Sweeps / iterations of the best run.
     engine_ : str
@@ -307,7 +393,8 @@ class EnergyClustering(*_Bases):
         With ``approximation='nystrom'``: the rows used as landmarks and the
         rank of the feature map.
     dispersion_ : DispersionResult
-        The full decomposition (``g``, sizes, F).
+        The full decomposition (``g``, sizes, F); computed on first access
+        with ``approximation='nystrom'``, like ``W_``.
     n_features_in_ : int
         Number of features seen in :meth:`fit` (n_samples for 'precomputed').
 
@@ -356,6 +443,14 @@ class EnergyClustering(*_Bases):
     True
     >>> est.predict([[0.0, 0.0], [8.0, 8.0]])
     array([0, 1])
+
+    A Nyström fit defers the exact W of its partition to its first access:
+
+    >>> ny = es.EnergyClustering(2, approximation="nystrom", n_components=8, random_state=0).fit(X)
+    >>> vars(ny)["_dispersion"] is None
+    True
+    >>> bool(np.isclose(ny.W_, es.dispersion(X, ny.labels_).W))
+    True
     """
 
     def __init__(self, n_clusters=2, *, metric="energy", exponent=1.0, sigma=1.0,
@@ -384,12 +479,19 @@ class EnergyClustering(*_Bases):
                               self.n_components, self.backend)
 
     def fit(self, X, y=None):
-        """Cluster ``X`` (array, DataFrame or, with 'precomputed', an n×n matrix); returns self."""
+        """Cluster ``X`` (array, DataFrame or, with 'precomputed', an n×n matrix); returns self.
+
+        With ``approximation='nystrom'`` the exact W, S, T of the partition
+        are not computed here but on first access (see ``approximation``).
+        Warns (:class:`ColumnScaleWarning`) when the columns' standard
+        deviations differ by a factor of 1000 or more; all points identical
+        are an error (nothing to cluster).
+        """
         opts = self._opts(X)
-        labels, disp, n_iter = _fit(opts)
+        labels, disp, n_iter = _fit(opts, lazy=True)
         self.labels_ = labels
-        self.dispersion_ = disp
-        self.W_, self.S_, self.T_ = disp.W, disp.S, disp.T
+        self._dispersion = disp  # None: the exact sums on first access (`dispersion_`)
+        self._fit_k, self._fit_threads = opts["k"], opts["n_threads"]
         self.n_iter_ = n_iter
         self.engine_ = opts["engine"]
         if "nystrom" in opts:
@@ -406,6 +508,37 @@ class EnergyClustering(*_Bases):
         """Fit and return ``labels_``."""
         return self.fit(X).labels_
 
+    def _exact(self, attribute):
+        state = vars(self)
+        if "_dispersion" not in state:  # an AttributeError, so that hasattr() says False
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attribute!r} "
+                                 "(not fitted yet: call `fit` first)")
+        if state["_dispersion"] is None:
+            self._dispersion = _exact_dispersion(self._X_fit, self.labels_, self._fit_k,
+                                                 self._metric, self._fit_threads)
+        return self._dispersion
+
+    @property
+    def dispersion_(self):
+        """The :class:`~energystats.DispersionResult` of the fitted partition (exact; with
+        ``approximation='nystrom'`` computed on first access, O(n²·d), and kept)."""
+        return self._exact("dispersion_")
+
+    @property
+    def W_(self):
+        """Within dispersion W of the fitted partition (see ``dispersion_``)."""
+        return self._exact("W_").W
+
+    @property
+    def S_(self):
+        """Between dispersion S of the fitted partition (see ``dispersion_``)."""
+        return self._exact("S_").S
+
+    @property
+    def T_(self):
+        """Total dispersion T = W + S of the data (see ``dispersion_``)."""
+        return self._exact("T_").T
+
     def _check_fitted(self):
         if not hasattr(self, "labels_"):
             try:
@@ -420,7 +553,9 @@ class EnergyClustering(*_Bases):
         Adding :math:`x` to :math:`C_l` raises W by
         :math:`\frac{n_l}{n_l+1}\,[\bar\rho(x, C_l) - \tfrac12 g(C_l, C_l)]`
         with :math:`\bar\rho(x, C_l)` the mean of rho from x to the cluster.
-        Each point is judged alone against the fitted clusters.
+        Each point is judged alone against the fitted clusters.  After a
+        Nyström fit the first call computes the exact within means
+        (``dispersion_``, O(n²·d)).
 
         Parameters
         ----------
@@ -569,7 +704,15 @@ def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metr
     -----
     Minimises :math:`W = \sum_j \frac{n_j}{2} g(C_j, C_j)`, equivalently
     maximises :math:`S = T - W` (França, Rizzo and Vogelstein 2021, Lemma 1).  See
-    :class:`EnergyClustering` for the algorithms.
+    :class:`EnergyClustering` for the algorithms.  The result holds the exact
+    W, S, T, so with ``approximation='nystrom'`` they are computed here
+    (O(n²·d)); :class:`EnergyClustering` defers them to their first access.
+
+    The columns are used as they are: when their standard deviations differ
+    by a factor of 1000 or more a :class:`ColumnScaleWarning` names the
+    columns and the ratio (standardise them first if their units are not
+    comparable).  All points identical (every distance 0) are an error:
+    there is nothing to cluster.
 
     References
     ----------

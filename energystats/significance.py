@@ -322,6 +322,12 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     conservative on single Gaussians and on uniform boxes in the package's
     simulations, hence with less power.
 
+    The data's columns are used as they are: when their standard deviations
+    differ by a factor of 1000 or more a
+    :class:`~energystats.ColumnScaleWarning` names the columns and the
+    ratio; data whose points are all identical are an error (there is
+    nothing to cluster, and S/T is undefined).
+
     References
     ----------
     .. [1] Liu, Y., Hayes, D. N., Nobel, A. and Marron, J. S. (2008).

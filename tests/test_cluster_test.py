@@ -219,6 +219,15 @@ class TestClusterTestResult:
         with pytest.raises(ValueError, match="NaN"):
             es.cluster_test(Xn, 2)
 
+    @pytest.mark.parametrize("naive", [False, True])
+    def test_identical_points_are_an_error(self, naive):
+        # all points identical: no clustering is possible (it returned S/T = 0 and p = 1 silently)
+        with pytest.raises(ValueError, match=r"`X`: all 30 rows are identical .*nothing to cluster"):
+            es.cluster_test(np.full((30, 1), -4.0), 2, n_resamples=5, rng=0, naive=naive)
+        with pytest.raises(ValueError, match="all 25 rows are identical"):
+            es.cluster_test(pd.DataFrame({"u": [1.0] * 25, "v": [2.0] * 25}), 3, n_resamples=5, rng=0,
+                            naive=naive)
+
 
 class TestReferenceSampler:
     def test_gaussian_reference_has_the_data_mean_and_covariance_exactly(self):

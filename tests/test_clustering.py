@@ -5,6 +5,7 @@ this file (plain numpy loops over the definitions of SPEC §3) or from R
 ``energy`` (commands quoted), never from the code under test.
 """
 import itertools
+import json
 
 import numpy as np
 import pandas as pd
@@ -695,12 +696,14 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 
 class TestProperties:
+    @pytest.mark.filterwarnings("ignore::energystats.ColumnScaleWarning")  # scales drawn freely
     @settings(max_examples=40, deadline=None)
     @given(X=hnp.arrays(np.float64, st.tuples(st.integers(4, 16), st.integers(1, 3)),
                         elements=st.floats(-50, 50, allow_nan=False, width=32)),
            k=st.integers(2, 4), alg=st.sampled_from(["hartigan", "lloyd", "spectral"]))
     def test_W_matches_definition_and_sizes(self, X, k, alg):
         assume(k <= X.shape[0])
+        assume(np.any(X != X[0]))  # all rows identical: nothing to cluster, an error (issue 30)
         est = es.EnergyClustering(k, algorithm=alg, n_init=2, random_state=0).fit(X)
         D = ref_rho(X)
         assert est.W_ == pytest.approx(ref_W(D, est.labels_), rel=1e-8, abs=1e-8)
@@ -712,6 +715,7 @@ class TestProperties:
            k=st.integers(2, 3))
     def test_exact_1d_no_worse_than_hartigan(self, x, k):
         assume(k <= x.size)
+        assume(np.any(x != x[0]))  # all points identical: an error (issue 30)
         ex = es.energy_clustering(x, k, algorithm="exact-1d")
         ha = es.energy_clustering(x, k, n_init=3, rng=0)
         assert ex.W <= ha.W + 1e-9 * max(1.0, ha.T)
@@ -947,3 +951,212 @@ class TestNystrom:
             es.EnergyClustering(2, approximation="nystrom", engine="matrix").fit(X)
         with pytest.raises(ValueError, match="has rank 0, fewer than n_clusters=2"):
             es.EnergyClustering(2, approximation="nystrom", n_components=1).fit(X)
+
+
+# -- issue 30: the exact W of a Nyström fit on first access; scales; identical points ------
+
+class TestLazyExactW:
+    """A Nyström ``fit`` costs what the approximation costs: the exact W, S, T of its partition
+    (one O(n²·d) pass of the streamed k×k sums) are computed on first access and kept."""
+
+    @staticmethod
+    def _counting(monkeypatch):
+        from energystats import _engine
+
+        calls = []
+        real = _engine.streamed_group_sums
+
+        def counted(*args, **kwargs):
+            calls.append(args[0].shape[0])  # the rows summed over: all n of them
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(_engine, "streamed_group_sums", counted)
+        return calls
+
+    def test_fit_does_not_compute_the_exact_W(self, monkeypatch):
+        X = TestNystrom._held_mixture(n=1500, d=3, seed=8)
+        calls = self._counting(monkeypatch)
+        est = es.EnergyClustering(3, n_init=2, random_state=2, approximation="nystrom",
+                                  n_components=32).fit(X)
+        assert calls == []  # no O(n²) kernel call in fit
+        assert est.labels_.shape == (1500,) and est.n_components_ == 31
+        W = est.W_
+        assert calls == [1500]  # the first access computes it once ...
+        assert (est.S_, est.T_, est.dispersion_.W, est.W_) == (est.S_, est.T_, W, W)
+        est.predict(X[:3])
+        assert calls == [1500]  # ... and it is kept
+        assert W == pytest.approx(ref_W(ref_rho(X), est.labels_), rel=1e-10)  # the exact W
+
+    def test_lazy_value_is_the_eager_one_bit_for_bit(self):
+        X = TestNystrom._held_mixture(n=900, d=4, seed=9)
+        est = es.EnergyClustering(3, n_init=2, random_state=3, approximation="nystrom",
+                                  n_components=24, n_threads=2).fit(X)
+        # energy_clustering computes W, S, T at once, as fit did before (the same partition)
+        res = es.energy_clustering(X, 3, n_init=2, rng=3, approximation="nystrom", n_components=24,
+                                   n_threads=2)
+        assert np.array_equal(res.labels, est.labels_)
+        d = est.dispersion_
+        assert (est.W_, est.S_, est.T_) == (res.W, res.S, res.T)
+        assert d.F == res.F and np.array_equal(d.g, res.dispersion.g)
+        assert np.array_equal(d.sizes, res.sizes) and d.groups == res.dispersion.groups
+
+    def test_pickle_clone_and_unfitted(self):
+        import pickle
+
+        X = TestNystrom._held_mixture(n=400, d=2, seed=10)
+        est = es.EnergyClustering(2, n_init=2, random_state=4, approximation="nystrom",
+                                  n_components=16)
+        assert not hasattr(est, "W_") and not hasattr(est, "dispersion_")
+        est.fit(X)
+        before = pickle.loads(pickle.dumps(est))  # pickled before the first access
+        W = est.W_
+        after = pickle.loads(pickle.dumps(est))
+        assert before.W_ == W and after.W_ == W and before.T_ == est.T_
+        assert np.array_equal(before.predict(X[:5]), est.predict(X[:5]))
+        sklearn = pytest.importorskip("sklearn")
+        from sklearn.base import clone
+
+        c = clone(est)
+        assert c.get_params() == est.get_params() and not hasattr(c, "W_") and sklearn
+        assert c.fit(X).W_ == W
+        # an exact fit keeps computing them in fit
+        exact = es.EnergyClustering(2, n_init=2, random_state=4).fit(X)
+        assert "_dispersion" in vars(exact) and vars(exact)["_dispersion"] is not None
+
+
+def _run_cli(*args):
+    """``python -m energystats *args`` from this checkout; (returncode, stdout, stderr)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ)
+    root = str(Path(es.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-m", "energystats", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _scaled_mixture(seed=0, n=60, wide=20000.0):
+    """Two groups 8 sd apart in column 'a' (sd 1 within a group) and a noise column 'b' of sd
+    ``wide``: raw, the distances are those of 'b' and the clusters split it; z-scored, 'a' wins."""
+    rng = np.random.default_rng(seed)
+    truth = np.repeat([0, 1], n // 2)
+    a = rng.normal(0.0, 1.0, n) + 8.0 * truth
+    b = rng.normal(0.0, wide, n)
+    return pd.DataFrame({"a": a, "b": b}), truth
+
+
+class TestColumnScales:
+    def _warning(self):
+        return es.ColumnScaleWarning
+
+    def test_warns_naming_the_columns_and_the_ratio(self):
+        df, _ = _scaled_mixture()
+        sd = df.to_numpy().std(axis=0)
+        ratio = f"{sd[1] / sd[0]:.3g}"
+        for call in (lambda: es.EnergyClustering(2, n_init=2, random_state=0).fit(df),
+                     lambda: es.energy_clustering(df, 2, n_init=2, rng=0),
+                     lambda: es.cluster_test(df, 2, n_resamples=3, n_init=1, rng=0),
+                     lambda: es.EnergyClustering(2, n_init=1, random_state=0).test(df, n_resamples=2, rng=0)):
+            with pytest.warns(self._warning()) as rec:
+                call()
+            msgs = [str(w.message) for w in rec if issubclass(w.category, self._warning())]
+            assert len(msgs) == 1, msgs
+            assert "'b'" in msgs[0] and "'a'" in msgs[0] and ratio in msgs[0], msgs[0]
+            assert "standardi" in msgs[0] and rec[0].filename == __file__  # the caller's line
+        # arrays: the columns by position
+        with pytest.warns(self._warning(), match="column 1 .* column 0"):
+            es.energy_clustering(df.to_numpy(), 2, n_init=1, rng=0)
+
+    def test_no_warning_below_the_ratio_or_for_distances(self):
+        import warnings
+
+        df, _ = _scaled_mixture()
+        sd = df.to_numpy().std(axis=0)
+        below = df.assign(b=df.b * (999.0 * sd[0] / sd[1]))  # a ratio of 999
+        assert es.clustering.column_scale_message(below.to_numpy()) is None
+        const = df.assign(c=7.0)  # a constant column has no scale: not compared
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            es.energy_clustering(below, 2, n_init=1, rng=0)
+            es.energy_clustering(df.assign(b=df.b / 20000.0, c=7.0), 2, n_init=1, rng=0)
+            es.energy_clustering(df[["a"]], 2, n_init=1, rng=0)
+            es.energy_clustering(es.pairwise(df.to_numpy()), 2, metric="precomputed", n_init=1, rng=0)
+        with pytest.warns(self._warning()):
+            es.energy_clustering(const, 2, n_init=1, rng=0)
+
+    def test_cli_standardize(self, tmp_path):
+        df, truth = _scaled_mixture(seed=1)
+        path = tmp_path / "scales.csv"
+        df.to_csv(path, index=False)
+        rc, out, err = _run_cli("cluster", path, "-k", "2", "--seed", "0", "--format", "json",
+                                "--out", tmp_path / "raw.csv")
+        assert rc == 0, err
+        assert "warning (ColumnScaleWarning)" in err and "--standardize" in err and "'b'" in err
+        raw = json.loads(out)
+        assert raw["standardize"] is None
+        acc_raw = es.clustering_accuracy(truth, pd.read_csv(tmp_path / "raw.csv")["cluster"])
+        rc, out, err = _run_cli("cluster", path, "-k", "2", "--seed", "0", "--format", "json",
+                                "--standardize", "--out", tmp_path / "z.csv")
+        assert rc == 0, err
+        assert "ColumnScaleWarning" not in err
+        res = json.loads(out)
+        labels = pd.read_csv(tmp_path / "z.csv")
+        # the input rows are written as they are; only the clustering used z-scores
+        pd.testing.assert_frame_equal(labels.drop(columns="cluster"), df, check_dtype=False)
+        acc_z = es.clustering_accuracy(truth, labels["cluster"])
+        assert acc_z == 1.0 and acc_raw < 0.8, (acc_raw, acc_z)
+        # recorded: each column's mean and sd (divisor n - 1), by plain loops
+        n = len(df)
+        for c in ("a", "b"):
+            m = sum(df[c]) / n
+            s = (sum((v - m) ** 2 for v in df[c]) / (n - 1)) ** 0.5
+            assert res["standardize"]["mean"][c] == pytest.approx(m, rel=1e-12)
+            assert res["standardize"]["sd"][c] == pytest.approx(s, rel=1e-12)
+        # and W, S, T are those of the z-scores
+        Z = np.column_stack([(df[c] - res["standardize"]["mean"][c]) / res["standardize"]["sd"][c]
+                             for c in ("a", "b")])
+        W, S, T = ref_wst(Z, labels["cluster"].to_numpy())
+        assert [res["partition"][v] for v in "WST"] == pytest.approx([W, S, T], rel=1e-9)
+        # text output says so too
+        rc, out, err = _run_cli("cluster", path, "-k", "2", "--seed", "0", "--standardize", "-q")
+        assert rc == 0, err
+        assert "standardized" in out and "sd" in out
+        # a constant column cannot be scaled: an error naming it
+        df.assign(c=3.0).to_csv(path, index=False)
+        rc, out, err = _run_cli("cluster", path, "-k", "2", "--standardize", "-q")
+        assert rc == 2 and "--standardize" in err and "'c'" in err and "constant" in err, err
+
+
+class TestIdenticalPoints:
+    """All points identical: every partition has W = S = T = 0, nothing to cluster: an error
+    (it returned F = NaN and sizes [39, 1])."""
+
+    @pytest.mark.parametrize("kw", [{}, {"algorithm": "lloyd"}, {"algorithm": "spectral"},
+                                    {"algorithm": "exact-1d"}, {"engine": "streamed"},
+                                    {"approximation": "nystrom"}, {"metric": "gaussian"}])
+    def test_one_constant_column(self, kw):
+        x = np.full(40, 2.5)
+        with pytest.raises(ValueError, match=r"`X`: all 40 rows are identical .*nothing to cluster"):
+            es.energy_clustering(x, 2, rng=0, **kw)
+        with pytest.raises(ValueError, match=r"all 40 rows are identical"):
+            es.EnergyClustering(2, random_state=0, **kw).fit(pd.DataFrame({"c": x}))
+
+    def test_identical_rows_and_zero_distances(self):
+        X = np.tile([1.0, -3.0, 7.0], (12, 1))
+        with pytest.raises(ValueError, match="all 12 rows are identical"):
+            es.EnergyClustering(3).fit(X)
+        with pytest.raises(ValueError, match=r"every distance in `X` is 0 .*12 points"):
+            es.EnergyClustering(2, metric="precomputed").fit(np.zeros((12, 12)))
+        # two distinct points are enough to cluster
+        X[0, 2] = 7.5
+        assert es.EnergyClustering(2, random_state=0).fit(X).labels_.tolist() == [0] + [1] * 11
+
+    def test_cli(self, tmp_path):
+        path = tmp_path / "const.csv"
+        pd.DataFrame({"c": [1.5] * 40}).to_csv(path, index=False)
+        rc, out, err = _run_cli("cluster", path, "-k", "2", "-q")
+        assert rc == 2 and "all 40 rows are identical" in err and "Traceback" not in err, err
