@@ -83,13 +83,9 @@ def _metric_kwargs(args):
 
 
 def _progress(args):
-    """Progress (with the time left) on stderr when it is a terminal, unless --quiet."""
-    if args.quiet:
-        return False
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    """Progress (with the time left) on stderr unless --quiet: redrawn in place on a terminal,
+    elsewhere (a log, a pipe) a line every few seconds (see energystats._progress)."""
+    return not getattr(args, "quiet", True) and sys.stderr is not None
 
 
 def _read(args, path):
@@ -1103,7 +1099,10 @@ def main(argv=None):
                      "instead of closing it).")
         return EXIT_OS
     try:
-        code = args.func(args)
+        from ._progress import ambient
+
+        with ambient(_progress(args)):  # also for calls without a progress argument of their own
+            code = args.func(args)
         sys.stdout.flush()
         return code
     except CLIError as exc:

@@ -942,3 +942,51 @@ class TestPvalueMethod:
         d, _ = files
         rc, out, err = run_cli(*args, "--quiet", cwd=d)
         assert rc == 2 and text in _one_line(err)
+
+
+# -- issue 30: progress, messages, JSON, demo, output details (in-process) ------
+
+def _cli(capsys, *args):
+    """``energystats *args`` in this process; (status, stdout, stderr)."""
+    from energystats import cli
+
+    code = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def fake_clock(monkeypatch):
+    """Every look at the progress clock is ten seconds later: every update writes a line."""
+    from energystats import _progress
+
+    ticks = [0.0]
+
+    def clock():
+        ticks[0] += 10.0
+        return ticks[0]
+
+    monkeypatch.setattr(_progress.time, "monotonic", clock)
+    return ticks
+
+
+@pytest.mark.parametrize("cmd, what", [
+    (["test", "{d}/data.csv", "--by", "group", "--columns", "x,y", "-R", "199"], "permutations"),
+    (["dcor", "{d}/data.csv", "--x", "x", "--y", "y", "-R", "199"], "resamples"),
+    (["dcor-matrix", "{d}/data.csv", "--columns", "x,y", "--pvalue-method", "permutation",
+      "-R", "199"], "pair permutations"),
+    (["gof", "{d}/data.csv", "--column", "x", "-R", "99"], "resamples"),
+    (["cluster", "{d}/data.csv", "--columns", "x,y", "-k", "2", "--test", "-R", "19"],
+     "reference clusterings"),
+])
+def test_progress_lines_when_stderr_is_not_a_terminal(capsys, files, fake_clock, cmd, what):
+    """Issue 30: a 51 s `test` printed no progress at all to a log (stderr not a terminal),
+    and dcor/dcor-matrix/gof had none anywhere.  Now a line every ~5 s with the percent."""
+    d, _ = files
+    code, out, err = _cli(capsys, *[c.format(d=d) for c in cmd], "--seed", "3")
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if ln.startswith(what + ":")]
+    assert lines and "\r" not in err, err
+    assert " 100% " in lines[-1]
+    code, out, err = _cli(capsys, *[c.format(d=d) for c in cmd], "--seed", "3", "--quiet")
+    assert code == 0 and err == ""
