@@ -252,10 +252,27 @@ def _record(res, drop=("null_distribution",)):
     return out
 
 
+def _with_seed(table, seed):
+    """``table`` with a ``seed`` column on its rows that have a p-value (empty elsewhere), so
+    that text and CSV output, like JSON, say how to repeat the draws (None: nothing drawn)."""
+    if seed is None or "pvalue" not in table.columns:
+        return table
+    import pandas as pd
+
+    table = table.copy()
+    table["seed"] = pd.array([seed if p == p and p is not None else pd.NA
+                              for p in table["pvalue"]], dtype="Int64")
+    return table
+
+
 def _print_json(obj):
+    """One JSON object on stdout; a number that is not finite (NaN, inf) is written as null
+    (JSON has no such numbers: ``NaN``/``Infinity`` tokens are refused by strict parsers)."""
     import json
 
-    json.dump(obj, sys.stdout, indent=2)
+    from ._io import _jsonable
+
+    json.dump(_jsonable(obj), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
 
 
@@ -412,7 +429,7 @@ def _cmd_disco(args):
                             "(the rows do not add up to Total)",
              "marginal": "DISCO (distance components), each factor tested alone (marginal, as R "
                          "energy's disco)"}[res.test]
-    emit([(title, res.to_frame())], args.format)
+    emit([(title, _with_seed(res.to_frame(), res.seed))], args.format)
     if res.pvalue is not None and res.pvalue_method != "full":
         if len(by) == 1:
             _test_verdict(args, res, f"the groups of {by[0]} differ",
@@ -531,12 +548,13 @@ def _cmd_dcor_matrix(args):
         _print_json(out)
         return 0
     sections = [("distance correlation" + (" (bias-corrected)" if args.estimator == "U" else ""),
-                 res.dcor)]
+                 res.dcor.rename_axis("column"))]  # named: CSV gets its row labels
     if args.pvalues:
         how = ("t-test" if args.pvalues == "ttest" else
                f"permutation ({res.n_resamples} permutations"
                + (", all of them" if res.exact else f", seed {res.seed}") + ")")
-        sections.append((f"{how} p-values, adjusted over the pairs ({args.adjust})", res.adjusted))
+        sections.append((f"{how} p-values, adjusted over the pairs ({args.adjust})",
+                         res.adjusted.rename_axis("column")))
     emit(sections, args.format)
     return 0
 
@@ -624,7 +642,8 @@ def _cmd_gof(args):
         rows.append(row)
     title = ("energy goodness of fit: statistic n x energy distance between the sample and the "
              "fitted law; parameters estimated (re-estimated in every bootstrap sample)")
-    emit([(title, pd.DataFrame(rows).set_index(["distribution", "statistic_name"]))], args.format)
+    emit([(title, _with_seed(pd.DataFrame(rows).set_index(["distribution", "statistic_name"]),
+                             seed))], args.format)
     if first.pvalue is not None and first.pvalue_method != "full":
         _test_verdict(args, first, f"the data are not {first.distribution}",
                       f"no evidence against a {first.distribution} law")

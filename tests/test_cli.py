@@ -990,3 +990,55 @@ def test_progress_lines_when_stderr_is_not_a_terminal(capsys, files, fake_clock,
     assert " 100% " in lines[-1]
     code, out, err = _cli(capsys, *[c.format(d=d) for c in cmd], "--seed", "3", "--quiet")
     assert code == 0 and err == ""
+
+
+def _strict_json(text):
+    """Parse JSON refusing the non-standard NaN/Infinity tokens (as JavaScript and jq do)."""
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_has_no_nan_tokens(capsys, tmp_path):
+    """Issue 30: `dcor` on 3 rows wrote "dcor_u": NaN (invalid JSON); now null."""
+    path = tmp_path / "n3.csv"
+    path.write_text("a,b\n1,2\n2,1\n3,5\n")
+    code, out, err = _cli(capsys, "dcor", path, "--x", "a", "--y", "b", "-R", "0", "--format", "json")
+    assert code == 0, err
+    rec = _strict_json(out)
+    assert rec["dcor_u"] is None and rec["dcov_u"] is None   # U-statistics need n >= 4
+    assert rec["n"] == 3 and rec["dcor"] > 0
+
+
+def test_dcor_matrix_csv_has_row_labels(capsys, tmp_path):
+    """Issue 30: the CSV matrices had no row labels (the first column was a's row)."""
+    rng = np.random.default_rng(5)
+    pd.DataFrame(rng.normal(size=(20, 3)), columns=["a", "b", "c"]).to_csv(tmp_path / "m.csv",
+                                                                          index=False)
+    code, out, err = _cli(capsys, "dcor-matrix", tmp_path / "m.csv", "--format", "csv")
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out), index_col=0)
+    assert list(table.index) == ["a", "b", "c"] and list(table.columns) == ["a", "b", "c"]
+    assert table.index.name == "column"
+    np.testing.assert_allclose(np.diag(table.to_numpy()), 1.0)
+
+
+@pytest.mark.parametrize("cmd", [
+    ["disco", "{d}/data.csv", "--by", "group", "--columns", "x,y", "-R", "49"],
+    ["gof", "{d}/data.csv", "--column", "x", "-R", "49"],
+    ["test", "{d}/data.csv", "--by", "group", "--columns", "x,y", "-R", "49"],
+    ["dcor", "{d}/data.csv", "--x", "x", "--y", "y", "-R", "49"],
+    ["cluster", "{d}/data.csv", "--columns", "x,y", "-k", "2"],
+])
+def test_every_random_command_prints_its_seed(capsys, files, cmd):
+    """Issue 30: disco and gof printed their seed only in JSON (and on stderr)."""
+    d, _ = files
+    args = [c.format(d=d) for c in cmd] + ["--seed", "4321", "-q"]
+    code, out, _ = _cli(capsys, *args, "--format", "json")
+    assert code == 0
+    assert '"seed": 4321' in out
+    for fmt in ("text", "csv"):
+        code, out, _ = _cli(capsys, *args, "--format", fmt)
+        assert code == 0
+        assert "seed" in out and "4321" in out, (fmt, out)
