@@ -1042,3 +1042,26 @@ def test_every_random_command_prints_its_seed(capsys, files, cmd):
         code, out, _ = _cli(capsys, *args, "--format", fmt)
         assert code == 0
         assert "seed" in out and "4321" in out, (fmt, out)
+
+
+def test_demo_shows_the_main_path(capsys):
+    """Issue 30: the demo showed distances and W/S/T only; now also the k-sample test with its
+    p-value and seed, cluster_test against the Gaussian reference, and the clusters against the
+    species (crosstab, adjusted Rand index checked here with scikit-learn's, independent)."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    code, out, err = _cli(capsys, "demo", "--seed", "7", "-R", "19")
+    assert code == 0, err
+    assert "Energy test of equal distributions" in out and "19 permutations" in out
+    assert "seed 7" in out and "--seed 7" in out
+    assert "cluster_test" in out and "Gaussian" in out
+    # the crosstab as printed: species rows, cluster columns
+    lines = out.splitlines()
+    i = lines.index("4. Clusters against the species (crosstab)")
+    tab = [ln.split() for ln in lines[i + 3:i + 6]]
+    assert [t[0] for t in tab] == ["setosa", "versicolor", "virginica"]
+    counts = np.array([[int(v) for v in t[1:]] for t in tab])
+    assert counts.sum() == 150 and (counts.sum(axis=1) == 50).all()
+    species = np.concatenate([[s] * int(c) for s in range(3) for c in counts[s]])
+    clusters = np.concatenate([[k] * int(counts[s, k]) for s in range(3) for k in range(3)])
+    ari = metrics.adjusted_rand_score(species, clusters)
+    assert f"adjusted Rand index = {ari:.3f}" in out
