@@ -255,7 +255,7 @@ def write_table(df, fmt="text", stream=None, *, title=None):
     elif fmt == "csv":
         df.to_csv(stream, index=_has_named_index(df), lineterminator="\n")
     elif fmt == "json":
-        json.dump(_records(df), stream, indent=2)
+        json.dump(_records(df), stream, indent=2, allow_nan=False)
         stream.write("\n")
     else:  # pragma: no cover - argparse restricts the choices
         raise CLIError(f"--format must be one of {FORMATS}; got {fmt!r}.")
@@ -270,7 +270,7 @@ def emit(sections, fmt="text", stream=None):
     """
     stream = sys.stdout if stream is None else stream
     if fmt == "json":
-        json.dump({name: _records(df) for name, df in sections}, stream, indent=2)
+        json.dump({name: _records(df) for name, df in sections}, stream, indent=2, allow_nan=False)
         stream.write("\n")
         return
     for i, (name, df) in enumerate(sections):
@@ -298,7 +298,7 @@ def write_data(df, path):
         if suffix == ".json":
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump([{str(k): _jsonable(v) for k, v in row.items()}
-                           for row in df.to_dict(orient="records")], fh, indent=2)
+                           for row in df.to_dict(orient="records")], fh, indent=2, allow_nan=False)
                 fh.write("\n")
             return
         kind = _SUFFIXES[suffix]

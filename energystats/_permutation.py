@@ -35,6 +35,7 @@ all, and evaluates a statistic on each.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 
@@ -480,6 +481,15 @@ TILE_ROWS = 1024
 TILED_BATCH = 512
 
 
+def _part_done(engine, fraction):
+    """Tell the progress bar (``engine.on_part``, set by :func:`permutation_null` while a bar
+    is shown) that ``fraction`` of the current batch is done: one batch of the tiled or
+    blocked engine can take many seconds, and the bar would sit still meanwhile."""
+    hook = getattr(engine, "on_part", None)
+    if hook is not None:
+        hook(fraction)
+
+
 class TiledEngine(MatrixEngine):
     """The n×n matrix in tiles of ``TILE_ROWS`` rows, recomputed for every batch.
 
@@ -535,6 +545,7 @@ class TiledEngine(MatrixEngine):
                 chunk = tiles[r0:r0 + self.n_threads]
                 for part in (map(one, chunk) if pool is None else pool.map(one, chunk)):
                     M = part if M is None else M + part
+                _part_done(self, (r0 + len(chunk)) / len(tiles))
         M = 0.5 * (M + M.transpose(0, 2, 1))
         return self._reorder(M)
 
@@ -575,6 +586,7 @@ class BlockedEngine(MatrixEngine):
         for i0 in range(0, n, self.block_rows):
             yield i0, _engine.pairwise_values(self.X[i0:i0 + self.block_rows], self.X, self.metric,
                                               self.n_threads)
+            _part_done(self, min(n, i0 + self.block_rows) / n)  # the block was used
 
     def group_sums(self, codes):
         if self.fold:
@@ -918,6 +930,12 @@ def skip_relabellings(rng, values, count, strata=None):
         draw_permutations(rng, values, min(step, int(count) - c0))
 
 
+def _bar_to(bar, done, m, f, n_engines, fraction):
+    """Move ``bar`` to ``done`` plus the part of a batch of ``m`` that engine ``f`` (of
+    ``n_engines``, run one after the other) has reached."""
+    bar.update(done + m * (f + min(fraction, 1.0)) / n_engines - bar.n)
+
+
 def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples, rng,
                      exact=None, exact_limit=10**6, progress=False, strata=None, rule=None,
                      tolerance=None, skip_rest=False):
@@ -988,7 +1006,15 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
                 cells = next(source)
             else:
                 cells = draw_permutations(rng, cell_codes, next(sizes), strata)
-            vals = np.asarray(evaluate(cells))
+            if bar is not None:  # a long batch moves the bar by its parts (tiles, row blocks)
+                for f, eng in enumerate(engines):
+                    eng.on_part = functools.partial(_bar_to, bar, done, cells.shape[0], f,
+                                                    len(engines))
+            try:
+                vals = np.asarray(evaluate(cells))
+            finally:
+                for eng in engines:
+                    eng.on_part = None
             if null is None:
                 null = np.empty((total,) + vals.shape[1:])
             null[done:done + cells.shape[0]] = vals

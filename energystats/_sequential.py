@@ -273,14 +273,27 @@ def collect(total, cap, evaluate, observed, tol, rule):
     ``r0 .. r0 + m - 1`` in draw order: in batches of ``cap``, or under a sequential ``rule``
     of 16, 32, ... up to ``cap``, each batch shown to the rule (:func:`exceeds` with
     ``observed`` and ``tol``); once it stops, the values end at the last resample it used."""
+    from . import _progress
+
     null = np.empty(total)
     done = 0
-    for m in batches(total, cap, rule is not None):
-        null[done:done + m] = evaluate(done, m)
-        done += m
-        if rule is not None and rule.update(exceeds(null[done - m:done], observed, tol)):
-            return null[:rule.used].copy()
-    return null
+    # progress only where the caller asked for it without an argument of its own (the
+    # command line's ambient setting); inside another bar's work, its steps count there
+    bar = _progress.progress_bar(total, False, "resamples", "resample")
+    try:
+        for m in batches(total, cap, rule is not None):
+            null[done:done + m] = evaluate(done, m)
+            done += m
+            if bar is not None:
+                bar.update(m)
+            else:
+                _progress.advance(m)
+            if rule is not None and rule.update(exceeds(null[done - m:done], observed, tol)):
+                return null[:rule.used].copy()
+        return null
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def exceeds(values, observed, tol):

@@ -260,7 +260,29 @@ def _frame_to_array(X, name):
                 _check_int_precision(vals, name, f" (column {c!r})")
     dtypes = {X[c].dtype for c in X.columns}
     target = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
-    return X.to_numpy(dtype=target, na_value=np.nan)
+    try:
+        return X.to_numpy(dtype=target, na_value=np.nan)
+    except OverflowError:
+        for c in X.columns:
+            _check_float_range(X[c].dropna().to_numpy(dtype=object), name, f" (column {c!r})",
+                               X.index)
+        raise
+
+
+def _check_float_range(values, name, where="", index=None):
+    """A ValueError naming the first integer beyond the float64 range (about 1.8e308)."""
+    flat = np.asarray(values, dtype=object).ravel()
+    for i, v in enumerate(flat):
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            try:
+                float(v)
+            except OverflowError:
+                digits = len(str(abs(int(v))))
+                row = i if index is None or values.ndim != 1 else index[i]
+                raise ValueError(
+                    f"`{name}`{where} holds an integer of {digits} digits (at row {row}), beyond "
+                    "the float64 range (about 1.8e308) in which statistics are computed; rescale "
+                    "it (e.g. divide by a power of ten) or correct it.") from None
 
 
 def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
@@ -304,6 +326,9 @@ def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         try:
             arr = arr.astype(np.float64)
+        except OverflowError:
+            _check_float_range(arr, name)
+            raise
         except (TypeError, ValueError):
             raise TypeError(f"`{name}` must be numeric; got an array of dtype {arr.dtype}.") from None
     if dtype is None:
@@ -411,6 +436,13 @@ def as_labels(labels, n_samples, name="labels"):
                 raise ValueError(f"`{name}` must be 1-D; got shape {np.shape(values)}.")
         if len(arr) != n_samples:
             raise ValueError(f"`{name}` has length {len(arr)}, but the data have {n_samples} samples.")
+        for i, v in enumerate(arr if arr.dtype == object else ()):
+            try:
+                hash(v)
+            except TypeError:
+                raise TypeError(f"`{name}` must hold hashable group names (numbers, strings, "
+                                f"tuples); found a {type(v).__name__} at position {i}: "
+                                f"{_short(v)}. Convert each to a tuple or string first.") from None
         missing = pd.isna(arr)
         if missing.any():
             raise ValueError(f"`{name}` contains {int(missing.sum())} missing value(s).")
@@ -591,6 +623,9 @@ def seeded_rng(rng):
     an int ``rng`` it is that int; with a Generator (whose seed is unknown)
     it is None.
     """
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"`rng` must be None, a non-negative integer seed or a "
+                        f"numpy.random.Generator; got {rng!r} (a bool, not a seed).")
     if rng is None:
         import secrets
 
@@ -606,6 +641,9 @@ def seeded_rng(rng):
 
 def check_rng(rng):
     """``rng`` as a :class:`numpy.random.Generator` (seed, Generator or None)."""
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"`rng` must be None, a non-negative integer seed or a "
+                        f"numpy.random.Generator; got {rng!r} (a bool, not a seed).")
     if isinstance(rng, np.random.RandomState):
         raise TypeError("`rng` must be a seed or a numpy.random.Generator; RandomState is not supported.")
     try:

@@ -83,13 +83,9 @@ def _metric_kwargs(args):
 
 
 def _progress(args):
-    """Progress (with the time left) on stderr when it is a terminal, unless --quiet."""
-    if args.quiet:
-        return False
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    """Progress (with the time left) on stderr unless --quiet: redrawn in place on a terminal,
+    elsewhere (a log, a pipe) a line every few seconds (see energystats._progress)."""
+    return not getattr(args, "quiet", True) and sys.stderr is not None
 
 
 def _read(args, path):
@@ -256,10 +252,27 @@ def _record(res, drop=("null_distribution",)):
     return out
 
 
+def _with_seed(table, seed):
+    """``table`` with a ``seed`` column on its rows that have a p-value (empty elsewhere), so
+    that text and CSV output, like JSON, say how to repeat the draws (None: nothing drawn)."""
+    if seed is None or "pvalue" not in table.columns:
+        return table
+    import pandas as pd
+
+    table = table.copy()
+    table["seed"] = pd.array([seed if p == p and p is not None else pd.NA
+                              for p in table["pvalue"]], dtype="Int64")
+    return table
+
+
 def _print_json(obj):
+    """One JSON object on stdout; a number that is not finite (NaN, inf) is written as null
+    (JSON has no such numbers: ``NaN``/``Infinity`` tokens are refused by strict parsers)."""
     import json
 
-    json.dump(obj, sys.stdout, indent=2)
+    from ._io import _jsonable
+
+    json.dump(_jsonable(obj), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
 
 
@@ -416,7 +429,7 @@ def _cmd_disco(args):
                             "(the rows do not add up to Total)",
              "marginal": "DISCO (distance components), each factor tested alone (marginal, as R "
                          "energy's disco)"}[res.test]
-    emit([(title, res.to_frame())], args.format)
+    emit([(title, _with_seed(res.to_frame(), res.seed))], args.format)
     if res.pvalue is not None and res.pvalue_method != "full":
         if len(by) == 1:
             _test_verdict(args, res, f"the groups of {by[0]} differ",
@@ -535,12 +548,13 @@ def _cmd_dcor_matrix(args):
         _print_json(out)
         return 0
     sections = [("distance correlation" + (" (bias-corrected)" if args.estimator == "U" else ""),
-                 res.dcor)]
+                 res.dcor.rename_axis("column"))]  # named: CSV gets its row labels
     if args.pvalues:
         how = ("t-test" if args.pvalues == "ttest" else
                f"permutation ({res.n_resamples} permutations"
                + (", all of them" if res.exact else f", seed {res.seed}") + ")")
-        sections.append((f"{how} p-values, adjusted over the pairs ({args.adjust})", res.adjusted))
+        sections.append((f"{how} p-values, adjusted over the pairs ({args.adjust})",
+                         res.adjusted.rename_axis("column")))
     emit(sections, args.format)
     return 0
 
@@ -805,18 +819,46 @@ def _write_labels(args, path, df, labels):
                 + ("; rows dropped by --dropna have an empty label)" if len(full) > len(df) else ")"))
 
 
+def _adjusted_rand(a, b):
+    """Hubert & Arabie's adjusted Rand index of two labelings (1: the same partition, about 0:
+    no better than chance), from their contingency table."""
+    import numpy as np
+    import pandas as pd
+
+    table = pd.crosstab(np.asarray(a), np.asarray(b)).to_numpy().astype(float)
+
+    def pairs(x):
+        return float((x * (x - 1) / 2).sum())
+
+    index, rows, cols = pairs(table), pairs(table.sum(1)), pairs(table.sum(0))
+    n = pairs(np.array([table.sum()]))
+    expected = rows * cols / n
+    top = (rows + cols) / 2
+    return 1.0 if top == expected else (index - expected) / (top - expected)
+
+
 def _cmd_demo(args):
+    """The package's main path on Fisher's iris data: how far apart the species are (energy
+    distances, W/S/T), whether they differ (k-sample test), and whether energy clustering of
+    the unlabelled measurements finds them (cluster_test against the Gaussian reference,
+    crosstab and adjusted Rand index with the species)."""
     import itertools
 
     import pandas as pd
 
-    from . import dispersion, energy_distance
+    from . import cluster_test, dispersion, energy_distance, energy_test
     from .datasets import load_iris
 
+    if not (0.0 < args.exponent <= 2.0):
+        raise CLIError(f"option --exponent: must lie in (0, 2]; got {args.exponent:g}.")
+    if args.resamples < 1:
+        raise CLIError(f"option --resamples: must be >= 1; got {args.resamples}.")
+    seed, R = args.seed, args.resamples
     df = load_iris()
     features = [c for c in df.columns if c != "species"]
     print("Fisher's iris data: 150 flowers, features", ", ".join(features))
-    print(f"metric = 'energy', exponent = {args.exponent}\n")
+    print(f"metric = 'energy', exponent = {args.exponent}; seed = {seed} (energystats demo "
+          f"--seed {seed} repeats this run)\n")
     rows = []
     for a, b in itertools.combinations(df["species"].cat.categories, 2):
         xa = df.loc[df["species"] == a, features]
@@ -829,11 +871,40 @@ def _cmd_demo(args):
                      "W": res.W, "S": res.S, "T": res.T, "F": res.F})
     table = pd.DataFrame(rows).set_index("pair")
     with pd.option_context("display.float_format", "{:.6g}".format, "display.width", 120):
-        print("Energy distance and dispersion per pair of species")
+        print("1. Energy distance and dispersion per pair of species")
         print(table.to_string())
         res = dispersion(df, by="species", exponent=args.exponent)
-        print("\nDispersion of the three species (W + S = T)")
+        print("\n   Dispersion of the three species (W + S = T)")
         print(res.to_frame().to_string())
+
+        test = energy_test(df, by="species", exponent=args.exponent, n_resamples=R, rng=seed)
+        print(f"\n2. Do the species differ? Energy test of equal distributions (k = 3 samples)\n"
+              f"   statistic = {test.statistic:.6g}, p = {test.pvalue:.4g} ± "
+              f"{test.pvalue_se:.2g} (Monte Carlo s.e.; {test.n_resamples} permutations,\n"
+              f"   seed {test.seed}); the smallest p-value {R} permutations can give is "
+              f"{1 / (R + 1):.3g}.")
+
+        check = cluster_test(df[features], 3, exponent=args.exponent, n_resamples=R,
+                             rng=seed, random_state=seed)
+        labels = pd.Series(check.labels, index=df.index, name="cluster")
+        print(f"\n3. Energy clustering of the measurements without the species (k = 3, "
+              f"Hartigan)\n   S/T of the fit = {check.statistic:.4g}, against the same "
+              f"clustering of {check.n_resamples} Gaussian reference data sets\n   with the "
+              f"data's mean and covariance (cluster_test): p = {check.pvalue:.4g} ± "
+              f"{check.pvalue_se:.2g} (seed {seed}):\n   "
+              + ("more clustered than a Gaussian" if check.pvalue <= 0.05 else
+                 "no evidence of more cluster structure than a Gaussian")
+              + " at alpha = 0.05. A small p-value says 'more clustered than one\n   Gaussian', "
+              "not that the clusters are the species: step 4 compares them.")
+
+        tab = pd.crosstab(df["species"], labels)
+        ari = _adjusted_rand(df["species"].astype(str), labels)
+        agree = int(tab.max(axis=1).sum()) if len(set(tab.idxmax(axis=1))) == tab.shape[0] else None
+        print("\n4. Clusters against the species (crosstab)")
+        print(tab.to_string())
+        print(f"   adjusted Rand index = {ari:.3f} (1: the same partition; about 0: chance)"
+              + (f";\n   {agree} of {len(df)} flowers ({agree / len(df):.0%}) in the cluster "
+                 "where most of their species is" if agree is not None else ""))
     return 0
 
 
@@ -1105,11 +1176,19 @@ def build_parser():
 
     p = sub.add_parser(
         "demo", formatter_class=_FMT,
-        help="energy distances and W/S/T on the bundled iris data",
-        description=_wrap("Energy distance and the W/S/T/F dispersion table on Fisher's iris data."),
-        epilog="example:\n  energystats demo --exponent 1",
+        help="the main path on the bundled iris data: distances, test, clustering",
+        description=_wrap("On Fisher's iris data: energy distances and the W/S/T/F dispersion "
+                          "table of the species, the k-sample energy test with its p-value and "
+                          "seed, energy clustering of the unlabelled measurements with its "
+                          "significance check against the Gaussian reference (cluster_test), and "
+                          "how the clusters agree with the species (crosstab, adjusted Rand "
+                          "index). A few seconds."),
+        epilog="example:\n  energystats demo --seed 1 --resamples 199",
     )
     p.add_argument("--exponent", type=float, default=1.0, help="exponent of the energy metric, in (0, 2]")
+    p.add_argument("--resamples", "-R", type=int, default=99,
+                   help="permutations of the test and reference data sets of the check (default: 99)")
+    p.add_argument("--seed", type=_seed, default=1, help="random seed (default: 1)")
     p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
     p.set_defaults(func=_cmd_demo)
     return parser
@@ -1157,7 +1236,10 @@ def main(argv=None):
                      "instead of closing it).")
         return EXIT_OS
     try:
-        code = args.func(args)
+        from ._progress import ambient
+
+        with ambient(_progress(args)):  # also for calls without a progress argument of their own
+            code = args.func(args)
         sys.stdout.flush()
         return code
     except CLIError as exc:

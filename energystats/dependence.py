@@ -2225,7 +2225,16 @@ def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt, d
         task = _dask.delayed(_pair_pvalues, pure=True)
         blocks = _dask.compute(*[task(Xd, exponent, perms_d, is_exact, nt, *sp) for sp in spans])
     else:
-        blocks = [_pair_pvalues(X, exponent, perms, is_exact, nt, *sp) for sp in spans]
+        from . import _progress
+
+        # the command line's progress (its ambient setting): every pair's permutations
+        bar = _progress.progress_bar(p * (p - 1) // 2 * perms.shape[0], False, "pair permutations",
+                                     "perm", nested=True)
+        try:
+            blocks = [_pair_pvalues(X, exponent, perms, is_exact, nt, *sp) for sp in spans]
+        finally:
+            if bar is not None:
+                bar.close()
     for (i0, i1, j0, j1), Pb in zip(spans, blocks):
         for a in range(i0, i1):
             for b in range(max(a + 1, j0), j1):

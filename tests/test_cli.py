@@ -942,3 +942,126 @@ class TestPvalueMethod:
         d, _ = files
         rc, out, err = run_cli(*args, "--quiet", cwd=d)
         assert rc == 2 and text in _one_line(err)
+
+
+# -- issue 30: progress, messages, JSON, demo, output details (in-process) ------
+
+def _cli(capsys, *args):
+    """``energystats *args`` in this process; (status, stdout, stderr)."""
+    from energystats import cli
+
+    code = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def fake_clock(monkeypatch):
+    """Every look at the progress clock is ten seconds later: every update writes a line."""
+    from energystats import _progress
+
+    ticks = [0.0]
+
+    def clock():
+        ticks[0] += 10.0
+        return ticks[0]
+
+    monkeypatch.setattr(_progress.time, "monotonic", clock)
+    return ticks
+
+
+@pytest.mark.parametrize("cmd, what", [
+    (["test", "{d}/data.csv", "--by", "group", "--columns", "x,y", "-R", "199"], "permutations"),
+    (["dcor", "{d}/data.csv", "--x", "x", "--y", "y", "-R", "199"], "resamples"),
+    (["dcor-matrix", "{d}/data.csv", "--columns", "x,y", "--pvalue-method", "permutation",
+      "-R", "199"], "pair permutations"),
+    (["gof", "{d}/data.csv", "--column", "x", "-R", "99"], "resamples"),
+    (["cluster", "{d}/data.csv", "--columns", "x,y", "-k", "2", "--test", "-R", "19"],
+     "reference clusterings"),
+])
+def test_progress_lines_when_stderr_is_not_a_terminal(capsys, files, fake_clock, cmd, what):
+    """Issue 30: a 51 s `test` printed no progress at all to a log (stderr not a terminal),
+    and dcor/dcor-matrix/gof had none anywhere.  Now a line every ~5 s with the percent."""
+    d, _ = files
+    code, out, err = _cli(capsys, *[c.format(d=d) for c in cmd], "--seed", "3")
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if ln.startswith(what + ":")]
+    assert lines and "\r" not in err, err
+    assert " 100% " in lines[-1]
+    code, out, err = _cli(capsys, *[c.format(d=d) for c in cmd], "--seed", "3", "--quiet")
+    assert code == 0 and err == ""
+
+
+def _strict_json(text):
+    """Parse JSON refusing the non-standard NaN/Infinity tokens (as JavaScript and jq do)."""
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_has_no_nan_tokens(capsys, tmp_path):
+    """Issue 30: `dcor` on 3 rows wrote "dcor_u": NaN (invalid JSON); now null."""
+    path = tmp_path / "n3.csv"
+    path.write_text("a,b\n1,2\n2,1\n3,5\n")
+    code, out, err = _cli(capsys, "dcor", path, "--x", "a", "--y", "b", "-R", "0", "--format", "json")
+    assert code == 0, err
+    rec = _strict_json(out)
+    assert rec["dcor_u"] is None and rec["dcov_u"] is None   # U-statistics need n >= 4
+    assert rec["n"] == 3 and rec["dcor"] > 0
+
+
+def test_dcor_matrix_csv_has_row_labels(capsys, tmp_path):
+    """Issue 30: the CSV matrices had no row labels (the first column was a's row)."""
+    rng = np.random.default_rng(5)
+    pd.DataFrame(rng.normal(size=(20, 3)), columns=["a", "b", "c"]).to_csv(tmp_path / "m.csv",
+                                                                          index=False)
+    code, out, err = _cli(capsys, "dcor-matrix", tmp_path / "m.csv", "--format", "csv")
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out), index_col=0)
+    assert list(table.index) == ["a", "b", "c"] and list(table.columns) == ["a", "b", "c"]
+    assert table.index.name == "column"
+    np.testing.assert_allclose(np.diag(table.to_numpy()), 1.0)
+
+
+@pytest.mark.parametrize("cmd", [
+    ["disco", "{d}/data.csv", "--by", "group", "--columns", "x,y", "-R", "49"],
+    ["gof", "{d}/data.csv", "--column", "x", "-R", "49"],
+    ["test", "{d}/data.csv", "--by", "group", "--columns", "x,y", "-R", "49"],
+    ["dcor", "{d}/data.csv", "--x", "x", "--y", "y", "-R", "49"],
+    ["cluster", "{d}/data.csv", "--columns", "x,y", "-k", "2"],
+])
+def test_every_random_command_prints_its_seed(capsys, files, cmd):
+    """Issue 30: disco and gof printed their seed only in JSON (and on stderr)."""
+    d, _ = files
+    args = [c.format(d=d) for c in cmd] + ["--seed", "4321", "-q"]
+    code, out, _ = _cli(capsys, *args, "--format", "json")
+    assert code == 0
+    assert '"seed": 4321' in out
+    for fmt in ("text", "csv"):
+        code, out, _ = _cli(capsys, *args, "--format", fmt)
+        assert code == 0
+        assert "seed" in out and "4321" in out, (fmt, out)
+
+
+def test_demo_shows_the_main_path(capsys):
+    """Issue 30: the demo showed distances and W/S/T only; now also the k-sample test with its
+    p-value and seed, cluster_test against the Gaussian reference, and the clusters against the
+    species (crosstab, adjusted Rand index checked here with scikit-learn's, independent)."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    code, out, err = _cli(capsys, "demo", "--seed", "7", "-R", "19")
+    assert code == 0, err
+    assert "Energy test of equal distributions" in out and "19 permutations" in out
+    assert "seed 7" in out and "--seed 7" in out
+    assert "cluster_test" in out and "Gaussian" in out
+    # the crosstab as printed: species rows, cluster columns
+    lines = out.splitlines()
+    i = lines.index("4. Clusters against the species (crosstab)")
+    tab = [ln.split() for ln in lines[i + 3:i + 6]]
+    assert [t[0] for t in tab] == ["setosa", "versicolor", "virginica"]
+    counts = np.array([[int(v) for v in t[1:]] for t in tab])
+    assert counts.sum() == 150 and (counts.sum(axis=1) == 50).all()
+    species = np.concatenate([[s] * int(c) for s in range(3) for c in counts[s]])
+    clusters = np.concatenate([[k] * int(counts[s, k]) for s in range(3) for k in range(3)])
+    ari = metrics.adjusted_rand_score(species, clusters)
+    assert f"adjusted Rand index = {ari:.3f}" in out

@@ -295,3 +295,40 @@ def test_ctrl_c_interrupts_a_long_call(what, tmp_path):
     finally:
         proc.kill()
     assert rc == 7 and waited < INTERRUPT_BOUND_S, (rc, waited)  # was minutes: the whole call
+
+
+# -- issue 30: inputs refused with a message naming the argument ----------------
+
+class TestIssue30Inputs:
+    def test_integer_beyond_float64_is_named(self):
+        import pandas as pd
+
+        big = 10**400
+        with pytest.raises(ValueError, match=r"`x` holds an integer of 401 digits \(at row 1\)"):
+            es.energy_distance([[1], [big], [3]], [[1], [2]])
+        df = pd.DataFrame({"a": [1, big, 3]}, dtype=object)
+        with pytest.raises(ValueError, match=r"`x` \(column 'a'\) holds an integer of 401 digits"):
+            es.energy_distance(df, [[1], [2]])
+
+    def test_integer_beyond_float64_in_the_cli(self, tmp_path, capsys):
+        from energystats import cli
+
+        path = tmp_path / "big.csv"
+        path.write_text(f"a,b\n1,2\n{10**400},3\n4,5\n")
+        code = cli.main(["dcor", str(path), "--x", "a", "--y", "b", "-R", "0", "-q"])
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err and "401 digits" in err
+
+    @pytest.mark.parametrize("labels", [[{1: 2}, {1: 2}, {3: 4}, {3: 4}], [{1}, {1}, {2}, {2}]])
+    def test_unhashable_labels_are_named(self, labels):
+        import energystats as es
+
+        with pytest.raises(TypeError, match=r"`labels` must hold hashable group names"):
+            es.dispersion(np.arange(4.0), labels)
+
+    @pytest.mark.parametrize("rng", [True, False, np.bool_(True)])
+    def test_bool_rng_is_refused(self, rng):
+        import energystats as es
+
+        with pytest.raises(TypeError, match=r"`rng` must be None, a non-negative integer seed"):
+            es.energy_test(np.arange(6.0), labels=[0, 0, 0, 1, 1, 1], rng=rng, n_resamples=9)
