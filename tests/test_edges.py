@@ -48,10 +48,13 @@ class TestNonFiniteStatistic:
         assert np.isnan(res.pvalue) and np.isnan(res.pvalue_se)     # was 0.01 / 0.05
 
     def test_disco_with_zero_within_dispersion(self):
-        X = np.array([0.0, 0.0, 0.0, 5.0, 5.0, 5.0])                  # W = 0 < S: F = inf
-        with pytest.warns(es.DegenerateStatisticWarning, match="inf"):
-            res = es.disco(X, labels=[0, 0, 0, 1, 1, 1])
-        assert res.statistic == np.inf and np.isnan(res.pvalue)
+        # W = 0 < S: F = inf, the largest F there is (F is compared as S / (S + W) = 1), not a
+        # statistic without a p-value: the relabellings that separate the points as well (the
+        # observed one and its swap, 2 of the C(6, 3) = 20) count.  Before (issue 30): NaN in
+        # 1-D, p = 1 in d >= 2 (where W is rounding noise)
+        X = np.array([0.0, 0.0, 0.0, 5.0, 5.0, 5.0])
+        res = es.disco(X, labels=[0, 0, 0, 1, 1, 1])
+        assert res.statistic == np.inf and res.exact and res.pvalue == 2 / 20
 
 
 def test_cli_says_there_is_no_pvalue(tmp_path):
