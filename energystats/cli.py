@@ -416,7 +416,13 @@ def _cmd_disco(args):
                             "(the rows do not add up to Total)",
              "marginal": "DISCO (distance components), each factor tested alone (marginal, as R "
                          "energy's disco)"}[res.test]
-    emit([(title, res.to_frame())], args.format)
+    table = res.to_frame()
+    import pandas as pd
+
+    # the seed on the factors' rows, so that a text or CSV run (-q) can be repeated
+    nf = len(res.factors)
+    table["seed"] = pd.array([res.seed] * nf + [None, None], dtype="Int64")
+    emit([(title, table)], args.format)
     if res.pvalue is not None and res.pvalue_method != "full":
         if len(by) == 1:
             _test_verdict(args, res, f"the groups of {by[0]} differ",

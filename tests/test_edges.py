@@ -288,3 +288,19 @@ def test_ctrl_c_interrupts_a_long_call(what, tmp_path):
     finally:
         proc.kill()
     assert rc == 7 and waited < 2.0, (rc, waited)               # was ~25 s: the whole call
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv"])
+def test_cli_disco_prints_its_seed(tmp_path, fmt):
+    # issue 30: the seed was only on stderr and in JSON, so a -q text/CSV run could not be repeated
+    rng = np.random.default_rng(0)
+    rows = "\n".join(f"{v},{g}" for v, g in zip(rng.normal(size=40), np.repeat(["a", "b"], 20)))
+    (tmp_path / "d.csv").write_text("x,g\n" + rows + "\n")
+    env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "energystats", "disco", str(tmp_path / "d.csv"),
+                           "--by", "g", "-R", "99", "--seed", "12345", "-q", "--format", fmt],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    header, between = proc.stdout.splitlines()[1 if fmt == "text" else 0], \
+        next(l for l in proc.stdout.splitlines() if l.startswith("Between"))
+    assert "seed" in header and "12345" in between
