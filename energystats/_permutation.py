@@ -831,7 +831,7 @@ class DegenerateStatisticWarning(RuntimeWarning):
     """A test statistic is not finite (e.g. 0/0), so the test has no p-value (NaN)."""
 
 
-def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0):
+def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0, key=None):
     """One-sided p-value; relabelled values within ``tol`` below the observed one count as ties.
 
     Random relabellings: ``(1 + #{null ≥ observed − tol}) / (R + 1)``; exact
@@ -840,6 +840,12 @@ def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0):
     (``tol`` a scalar or one value per column).  ``tol`` is the rounding
     error the statistic can carry (see :func:`sum_error`): relabellings whose
     exact value equals the observed one then count whatever the engine.
+
+    ``key``: an increasing function of the statistic in which the values are compared
+    (and ``tol`` is given), for a statistic whose rounding error cannot be bounded by a
+    multiple of the summed terms, e.g. DISCO's ratio F, whose denominator W can be 0:
+    F is compared as S / (S + W) (see :meth:`energystats.homogeneity._DiscoStatistic.key`),
+    so F = inf (W = 0 < S) is the largest value, not a statistic without a p-value.
 
     A statistic that is not finite has no p-value: NaN, with a
     :class:`DegenerateStatisticWarning` (never the smallest p-value, which is
@@ -850,6 +856,8 @@ def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0):
 
     observed = np.asarray(observed, dtype=np.float64)
     null = np.asarray(null, dtype=np.float64)
+    if key is not None:
+        observed, null = np.asarray(key(observed), dtype=np.float64), np.asarray(key(null), dtype=np.float64)
     gamma = np.where(np.isfinite(tol), tol, 0.0)
     bad_null = np.isnan(null)
     with np.errstate(invalid="ignore"):  # inf - inf: the observed value is handled below
@@ -859,9 +867,9 @@ def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0):
     finite = np.isfinite(observed)
     if not np.all(finite):
         warn(f"the observed {what} is {np.ravel(observed)[~np.ravel(finite)][0]} (not finite), so the "
-             "test has no p-value (NaN). This happens when a dispersion is 0, e.g. all points "
-             "identical (0/0) or every group's points coincide (W = 0), or when the data "
-             "overflow float64 arithmetic (|x| above about 1e154).",
+             "test has no p-value (NaN). This happens when the statistic is 0/0, e.g. all points "
+             "identical (every dispersion 0), or when a sum overflows float64 (a precomputed or "
+             "callable metric with values near 1e308).",
              DegenerateStatisticWarning)
         p = np.where(finite, p, np.nan)
     elif bad_null.any():
@@ -938,7 +946,7 @@ def _bar_to(bar, done, m, f, n_engines, fraction):
 
 def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples, rng,
                      exact=None, exact_limit=10**6, progress=False, strata=None, rule=None,
-                     tolerance=None, skip_rest=False):
+                     tolerance=None, skip_rest=False, key=None):
     """Observed statistic and its null distribution.
 
     Parameters
@@ -963,6 +971,9 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
         relabelling it used.  With several statistics per relabelling, a
         :class:`~energystats._sequential.RuleSet` (one rule per statistic; the
         null is cut where the last one stopped).
+    key : callable, optional
+        The increasing function of the statistic in which the rule compares values
+        (:func:`pvalue_from_null`'s ``key``).
     skip_rest : bool
         After an early stop, advance ``rng`` past the relabellings the full run
         would still have drawn (:func:`skip_relabellings`), so that the next
@@ -998,6 +1009,7 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
     if sequential:
         tol = tolerance(obs_M) if tolerance is not None else 0.0
     null = None
+    parts = []  # a sequential rule's batches: memory grows with the relabellings it uses
     done = 0
     with _progress.progress_bar(total, progress) or contextlib.nullcontext() as bar:
         sizes = _sequential.batches(total, batch, sequential)
@@ -1015,20 +1027,23 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
             finally:
                 for eng in engines:
                     eng.on_part = None
-            if null is None:
-                null = np.empty((total,) + vals.shape[1:])
-            null[done:done + cells.shape[0]] = vals
+            if sequential:
+                parts.append(vals)
+            else:
+                if null is None:
+                    null = np.empty((total,) + vals.shape[1:])
+                null[done:done + cells.shape[0]] = vals
             done += cells.shape[0]
             del cells
             if bar is not None:
                 bar.update(done - bar.n)
-            if sequential:
-                if rule.update(_sequential.exceeds(vals, observed, tol)):
-                    null = null[:rule.used].copy()
-                    if skip_rest and done < total:
-                        skip_relabellings(rng, cell_codes, total - done, strata)
-                    break
+            if sequential and rule.update(_sequential.exceeds(vals, observed, tol, key)):
+                if skip_rest and done < total:
+                    skip_relabellings(rng, cell_codes, total - done, strata)
+                break
             del vals
+    if parts:
+        null = np.concatenate(parts)[:rule.used]
     if null is None:
         null = np.empty((0,) + np.shape(observed))
     return observed, null, is_exact, obs_M

@@ -240,15 +240,45 @@ class RuleSet:
         return self.stopped
 
 
+def check_rule_options(h=10, alpha=0.05, epsilon=1e-3):
+    """``sequential_h``, ``alpha`` and ``epsilon`` checked whatever the ``pvalue_method`` (a
+    wrong value is an error even where the method does not use it, never ignored);
+    ``sequential_h ≤ n_resamples`` is checked by :func:`make_rule` where it is used."""
+    if not (isinstance(h, (int, np.integer)) and not isinstance(h, bool) and 1 <= h <= MAX_RESAMPLES):
+        raise ValueError(f"`sequential_h` must be an integer in [1, n_resamples]; got {h!r}.")
+    if not (isinstance(alpha, (float, int, np.floating, np.integer)) and not isinstance(alpha, bool)
+            and 0.0 < float(alpha) < 1.0):
+        raise ValueError(f"`alpha` must be a number in (0, 1); got {alpha!r}.")
+    if not (isinstance(epsilon, (float, int, np.floating)) and not isinstance(epsilon, bool)
+            and 0.0 < float(epsilon) < 0.5):
+        raise ValueError(f"`epsilon` must be in (0, 0.5); got {epsilon!r}.")
+
+
+#: the most resamples a test takes (``n_resamples``): a full run's null distribution of this
+#: many is 8 GB; the sequential rules keep only the resamples they use
+MAX_RESAMPLES = 10**9
+
+
+def check_resamples(n_resamples):
+    """``n_resamples`` as an int in [0, MAX_RESAMPLES], else a ValueError naming the bound."""
+    from ._validation import is_int
+
+    if not is_int(n_resamples) or not 0 <= n_resamples <= MAX_RESAMPLES:
+        raise ValueError(f"`n_resamples` must be an integer in [0, 10**9]; got {n_resamples!r}.")
+    return int(n_resamples)
+
+
 def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3, exact=None, dask=False,
               also=()):
     """The stopping rule of ``pvalue_method`` (validated) for at most ``R_max`` resamples; None
     for 'full' (every resample).  A rule draws random resamples on this process's threads, so
     ``exact=True`` and the Dask backend are errors.  ``also``: the caller's other methods
-    (handled before this call), named in the error for an unknown one."""
+    (handled before this call), named in the error for an unknown one.  ``h``, ``alpha`` and
+    ``epsilon`` are checked for every method (:func:`check_rule_options`)."""
     if pvalue_method not in PVALUE_METHODS:
         known = ", ".join(map(repr, PVALUE_METHODS + tuple(also)))
         raise ValueError(f"`pvalue_method` must be one of {known}; got {pvalue_method!r}")
+    check_rule_options(h, alpha, epsilon)
     if pvalue_method == "full":
         return None
     if exact:
@@ -268,45 +298,71 @@ def make_rule(pvalue_method, R_max, *, h=10, alpha=0.05, epsilon=1e-3, exact=Non
     return GandyDecision(alpha, epsilon, R_max)
 
 
-def collect(total, cap, evaluate, observed, tol, rule):
+def collect(total, cap, evaluate, observed, tol, rule, key=None):
     """The statistics of ``total`` resamples, ``evaluate(r0, m)`` giving those of resamples
     ``r0 .. r0 + m - 1`` in draw order: in batches of ``cap``, or under a sequential ``rule``
     of 16, 32, ... up to ``cap``, each batch shown to the rule (:func:`exceeds` with
-    ``observed`` and ``tol``); once it stops, the values end at the last resample it used."""
+    ``observed``, ``tol`` and ``key``); once it stops, the values end at the last resample it
+    used.  A rule's values are kept batch by batch, so memory grows with the resamples it
+    uses, not with ``total``."""
     from . import _progress
 
-    null = np.empty(total)
-    done = 0
     # progress only where the caller asked for it without an argument of its own (the
     # command line's ambient setting); inside another bar's work, its steps count there
     bar = _progress.progress_bar(total, False, "resamples", "resample")
+
+    def step(m):
+        if bar is not None:
+            bar.update(m)
+        else:
+            _progress.advance(m)
+
     try:
-        for m in batches(total, cap, rule is not None):
-            null[done:done + m] = evaluate(done, m)
+        if rule is None:
+            null = np.empty(total)
+            done = 0
+            for m in batches(total, cap, False):
+                null[done:done + m] = evaluate(done, m)
+                done += m
+                step(m)
+            return null
+        parts, done = [], 0
+        for m in batches(total, cap, True):
+            parts.append(np.asarray(evaluate(done, m), dtype=np.float64).reshape(m))
             done += m
-            if bar is not None:
-                bar.update(m)
-            else:
-                _progress.advance(m)
-            if rule is not None and rule.update(exceeds(null[done - m:done], observed, tol)):
-                return null[:rule.used].copy()
-        return null
+            step(m)
+            if rule.update(exceeds(parts[-1], observed, tol, key)):
+                break
+        return np.concatenate(parts)[:rule.used] if parts else np.empty(0)
     finally:
         if bar is not None:
             bar.close()
 
 
-def exceeds(values, observed, tol):
+def exceeds(values, observed, tol, key=None):
     """The resamples that count against the observed statistic, as the package's p-value
-    rule counts them: value ≥ observed − tol, a NaN value counting too."""
+    rule counts them: value ≥ observed − tol, a NaN value counting too (compared as
+    ``key(value) ≥ key(observed) − tol`` with a ``key``, see
+    :func:`energystats._permutation.pvalue_from_null`).  An observed statistic that is not
+    finite has no p-value: every resample counts, so that a rule stops at once (its p-value
+    is NaN and its decision None, :func:`final_pvalue`)."""
     values = np.asarray(values, dtype=np.float64)
+    observed = np.asarray(observed, dtype=np.float64)
+    if key is not None:
+        values = np.asarray(key(values), dtype=np.float64)
+        observed = np.asarray(key(observed), dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        return (values >= observed - tol) | np.isnan(values)
+        return (values >= observed - tol) | np.isnan(values) | ~np.isfinite(observed)
 
 
 def final_pvalue(pvalue, rule):
     """The p-value under ``rule``: the rule's wherever the full rule's is defined (NaN for a
-    degenerate statistic, with its warning, stays NaN; None stays None)."""
-    if rule is None or pvalue is None or not np.isfinite(pvalue):
+    degenerate statistic, with its warning, stays NaN; None stays None).  Where there is no
+    p-value (NaN or None) there is no decision either: the rule's ``decision`` is set to
+    None (a NaN statistic is neither above nor below ``alpha``)."""
+    if rule is None:
+        return pvalue
+    if pvalue is None or not np.isfinite(pvalue):
+        rule.decision = None
         return pvalue
     return float(rule.pvalue())

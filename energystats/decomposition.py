@@ -36,7 +36,8 @@ class DispersionResult:
     T : float
         Total dispersion :math:`\frac{n}{2} g(X, X)`.
     F : float
-        DISCO ratio :math:`\frac{S/(k-1)}{W/(n-k)}` (NaN when k < 2 or n = k;
+        DISCO ratio :math:`\frac{S/(k-1)}{W/(n-k)}` (NaN, with a
+        :class:`~energystats.DegenerateStatisticWarning`, when k < 2 or n = k;
         ``inf`` when W = 0 < S).
     sizes : ndarray of int, shape (k,)
     groups : list
@@ -213,7 +214,21 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     M, scale = _engine.group_sum_matrix(Xa, data.labels.codes, data.labels.k, met, nt,
                                         sorted_path=sorted_path, working_units=True)
     res = dispersion_from_sums(M, data.labels.sizes, data.labels.groups)
+    _warn_undefined_f(res)
     return replace(rescale(res, scale), columns=data.columns)
+
+
+def _warn_undefined_f(res):
+    """F needs k ≥ 2 groups and n > k points (W, S and T are defined regardless): say so
+    instead of a silent NaN, as SciPy warns for its degenerate inputs."""
+    from ._permutation import DegenerateStatisticWarning
+    from ._validation import warn
+
+    n, k = res.n_samples, res.k
+    if k < 2 or n <= k:
+        why = f"{k} group" if k < 2 else f"n = k = {n} (every group a single point)"
+        warn(f"`dispersion`: F is NaN: it needs at least 2 groups and more points than groups; "
+             f"got {why}. W, S and T are given.", DegenerateStatisticWarning)
 
 
 def _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads, compute):

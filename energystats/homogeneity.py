@@ -27,7 +27,7 @@ import pandas as pd
 from . import _asymptotic, _permutation, _sequential, backends
 from ._metrics import resolve_metric
 from ._permutation import DEFAULT_MEMORY_BUDGET
-from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix, check_int,
+from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
                           check_n_threads, seeded_rng, short_list)
 from . import _engine
 from .decomposition import dispersion_from_sums
@@ -446,7 +446,7 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
              n_resamples, rng, method, memory_budget, n_threads, exact, fname, allow_factors=False,
              strata=None):
     met = resolve_metric(metric, exponent, sigma)
-    R = check_int(n_resamples, "n_resamples", 0)
+    R = _sequential.check_resamples(n_resamples)
     gen, seed = seeded_rng(rng)
     _check_method(method)
     budget = _check_budget(memory_budget)
@@ -487,7 +487,7 @@ def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, ex
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
                         f"got {met.name!r}.")
-    R = check_int(n_resamples, "n_resamples", 0)
+    R = _sequential.check_resamples(n_resamples)
     gen, seed = seeded_rng(rng)
     _check_method(method)
     _check_budget(memory_budget)
@@ -675,15 +675,29 @@ class _DiscoStatistic:
     def __call__(self, Ms):
         return self.values(Ms[0])
 
+    def key(self, F):
+        """F as ``S / (S + W)``, the increasing function of F in which relabellings are
+        compared (:func:`energystats._permutation.pvalue_from_null`): ``S + W`` is the same
+        for every relabelling (T, less the strata's between component), so the order is that
+        of F, and its rounding error is bounded by the summed terms whatever W, whereas F's
+        grows without bound as W → 0.  F = inf (W = 0 < S) is 1, the largest value."""
+        F = np.asarray(F, dtype=np.float64)
+        r = F * (self.df_between / self.df_within)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(np.isposinf(r), 1.0, r / (1.0 + r))
+
     def tolerance(self, obs_Ms):
+        """Rounding error of ``key(F)``: each sum's allowed error (:func:`sum_error`, a multiple
+        of eps times the sum of all pairs) through ``S / (S + W)``, first order.  Bounded by
+        ``(tS + tW) / (S + W)``: scaled by the total dispersion, never by W (which can be 0)."""
         M = obs_Ms[0]
         eps_M = _permutation.sum_error(M)
         tS = eps_M * self.layout.pair_sensitivity(self.v)
         tW = eps_M * float(np.sum(0.5 / self.layout.sizes))
         S, W = (float(c[0]) for c in self.components(M[None]))
-        if not W > 0:
-            return 0.0
-        return (self.df_within / self.df_between) * (tS / W + abs(S) * tW / W**2)
+        if not S + W > 0:
+            return 0.0  # all points identical within strata: F = 0/0 has no p-value
+        return (W * tS + abs(S) * tW) / (S + W) ** 2
 
 
 class _MarginalDisco:
@@ -698,6 +712,18 @@ class _MarginalDisco:
 
     def tolerance(self, obs_Ms):
         return np.array([p.tolerance([M]) for p, M in zip(self.parts, obs_Ms)])
+
+    def key(self, F):
+        """Each factor's :meth:`_DiscoStatistic.key`, column by column (last axis)."""
+        return _column_keys(self.parts)(F)
+
+
+def _column_keys(stats):
+    """The keys of several DISCO statistics, one per column (last axis) of an array of F."""
+    def key(F):
+        F = np.asarray(F, dtype=np.float64)
+        return np.stack([st.key(F[..., f]) for f, st in enumerate(stats)], axis=-1)
+    return key
 
 
 # -- public functions --------------------------------------------------------
@@ -740,8 +766,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         used.  A column of numbers with stray text cells is always an error
         naming the row and the value.
     n_resamples : int, default 999
-        Number of random relabellings R; ``0`` returns the statistic only
-        (``pvalue=None``).
+        Number of random relabellings R, from 0 to 10⁹; ``0`` returns the
+        statistic only (``pvalue=None``).
     metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
         The semimetric rho (as in :func:`energystats.pairwise`).
     exponent : float, default 1.0
@@ -786,7 +812,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     compute : bool, default True
         With the Dask backend, ``False`` returns a
         :class:`dask.delayed.Delayed` of the result instead of computing it.
-    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+    pvalue_method : {'full', 'sequential', 'decision', 'asymptotic'}, default 'full'
         'full': all ``n_resamples`` relabellings, p = (1 + #{T* ≥ T}) / (R + 1).
         'sequential' (Besag & Clifford 1991, "Sequential Monte Carlo
         p-values"): stop at the ``sequential_h``-th relabelling whose
@@ -936,6 +962,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
     unit.layout.warn_idle("strata")
     stat = _EnergyStatistic(unit.layout)
+    _sequential.check_rule_options(sequential_h, alpha)  # checked even where unused
     if pvalue_method == _asymptotic.ASYMPTOTIC:
         _asymptotic.check_options("energy_test", exact, st.strata)
         if st.dask:
@@ -1220,7 +1247,7 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
             [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen,
             exact=exact if single else False, progress=progress, strata=unit.strata,
             rule=None if rules is None else rules[f], tolerance=stat.tolerance,
-            skip_rest=f < len(units) - 1)
+            skip_rest=f < len(units) - 1, key=stat.key)
         parts.append((stat, o, nl, obs_M))
     return _disco_finish(st, units, parts, is_exact, engine.name, rules)
 
@@ -1231,6 +1258,7 @@ def _disco_finish(st, units, parts, is_exact, engine_name, rules=None):
     n = int(st.labs[0].sizes.sum())
     df_within = units[0].layout.df_within
     obs, nulls, tols, S, W = [], [], [], [], None
+    stats = [part[0] for part in parts]
     for stat, o, nl, obs_M in parts:
         obs.append(float(o))
         nulls.append(nl)
@@ -1250,11 +1278,13 @@ def _disco_finish(st, units, parts, is_exact, engine_name, rules=None):
     if null.shape[0] > 0:
         if rules is not None:  # each factor's rule on its own relabellings
             pvalue = np.array([_sequential.final_pvalue(float(_permutation.pvalue_from_null(
-                F[f], nulls[f], is_exact, what="F", tol=tols[f])), rule) for f, rule in enumerate(rules)])
+                F[f], nulls[f], is_exact, what="F", tol=tols[f], key=stats[f].key)), rule)
+                for f, rule in enumerate(rules)])
         else:
             pvalue = np.atleast_1d(_permutation.pvalue_from_null(
                 F if not single else F[0], null, is_exact, what="F",
-                tol=np.array(tols) if not single else tols[0]))
+                tol=np.array(tols) if not single else tols[0],
+                key=_column_keys(stats) if not single else stats[0].key))
     if single:
         test = "one-way" if st.strata is None else "stratified"
     else:
@@ -1307,7 +1337,7 @@ def _marginal_disco(st, n, progress, compute=True, rules=None):
     observed, null, is_exact, obs_M = _permutation.permutation_null(
         engines, cells, maps, stat, n_resamples=st.R, rng=st.gen, exact=st.exact, progress=progress,
         rule=None if rules is None else _sequential.RuleSet(rules),
-        tolerance=None if rules is None else stat.tolerance)
+        tolerance=None if rules is None else stat.tolerance, key=stat.key)
     if rules is not None:
         for f, rule in enumerate(rules):
             null[rule.used:, f] = np.nan
@@ -1330,11 +1360,12 @@ def _marginal_finish(st, stat, obs_M, observed, null, is_exact, engine_name, n, 
         if rules is not None:  # each factor's rule on its own prefix of the relabellings
             tol = np.broadcast_to(tol, F.shape)
             pvalue = np.array([_sequential.final_pvalue(float(_permutation.pvalue_from_null(
-                F[f], null[:rule.used, f], is_exact, what="F", tol=tol[f])), rule)
+                F[f], null[:rule.used, f], is_exact, what="F", tol=tol[f],
+                key=stat.parts[f].key)), rule)
                 for f, rule in enumerate(rules)])
         else:
             pvalue = np.atleast_1d(_permutation.pvalue_from_null(observed, null, is_exact, what="F",
-                                                                 tol=tol))
+                                                                 tol=tol, key=stat.key))
     scale = st.scale
     return _disco_result(st, n, F, pvalue, scale.apply(S), scale.apply(T - float(S.sum())),
                          scale.apply(T), dfb, df_within, null, is_exact, engine_name, "marginal", rules)

@@ -131,9 +131,11 @@ class TestDispersion:
             assert (res.W, res.S, res.T) == pytest.approx((W, S, T), rel=1e-11), method
 
     def test_singletons_and_one_group(self):
-        res = es.dispersion([0.0, 1.0, 3.0], [0, 1, 2])
+        with pytest.warns(es.DegenerateStatisticWarning):
+            res = es.dispersion([0.0, 1.0, 3.0], [0, 1, 2])
         assert res.W == 0.0 and np.isnan(res.F)  # n == k: no within degrees of freedom
-        one = es.dispersion([0.0, 1.0, 3.0], [0, 0, 0])
+        with pytest.warns(es.DegenerateStatisticWarning):
+            one = es.dispersion([0.0, 1.0, 3.0], [0, 0, 0])
         assert one.S == 0.0 and one.W == pytest.approx(one.T) and np.isnan(one.F)
         two = es.dispersion([0.0, 0.0, 3.0, 3.0], [0, 0, 1, 1])
         assert two.W == 0.0 and two.F == np.inf
@@ -155,3 +157,12 @@ class TestDispersion:
             es.dispersion(np.where(X > 2, np.nan, X), labels)
         with pytest.raises(TypeError, match="`by` needs"):
             es.dispersion(X, by="g")
+
+
+@pytest.mark.parametrize("X, labels, what", [([0.0, 1.0, 3.0], ["a", "a", "a"], "1 group"),
+                                             ([0.0, 1.0, 3.0], ["a", "b", "c"], "n = k = 3")])
+def test_undefined_f_warns(X, labels, what):
+    # issue 30: one group gave F = NaN silently; W, S, T stay (T = (n/2) g(X, X) by hand)
+    with pytest.warns(es.DegenerateStatisticWarning, match=what):
+        res = es.dispersion(X, labels)
+    assert np.isnan(res.F) and res.T == pytest.approx(3 / 2 * (2 * (1 + 3 + 2)) / 9)

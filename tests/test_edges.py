@@ -48,10 +48,13 @@ class TestNonFiniteStatistic:
         assert np.isnan(res.pvalue) and np.isnan(res.pvalue_se)     # was 0.01 / 0.05
 
     def test_disco_with_zero_within_dispersion(self):
-        X = np.array([0.0, 0.0, 0.0, 5.0, 5.0, 5.0])                  # W = 0 < S: F = inf
-        with pytest.warns(es.DegenerateStatisticWarning, match="inf"):
-            res = es.disco(X, labels=[0, 0, 0, 1, 1, 1])
-        assert res.statistic == np.inf and np.isnan(res.pvalue)
+        # W = 0 < S: F = inf, the largest F there is (F is compared as S / (S + W) = 1), not a
+        # statistic without a p-value: the relabellings that separate the points as well (the
+        # observed one and its swap, 2 of the C(6, 3) = 20) count.  Before (issue 30): NaN in
+        # 1-D, p = 1 in d >= 2 (where W is rounding noise)
+        X = np.array([0.0, 0.0, 0.0, 5.0, 5.0, 5.0])
+        res = es.disco(X, labels=[0, 0, 0, 1, 1, 1])
+        assert res.statistic == np.inf and res.exact and res.pvalue == 2 / 20
 
 
 def test_cli_says_there_is_no_pvalue(tmp_path):
@@ -332,3 +335,19 @@ class TestIssue30Inputs:
 
         with pytest.raises(TypeError, match=r"`rng` must be None, a non-negative integer seed"):
             es.energy_test(np.arange(6.0), labels=[0, 0, 0, 1, 1, 1], rng=rng, n_resamples=9)
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv"])
+def test_cli_disco_prints_its_seed(tmp_path, fmt):
+    # issue 30: the seed was only on stderr and in JSON, so a -q text/CSV run could not be repeated
+    rng = np.random.default_rng(0)
+    rows = "\n".join(f"{v},{g}" for v, g in zip(rng.normal(size=40), np.repeat(["a", "b"], 20)))
+    (tmp_path / "d.csv").write_text("x,g\n" + rows + "\n")
+    env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "energystats", "disco", str(tmp_path / "d.csv"),
+                           "--by", "g", "-R", "99", "--seed", "12345", "-q", "--format", fmt],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    header, between = proc.stdout.splitlines()[1 if fmt == "text" else 0], \
+        next(l for l in proc.stdout.splitlines() if l.startswith("Between"))
+    assert "seed" in header and "12345" in between

@@ -456,9 +456,10 @@ class TestEnergyTest:
         with pytest.raises(ValueError, match="no numeric columns"):
             es.energy_test(df, by="g", numeric_only=True)
 
-    @pytest.mark.parametrize("bad", [-1, 1.5, "10", True])
+    @pytest.mark.parametrize("bad", [-1, 1.5, "10", True, 10**9 + 1, 10**12])
     def test_bad_n_resamples(self, bad):
-        with pytest.raises(ValueError, match="`n_resamples` must be an integer >= 0"):
+        # 10**12 used to fail inside NumPy's allocation with its own message (issue 30)
+        with pytest.raises(ValueError, match=r"`n_resamples` must be an integer in \[0, 10\*\*9\]; got"):
             es.energy_test(np.arange(5.0), np.arange(5.0), n_resamples=bad)
 
     def test_other_bad_arguments(self):
@@ -693,3 +694,89 @@ def test_power_shift_d5():
         theirs += ref.pvalue <= 0.05
     assert ours / n_sets >= 0.9
     assert ours >= theirs - 8
+
+
+# -- perfectly separated groups (issue 30, item 1) ---------------------------------------
+#
+# Every group's points coincide, so W is 0 in exact arithmetic (rounding noise of either sign
+# in d >= 2) and F is inf.  The only relabellings as extreme as the observed one are those
+# that separate the points the same way (a swap of equal-sized groups' labels).  Before, the
+# tie allowance was relative to W: the noise made it huge, every relabelling counted and p = 1.
+
+def _separated(sizes, d, noise, seed=0):
+    """Group j's points all at (j, j, ...), plus uniform noise of amplitude ``noise``."""
+    X = np.repeat(np.arange(len(sizes), dtype=float), sizes)[:, None] * np.ones((1, d))
+    return X + noise * np.random.default_rng(seed).uniform(-1, 1, X.shape), codes_of(sizes)
+
+
+def _count_separating(codes, strata=None):
+    """Oracle by plain loops: among all distinct relabellings (within strata), how many put
+    exactly one original group in each new group (stratum by stratum); and how many there are."""
+    codes = np.asarray(codes)
+    strata = np.zeros(codes.size, dtype=int) if strata is None else np.asarray(strata)
+    tied, total = 1, 1
+    for s in np.unique(strata):
+        c = codes[strata == s]
+        perms = set(itertools.permutations(c.tolist()))
+        good = sum(all(len({orig for orig, new in zip(c, p) if new == g}) == 1 for g in set(p))
+                   for p in perms)
+        tied *= good
+        total *= len(perms)
+    return tied, total
+
+
+class TestSeparatedGroups:
+    @pytest.mark.parametrize("noise", [0.0, 1e-16, 1e-14])
+    @pytest.mark.parametrize("sizes", [[4, 4], [3, 3, 2]])
+    def test_disco_and_energy_test_exact(self, noise, sizes):
+        X, codes = _separated(sizes, 2, noise)
+        tied, total = _count_separating(codes)
+        res = es.disco(X, labels=codes, exact=True)
+        assert res.exact and res.n_resamples == total
+        assert res.pvalue == tied / total, (res.pvalue, res.statistic, res.within)
+        res = es.energy_test(X, labels=codes, exact=True)
+        assert res.pvalue == tied / total
+
+    @pytest.mark.parametrize("d", [1, 2, 5])
+    def test_issue_example(self, d):
+        X, codes = _separated([10, 10], d, 0.0)
+        res = es.disco(X, labels=codes, rng=1)
+        # ties: the label swap, drawn with probability 2 / C(20, 10) < 1e-5 per relabelling
+        assert res.pvalue == 1 / 1000
+        dec = es.disco(X, labels=codes, rng=1, pvalue_method="decision")
+        assert dec.decision == "p <= alpha"
+        seq = es.disco(X, labels=codes, rng=1, pvalue_method="sequential")
+        assert seq.pvalue == 1 / 1000
+        assert es.energy_test(X, labels=codes, rng=1).pvalue == 1 / 1000
+
+    @pytest.mark.parametrize("noise", [0.0, 1e-14])
+    def test_strata_exact(self, noise):
+        X, codes = _separated([4, 4], 2, noise)
+        X = np.r_[X, X + 10.0]
+        codes = np.r_[codes, codes]
+        strata = np.repeat([0, 1], 8)
+        tied, total = _count_separating(codes, strata)
+        for test in (es.disco, es.energy_test):
+            res = test(X, labels=codes, strata=strata, exact=True)
+            assert res.exact and res.pvalue == tied / total, (test.__name__, res.pvalue)
+
+    @pytest.mark.parametrize("noise", [0.0, 1e-14])
+    def test_several_factors(self, noise):
+        # y separated by a (every a-group's points coincide), b has no effect of its own
+        a = np.tile(np.repeat([0, 1], 5), 2)
+        b = np.repeat([0, 1], 10)
+        y = a[:, None] * np.ones((1, 2)) + noise * np.random.default_rng(1).uniform(-1, 1, (20, 2))
+        df = pd.DataFrame({"y0": y[:, 0], "y1": y[:, 1], "a": a, "b": b})
+        R = 199
+        cond = es.disco(df, by=["a", "b"], rng=2, n_resamples=R)
+        # a relabelling of a within b ties only when it separates both halves: chance (2/252)^2
+        assert cond.pvalue[0] == 1 / (R + 1)
+        assert cond.pvalue[1] > 0.05
+        dec = es.disco(df, by=["a", "b"], rng=2, n_resamples=R, pvalue_method="decision")
+        assert dec.decision[0] == "p <= alpha"
+        marg = es.disco(df, by=["a", "b"], rng=2, n_resamples=R, conditional=False)
+        assert marg.pvalue[0] == 1 / (R + 1)     # ties: the swap, chance 2/C(20, 10)
+        small = df.iloc[[0, 1, 5, 6, 10, 11, 15, 16]]   # a: 4 / 4, b: 2 per cell
+        tied, total = _count_separating(small["a"].to_numpy())
+        marg = es.disco(small, by=["a", "b"], conditional=False, exact=True)
+        assert marg.exact and marg.pvalue[0] == tied / total

@@ -340,3 +340,75 @@ def test_cluster_test_sequential_is_the_prefix_of_the_full_run():
     assert (seq.pvalue_method, seq.pvalue_se) == ("sequential", None)
     with pytest.raises(ValueError, match="naive=True"):
         es.cluster_test(X, 2, n_resamples=99, naive=True, pvalue_method="sequential")
+
+
+# -- issue 30 ---------------------------------------------------------------------------
+
+class TestNoPvalueNoDecision:
+    """A statistic without a p-value (NaN: all points identical, F = 0/0) has no decision
+    either; before, 'decision' reported 'p <= alpha' next to p = NaN."""
+
+    @pytest.mark.parametrize("method", ["decision", "sequential"])
+    def test_disco_identical_points(self, method):
+        X = np.ones((12, 2))
+        with pytest.warns(es.DegenerateStatisticWarning, match="observed F is nan"):
+            res = es.disco(X, labels=np.repeat([0, 1], 6), rng=0, pvalue_method=method)
+        assert np.isnan(res.statistic) and np.isnan(res.pvalue)
+        assert res.decision is None
+        assert res.n_resamples <= 16          # every relabelling counts: the rule stops at once
+
+    def test_several_factors(self):
+        df = pd.DataFrame({"y": np.ones(16), "a": np.tile([0, 1], 8), "b": np.repeat([0, 1], 8)})
+        with pytest.warns(es.DegenerateStatisticWarning):
+            res = es.disco(df, by=["a", "b"], rng=0, pvalue_method="decision")
+        assert np.all(np.isnan(res.pvalue)) and res.decision == [None, None]
+        with pytest.warns(es.DegenerateStatisticWarning):
+            res = es.disco(df, by=["a", "b"], rng=0, pvalue_method="decision", conditional=False)
+        assert np.all(np.isnan(res.pvalue)) and res.decision == [None, None]
+
+    def test_final_pvalue_clears_the_decision(self):
+        rule = _sequential.make_rule("decision", 5000)
+        rule.update(np.zeros(5000, dtype=bool))
+        assert rule.decision == "p <= alpha"
+        assert np.isnan(_sequential.final_pvalue(float("nan"), rule)) and rule.decision is None
+
+
+@pytest.mark.parametrize("bad", [dict(alpha=1.5), dict(alpha=0), dict(alpha="0.05"),
+                                 dict(sequential_h=0), dict(sequential_h=2.5)])
+@pytest.mark.parametrize("method", ["full", "asymptotic"])
+def test_alpha_and_h_checked_even_when_unused(bad, method):
+    x, y = np.random.default_rng(0).normal(size=(2, 20))
+    name = next(iter(bad))
+    with pytest.raises(ValueError, match=f"`{name}` must be"):
+        es.energy_test(x, y, n_resamples=19, rng=0, pvalue_method=method, **bad)
+    if method == "full":
+        with pytest.raises(ValueError, match=f"`{name}` must be"):
+            es.disco(x, y, n_resamples=19, rng=0, **bad)
+
+
+def test_default_h_with_few_resamples_is_fine():
+    x, y = np.random.default_rng(0).normal(size=(2, 20))
+    assert es.energy_test(x, y, n_resamples=5, rng=0).n_resamples == 5    # h = 10 > 5 unused
+
+
+def test_sequential_keeps_only_the_resamples_it_uses(tmp_path):
+    # 10**9 relabellings allowed, a null result stops after ~h / p of them: the rules used to
+    # allocate all 10**9 values (8 GB) first, which fails under a 3 GB address-space limit
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import resource, numpy as np, energystats as es\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))\n"
+        "x, y = np.random.default_rng(0).normal(size=(2, 30))\n"
+        "r = es.energy_test(x, y, n_resamples=10**9, rng=1, pvalue_method='sequential')\n"
+        "d = es.disco(x, y, n_resamples=10**9, rng=1, pvalue_method='decision')\n"
+        "print(r.n_resamples, d.n_resamples, d.decision)\n")
+    root = str(Path(es.__file__).resolve().parents[1])
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=root, env={"PYTHONPATH": root, "OPENBLAS_NUM_THREADS": "1",
+                                         "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    used_r, used_d, decision = proc.stdout.split(maxsplit=2)
+    assert int(used_r) < 10**4 and int(used_d) < 10**4 and decision.strip() == "p > alpha"
