@@ -578,8 +578,13 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
 
     Notes
     -----
-    See the module docstring for the formulas.  No n×n matrix is formed for
-    the built-in metrics: row sums in a first pass, then the centred products
+    See the module docstring for the formulas.  Every value is formed in
+    working units (each variable, or distance matrix, times a power of two
+    that brings its largest entry into [0.5, 1)) and scaled back once: the
+    roots ``dcov``, ``dvar_x``, ``dvar_y`` are right wherever they are
+    themselves floats, and the squares and U-statistics overflow to inf or
+    underflow to 0 only where their true values lie beyond float64.  No n×n
+    matrix is formed for the built-in metrics: row sums in a first pass, then the centred products
     pair by pair in a second (compensated sums; the same bits for any thread
     count).
 
@@ -979,7 +984,9 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
         None: enumerate all n! permutations when there are at most
         ``n_resamples`` of them; True: always (n ≤ 9); False: never.
     strata : array_like of shape (n,), optional
-        Permute ``y`` only within strata (blocked designs).
+        Permute ``y`` only within strata (blocked designs).  A Series is
+        aligned with DataFrame/Series ``x`` and ``y`` by index (as in
+        :func:`energystats.energy_test`); arrays and lists are positional.
     memory_budget : float, default 1 GiB
         Bytes the two double-centred n×n matrices may take (16 n²; lowered
         to 80 % of the memory available).  Beyond it (n above about 8 000 by
@@ -2105,6 +2112,11 @@ class DistanceCorrelationMatrixResult:
         Whether the permutation p-values enumerate every permutation.
     seed : int or None
         The seed of the permutations (pass it back as ``rng=`` to repeat them).
+    left_out : list
+        Non-numeric columns left out by ``numeric_only=True``.
+
+    The diagonals of ``pvalues`` and ``adjusted`` are NaN (a column is not
+    tested against itself).
     """
 
     dcor: pd.DataFrame
@@ -2116,6 +2128,7 @@ class DistanceCorrelationMatrixResult:
     n_resamples: int | None = None
     exact: bool | None = None
     seed: int | None = None
+    left_out: list = field(default_factory=list)
 
     def to_frame(self):
         """Long format: one row per pair (x, y) with dcor, pvalue and the adjusted p-value."""
@@ -2130,8 +2143,8 @@ class DistanceCorrelationMatrixResult:
 
 
 def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="V", pvalue=None,
-                                adjust="holm", n_resamples=999, rng=None, memory_budget=2**30,
-                                n_threads=None, backend=None):
+                                adjust="holm", n_resamples=None, rng=None, memory_budget=2**30,
+                                n_threads=None, backend=None, alpha=0.05, numeric_only=False):
     r"""Distance correlation of every pair of columns of a DataFrame (or 2-D array).
 
     Parameters
@@ -2140,6 +2153,9 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         Each column is one variable (1-D).
     columns : list, optional
         The columns to use (default: all, which must be numeric).
+    numeric_only : bool, default False
+        Leave the non-numeric columns out (listed in the result's
+        ``left_out``) instead of raising an error naming them.
     exponent : float, default 1.0
     estimator : {'V', 'U'}, default 'V'
         'V': :math:`\mathcal{R}_n` (the root, as R ``dcor``); 'U': the
@@ -2156,10 +2172,20 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     adjust : {'holm', 'bh', None}, default 'holm'
         Adjustment of the p-values over the p(p−1)/2 pairs: Holm's step-down
         (family-wise error) or Benjamini–Hochberg (false discovery rate).
-    n_resamples : int, default 999
-        Permutations for ``pvalue='permutation'`` (all n! of them when there
-        are at most this many).  With Holm's adjustment over m pairs a pair
-        can only reach ``m / (R + 1)``: use R well above m / alpha.
+    n_resamples : int, optional
+        Permutations R for ``pvalue='permutation'`` (all n! of them when
+        there are at most this many).  A pair's p-value is at least
+        1 / (R + 1), so adjusted over m pairs a pair on its own reaches no
+        less than m / (R + 1) (Holm; Benjamini–Hochberg too unless other
+        pairs are as small).  The default is 999, or more where the m pairs
+        need it: R + 1 = 5 m / ``alpha`` rounded up to a multiple of 1000
+        (55 pairs at alpha = 0.05: R = 5999, smallest adjusted p-value
+        0.0092), so that such a pair's adjusted p-value is at most
+        alpha / 5.  A setting with m / (R + 1) > alpha (1 / (R + 1) with
+        ``adjust=None``) warns: no pair can reach alpha on its own.
+    alpha : float, default 0.05
+        The level the adjusted p-values are meant for: it sets the default
+        ``n_resamples`` and the warning above (no decision is made).
     rng : None, int or numpy.random.Generator
         Source of the permutations (seed recorded in the result).
     memory_budget : float, default 1 GiB
@@ -2205,10 +2231,10 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     x   1.00  0.52  0.10
     x2  0.52  1.00  0.12
     z   0.10  0.12  1.00
-    >>> (res.adjusted < 0.01).to_numpy().astype(int)
-    array([[1, 1, 0],
-           [1, 1, 0],
-           [0, 0, 1]])
+    >>> (res.adjusted < 0.01).to_numpy().astype(int)   # the diagonal is NaN (no test)
+    array([[0, 1, 0],
+           [1, 0, 0],
+           [0, 0, 0]])
     """
     from . import _memory
     from .frames import select_frame
@@ -2224,23 +2250,29 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         raise TypeError("`data`: the matrix needs every row of every column in each task, so the "
                         "Dask backend takes the table in memory (a DataFrame or array; "
                         "`ddf.compute()` first) and spreads the column pairs over the workers.")
-    R = check_int(n_resamples, "n_resamples", 1)
+    if n_resamples is not None:
+        check_int(n_resamples, "n_resamples", 1)
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ValueError(f"`alpha` must be a number in (0, 1); got {alpha!r}.")
     nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
         raise ValueError(f"`adjust` must be 'holm', 'bh' or None; got {adjust!r}.")
-    X, cols, _ = select_frame(data, columns, "data")
+    X, cols, left_out = select_frame(data, columns, "data", numeric_only)
     X, _ = as_data(X, "data")
     n, p = X.shape
     names = cols if cols is not None else list(range(p))
     if p < 2:
         raise ValueError(f"need at least 2 columns; got {p}.")
+    m = p * (p - 1) // 2
+    R = int(n_resamples) if n_resamples is not None else matrix_resamples(m, alpha)
     need_u = estimator == "U" or pvalue == "ttest"
     if need_u and n < 4:
         raise ValueError(f"the U-statistics need n >= 4 rows; got {n}.")
     X = np.asarray(X, dtype=np.float64)
     X0 = X
     X = X - X.mean(axis=0)
-    const = [names[j] for j in range(p) if not np.any(X[:, j])]
+    # from the data: a constant column's centred values need not be 0 (its mean is rounded)
+    const = [names[j] for j in range(p) if _constancy(X0[:, j:j + 1], False)]
     if const:
         raise ValueError(f"constant column(s) {const[:8]}: their distance correlations are undefined (0/0).")
     # working units per column (dCor is scale-free): a power of two, no overflow
@@ -2293,7 +2325,8 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         np.fill_diagonal(D, 1.0)
     out_dcor = pd.DataFrame(D, index=names, columns=names)
     if pvalue is None:
-        return DistanceCorrelationMatrixResult(out_dcor, estimator=estimator, adjust=adjust)
+        return DistanceCorrelationMatrixResult(out_dcor, estimator=estimator, adjust=adjust,
+                                               left_out=list(left_out))
     P = np.zeros((p, p))
     extra = {}
     if pvalue == "ttest":
@@ -2302,21 +2335,42 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         with np.errstate(divide="ignore", invalid="ignore"):
             T = np.sqrt(M - 1) * r / np.sqrt(1 - r * r)
         P = stats.t.sf(T, M - 1)
-        np.fill_diagonal(P, 0.0)
     else:
         gen, seed = seeded_rng(rng)
         is_exact, total, perms = _permutation_plan(n, None, R, None, gen)
+        _warn_unreachable(m if adjust is not None else 1, total, is_exact, alpha, adjust)
         every = perms(0, total)  # the same permutations for every pair
         _pairwise_permutation_pvalues(X0, exponent, every, is_exact, P, budget,
                                       1 if dask_backend and n_threads is None else nt, dask_backend)
         extra = dict(n_resamples=total, exact=is_exact, seed=None if is_exact else seed)
+    np.fill_diagonal(P, np.nan)  # a column is not tested against itself
     iu, ju = np.triu_indices(p, 1)
-    adj = np.zeros((p, p))
+    adj = np.full((p, p), np.nan)
     adj[iu, ju] = _adjust(P[iu, ju], adjust)
     adj[ju, iu] = adj[iu, ju]
     return DistanceCorrelationMatrixResult(out_dcor, pd.DataFrame(P, index=names, columns=names),
                                            pd.DataFrame(adj, index=names, columns=names),
-                                           estimator, adjust, pvalue, **extra)
+                                           estimator, adjust, pvalue, **extra, left_out=list(left_out))
+
+
+def matrix_resamples(m, alpha=0.05):
+    """The default permutations of :func:`distance_correlation_matrix` for m pairs: 999, or
+    R + 1 = 5 m / alpha rounded up to a multiple of 1000, so that a pair whose permutations
+    never reach its statistic (p = 1 / (R + 1)) has an adjusted p-value m / (R + 1) ≤ alpha / 5."""
+    return max(999, int(math.ceil(5.0 * m / alpha / 1000.0)) * 1000 - 1)
+
+
+def _warn_unreachable(m, total, is_exact, alpha, adjust):
+    """Warn when no pair can reach ``alpha`` on its own: its p-value is at least 1 / (R + 1)
+    (1 / n! when all n! permutations are enumerated), adjusted over m pairs m times that."""
+    floor = m / (total if is_exact else total + 1)
+    if floor > alpha:
+        how = {"holm": "Holm's adjustment", "bh": "the Benjamini-Hochberg adjustment (unless other "
+               "pairs are as small)", None: "no adjustment"}[adjust]
+        warn(f"with {'all ' if is_exact else ''}{total} permutations and {how} over {m} pair(s), the smallest adjusted "
+             f"p-value a pair can reach is {floor:.3g} > alpha = {alpha:g}: no pair can be "
+             f"significant at alpha. Use n_resamples >= {matrix_resamples(m, alpha)} (or leave it "
+             "out for that default).", UserWarning)
 
 
 def _check_column_budget(need, budget, memory_budget, n, what):

@@ -997,3 +997,51 @@ def test_dcor_matrix_refuses_a_budget_below_two_columns():
         es.distance_correlation_matrix(x, pvalue="permutation", n_resamples=9, rng=1, memory_budget=2**19)
     want = es.distance_correlation_matrix(x)
     pd.testing.assert_frame_equal(es.distance_correlation_matrix(x, memory_budget=2**19).dcor, want.dcor)
+
+
+class TestMatrixPvalues:
+    """Issue 30: the dCor matrix's permutation p-values can reach alpha after adjustment, its
+    diagonals are NaN, numeric_only= is accepted, a constant column is refused."""
+
+    def _frame(self, n=15, p=11):
+        rng = np.random.default_rng(2)
+        x = rng.normal(size=n)
+        cols = {"x": x, "x2": 3 * x + 1}  # dCor 1: no permutation reaches it
+        for j in range(p - 2):
+            cols[f"z{j}"] = rng.normal(size=n)
+        return pd.DataFrame(cols)
+
+    def test_default_resamples_reach_alpha_over_55_pairs(self):
+        df = self._frame()
+        res = es.distance_correlation_matrix(df, pvalue="permutation", rng=1)
+        # 55 pairs, alpha 0.05: R + 1 = 5 * 55 / 0.05 = 5500, up to 6000
+        assert res.n_resamples == 5999
+        assert res.pvalues.loc["x", "x2"] == 1 / 6000    # never reached by a permutation
+        assert res.adjusted.loc["x", "x2"] == pytest.approx(55 / 6000, rel=1e-12)
+        assert res.adjusted.loc["x", "x2"] < 0.05
+        with pytest.warns(UserWarning, match=r"smallest adjusted p-value a pair can reach is 0\.055 > alpha"):
+            low = es.distance_correlation_matrix(df, pvalue="permutation", n_resamples=999, rng=1)
+        assert low.adjusted.loc["x", "x2"] == pytest.approx(0.055, rel=1e-12)
+        assert es.distance_correlation_matrix(df.iloc[:, :3], pvalue="permutation", rng=1).n_resamples == 999
+
+    def test_diagonals_nan(self):
+        df = self._frame(n=12, p=4)
+        for kw in ({"pvalue": "ttest"}, {"pvalue": "permutation", "n_resamples": 199, "rng": 1}):
+            res = es.distance_correlation_matrix(df, **kw)
+            assert np.isnan(np.diag(res.pvalues.to_numpy())).all()
+            assert np.isnan(np.diag(res.adjusted.to_numpy())).all()
+            assert not np.isnan(res.to_frame()["pvalue_adjusted"]).any()
+
+    def test_numeric_only(self):
+        df = self._frame(n=12, p=4)
+        mixed = df.assign(s=list("abcabcabcabc"))
+        res = es.distance_correlation_matrix(mixed, numeric_only=True)
+        assert res.left_out == ["s"] and list(res.dcor.columns) == list(df.columns)
+        with pytest.raises(TypeError, match=r"non-numeric column\(s\) \['s'\]"):
+            es.distance_correlation_matrix(mixed)
+
+    def test_constant_column(self):
+        df = self._frame(n=12, p=4)
+        # a constant column whose rounded mean is not its value (0.1 × 12 / 12 ≠ 0.1)
+        with pytest.raises(ValueError, match=r"constant column\(s\) \['c'\]"):
+            es.distance_correlation_matrix(df.assign(c=np.full(12, 0.1)))
