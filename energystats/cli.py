@@ -527,11 +527,9 @@ def _cmd_dcor_matrix(args):
         out = {"command": "dcor-matrix", "columns": cols, "estimator": args.estimator,
                "exponent": args.exponent, "dcor": res.dcor.to_numpy().tolist()}
         if args.pvalues:
-            def listed(frame):  # the diagonal (no test) is NaN: null in JSON
-                return [[None if v != v else v for v in row] for row in frame.to_numpy().tolist()]
-
             out.update(pvalue_method=args.pvalues, adjust=args.adjust,
-                       pvalues=listed(res.pvalues), adjusted=listed(res.adjusted))
+                       pvalues=res.pvalues.to_numpy().tolist(),
+                       adjusted=res.adjusted.to_numpy().tolist())
         if seed is not None:
             out.update(n_resamples=res.n_resamples, exact=res.exact, seed=res.seed)
         _print_json(out)
