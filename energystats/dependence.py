@@ -1962,8 +1962,8 @@ def _mutual_prepare(blocks, names, exponent, split=False):
     # working units: one power of two for all variables (the distances of the concatenated
     # variables must keep their relative scales; dCor is invariant to a common scale)
     centred = [np.asarray(b, dtype=np.float64) - np.asarray(b, dtype=np.float64).mean(axis=0) for b in blocks]
-    for j, c in enumerate(centred):
-        if not np.any(c):
+    for j, b in enumerate(blocks):
+        if _constancy(np.asarray(b), False):  # from the data: a rounded mean leaves c ≠ 0
             raise ValueError(f"variable {names[j]!r} is constant: its distance correlations are "
                              "undefined (0/0).")
     e = math.frexp(max(float(np.max(np.abs(c))) for c in centred))[1]

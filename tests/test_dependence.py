@@ -1045,3 +1045,12 @@ class TestMatrixPvalues:
         # a constant column whose rounded mean is not its value (0.1 × 12 / 12 ≠ 0.1)
         with pytest.raises(ValueError, match=r"constant column\(s\) \['c'\]"):
             es.distance_correlation_matrix(df.assign(c=np.full(12, 0.1)))
+
+
+def test_mutual_test_refuses_a_constant_variable_with_a_rounded_mean():
+    """0.1 repeated 12 times: its mean is not 0.1, so its centred values were not 0 and the
+    constant variable slipped through as a term 0 (issue 30 item 4, constancy from the data)."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="variable 'x1' is constant"):
+        es.mutual_independence_test(rng.normal(size=12), np.full(12, 0.1), rng.normal(size=12),
+                                    n_resamples=9, rng=1)
