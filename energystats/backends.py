@@ -559,7 +559,8 @@ def lazy_whole(D):
 
 
 def _dep_prepare(X, Y, met):
-    """Both variables in working units (each its own power of two), transposed, and their scales."""
+    """Both variables in working units (each its own power of two), transposed, their scales and
+    their constancy decided from the data (:func:`energystats.dependence._constancy`)."""
     from . import _engine
 
     Xw, met_x, sx = _engine.normalise(met, X)
@@ -567,8 +568,11 @@ def _dep_prepare(X, Y, met):
     if Xw.dtype != Yw.dtype:
         Xw, Yw = Xw.astype(np.float64), Yw.astype(np.float64)
     Xw, Yw = np.ascontiguousarray(Xw), np.ascontiguousarray(Yw)
+    from .dependence import _constancy
+
     return dict(X=Xw, XT=np.ascontiguousarray(Xw.T), Y=Yw, YT=np.ascontiguousarray(Yw.T),
-                code=met.code, px=met_x.param, py=met_y.param, sx=sx, sy=sy)
+                code=met.code, px=met_x.param, py=met_y.param, sx=sx, sy=sy,
+                constant=(_constancy(X, False), _constancy(Y, False)))
 
 
 def _dep_rows(prep, r0, r1, n_threads):

@@ -524,9 +524,9 @@ def _cmd_dcor_matrix(args):
         args.pvalues = "ttest"
     else:
         args.pvalues = None
-    if args.resamples < 1:
+    if args.resamples is not None and args.resamples < 1:
         raise CLIError(f"option --resamples: must be >= 1; got {args.resamples}.")
-    if args.pvalues != "permutation" and (args.resamples != 999 or args.seed is not None):
+    if args.pvalues != "permutation" and (args.resamples is not None or args.seed is not None):
         raise CLIError("options --resamples/--seed: only with --pvalue-method permutation.")
     seed = _draw_seed(args) if args.pvalues == "permutation" else None
     t0 = time.perf_counter()
@@ -1098,8 +1098,9 @@ def build_parser():
                         "default: ttest)")
     p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
                    help="adjustment of the p-values over the pairs (default: holm)")
-    p.add_argument("--resamples", "-R", type=int, default=999,
-                   help="permutations with --pvalue-method permutation (default: 999)")
+    p.add_argument("--resamples", "-R", type=int, default=None,
+                   help="permutations with --pvalue-method permutation (default: 999, more for "
+                        "many pairs, so that the adjusted p-values can reach 0.05)")
     p.add_argument("--seed", type=_seed, default=None,
                    help="random seed of the permutations, an integer >= 0 (default: a fresh one, "
                         "printed)")

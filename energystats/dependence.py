@@ -81,11 +81,30 @@ class DistanceStatsResult:
     metric: str = "energy"
     columns_x: list | None = None
     columns_y: list | None = None
+    #: the roots (dCov, dVarX, dVarY) formed in working units and scaled back once, so that they
+    #: are right where their squares leave the float64 range (None: from the squares)
+    _roots: tuple | None = field(default=None, repr=False, compare=False)
+    #: why x, y have distance variance 0, from the data: None, "rows" (all rows equal) or
+    #: "distances" (every distance 0 under the metric)
+    _constant: tuple = field(default=(None, None), repr=False, compare=False)
+
+    def _root(self, k, square):
+        return self._roots[k] if self._roots is not None else math.sqrt(max(square, 0.0))
 
     @property
     def dcov(self):
         """:math:`\\mathcal{V}_n(x, y)`, the root (R ``dcov``)."""
-        return math.sqrt(max(self.dcov_sqr, 0.0))
+        return self._root(0, self.dcov_sqr)
+
+    @property
+    def dvar_x(self):
+        """:math:`\\mathcal{V}_n(x, x)`, the root."""
+        return self._root(1, self.dvar_x_sqr)
+
+    @property
+    def dvar_y(self):
+        """:math:`\\mathcal{V}_n(y, y)`, the root."""
+        return self._root(2, self.dvar_y_sqr)
 
     @property
     def dcor(self):
@@ -99,7 +118,6 @@ class DistanceStatsResult:
 
     def to_frame(self):
         """Rows V (squares and roots) and U; columns dCov², dVarX², dVarY², dCor², and roots."""
-        r = math.sqrt
         return pd.DataFrame(
             {"dcov_sqr": [self.dcov_sqr, self.dcov_u],
              "dvar_x_sqr": [self.dvar_x_sqr, self.dvar_x_u],
@@ -107,8 +125,8 @@ class DistanceStatsResult:
              "dcor_sqr": [self.dcor_sqr, self.dcor_u],
              "dcov": [self.dcov, np.nan],
              "dcor": [self.dcor, np.nan],
-             "dvar_x": [r(max(self.dvar_x_sqr, 0.0)), np.nan],
-             "dvar_y": [r(max(self.dvar_y_sqr, 0.0)), np.nan]},
+             "dvar_x": [self.dvar_x, np.nan],
+             "dvar_y": [self.dvar_y, np.nan]},
             index=pd.Index(["V", "U"], name="estimator"))
 
     def __repr__(self):
@@ -137,7 +155,9 @@ def _variable(v, data, name):
     return arr, cols, index
 
 
-def _pair(x, y, data):
+def _pair(x, y, data, with_index=False):
+    """``(X, Y, columns of x, columns of y)``, and with ``with_index`` the rows' pandas index
+    (x's or y's; None for arrays)."""
     X, cx, ix = _variable(x, data, "x")
     Y, cy, iy = _variable(y, data, "y")
     if X.shape[0] != Y.shape[0]:
@@ -146,7 +166,19 @@ def _pair(x, y, data):
     if ix is not None and iy is not None and not ix.equals(iy):
         raise ValueError("`x` and `y` have different indexes: the rows must be paired. Align "
                          "them first (e.g. `y = y.loc[x.index]`) or pass arrays.")
-    return X, Y, cx, cy
+    return (X, Y, cx, cy, ix if ix is not None else iy) if with_index else (X, Y, cx, cy)
+
+
+def _strata_labels(strata, index, n):
+    """``strata`` as :class:`~energystats._validation.Labels` of the n rows: a Series is aligned
+    with the rows' index (``index``, from DataFrame/Series x and y) by the same code as
+    energy_test and disco (:func:`~energystats._validation.align_labels`), plain arrays are
+    taken by position."""
+    from ._validation import align_labels, as_labels
+
+    if index is not None:
+        strata = align_labels(pd.DataFrame(index=index), strata, "strata")
+    return as_labels(strata, n, "strata")
 
 
 def _check_estimator(estimator):
@@ -168,7 +200,8 @@ def _sums(X, Y, met, n_threads, method="auto"):
             a, b = X, Y
         else:
             a, b = _engine.pairwise_values(X, X, met, n_threads), _engine.pairwise_values(Y, Y, met, n_threads)
-        return _sums_from_matrices(a, b), _engine.Scale(), _engine.Scale()
+        (a, sx), (b, sy) = _matrix_working_units(a), _matrix_working_units(b)
+        return _sums_from_matrices(a, b), sx, sy
     # working units: no squared distance can overflow or underflow (a bounded metric's sigma
     # is rescaled with its variable)
     X, met_x, sx = _engine.normalise(met, X)
@@ -176,6 +209,38 @@ def _sums(X, Y, met, n_threads, method="auto"):
     if method != "pairwise" and _fast_1d(X, Y, met, method):
         return _sums_1d(X[:, 0], Y[:, 0], n_threads), sx, sy
     return _streamed_sums(X, Y, met.code, met_x.param, met_y.param, n_threads), sx, sy
+
+
+def _matrix_working_units(M):
+    """A distance matrix in working units, its largest entry in [0.5, 1) (a power of two: exact
+    for normal values), and the :class:`~energystats._engine.Scale` back (degree 1), so that
+    products of entries neither overflow nor underflow."""
+    m = float(np.max(np.abs(M))) if M.size else 0.0
+    if m == 0.0 or not math.isfinite(m):
+        return M, _engine.Scale()
+    e = math.frexp(m)[1]
+    return (np.ldexp(M, -e), _engine.Scale(e, 1.0)) if e != 0 else (M, _engine.Scale())
+
+
+def _power(scale):
+    """p with rho in data units = rho in working units × 2**p."""
+    return 0.0 if scale.identity else scale.shift * scale.degree
+
+
+def _times_pow2(v, p):
+    """``v × 2**p`` (p any real) with one conversion at the end: inf only where the value is
+    beyond float64, 0 or a subnormal only where it is below the normal range."""
+    whole = math.floor(p)
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(v * 2.0 ** (p - whole), whole))
+
+
+def _constancy(V, precomputed):
+    """Why a variable has distance variance 0, decided from its data: "rows" when all its rows
+    are equal (a distance matrix: all entries 0), else None."""
+    if precomputed:
+        return None if np.any(V) else "rows"
+    return "rows" if V.shape[0] == 0 or bool(np.all(V == V[:1])) else None
 
 
 #: from this many rows on, 1-D x and y with exponent 1 take the O(n log n) path (below it the
@@ -366,29 +431,43 @@ def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method=
     if need_u and n < 4:
         raise ValueError(f"the U-statistics (estimator='U') need at least 4 paired samples "
                          f"(they divide by n(n-3)); got n={n}.")
-    return _stats_result(*_sums(X, Y, met, nt, method), n, met, cx, cy)
+    constant = (_constancy(X, met.kind == "precomputed"), _constancy(Y, met.kind == "precomputed"))
+    return _stats_result(*_sums(X, Y, met, nt, method), n, met, cx, cy, constant=constant)
 
 
-def _stats_result(VU, sx, sy, n, met, cx, cy):
-    """The :class:`DistanceStatsResult` from the V and U sums (working units) and the scales."""
+def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None)):
+    """The :class:`DistanceStatsResult` from the V and U sums (working units) and the scales.
+
+    Every value is formed in working units and scaled back once (:func:`_times_pow2`): the
+    squares (degree one in each variable's rho) overflow to inf or underflow only where their
+    true values lie beyond float64, and the roots are scaled back from the roots in working
+    units (half the power), so they are right wherever they are themselves in range.
+    ``constant``: the variables' constancy decided from the data (:func:`_constancy`); a
+    working-unit distance variance of exactly 0 (no underflow is possible there) adds
+    "distances"."""
     V, U = VU
     cov_v, xx_v, yy_v = (s / n**2 for s in V)
     if n > 3:
         cov_u, xx_u, yy_u = (s / (n * (n - 3)) for s in U)
     else:
         cov_u = xx_u = yy_u = float("nan")
+    constant = tuple(c if c is not None else ("distances" if w == 0 else None)
+                     for c, w in zip(constant, (xx_v, yy_v)))
     # correlations are scale-free: formed in working units, before the conversion back
     dcor_v = min(max(_ratio(cov_v, xx_v, yy_v), 0.0), 1.0)
     dcor_u = _ratio(cov_u, xx_u, yy_u) if n > 3 else float("nan")
     # back from working units: degree one in each variable's rho
-    cov_v, cov_u = sy.apply(sx.apply(cov_v)), sy.apply(sx.apply(cov_u))
-    xx_v, xx_u = sx.apply(sx.apply(xx_v)), sx.apply(sx.apply(xx_u))
-    yy_v, yy_u = sy.apply(sy.apply(yy_v)), sy.apply(sy.apply(yy_u))
+    px, py = _power(sx), _power(sy)
+    roots = (_times_pow2(math.sqrt(max(cov_v, 0.0)), (px + py) / 2),
+             _times_pow2(math.sqrt(max(xx_v, 0.0)), px), _times_pow2(math.sqrt(max(yy_v, 0.0)), py))
+    cov_v, cov_u = _times_pow2(cov_v, px + py), _times_pow2(cov_u, px + py)
+    xx_v, xx_u = _times_pow2(xx_v, 2 * px), _times_pow2(xx_u, 2 * px)
+    yy_v, yy_u = _times_pow2(yy_v, 2 * py), _times_pow2(yy_u, 2 * py)
     res = DistanceStatsResult(
         dcov_sqr=max(cov_v, 0.0), dvar_x_sqr=max(xx_v, 0.0), dvar_y_sqr=max(yy_v, 0.0),
         dcor_sqr=dcor_v, dcov_u=cov_u, dvar_x_u=xx_u, dvar_y_u=yy_u, dcor_u=dcor_u,
         n_samples=n, exponent=met.param if met.name == "energy" else None, metric=met.name,
-        columns_x=cx, columns_y=cy)
+        columns_x=cx, columns_y=cy, _roots=roots, _constant=constant)
     return res
 
 
@@ -419,8 +498,9 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
                          f"(they divide by n(n-3)); got n={n}.")
     import dask
 
-    sums = backends.lazy_dependence_sums(X, Y, met, nt)
-    return dask.delayed(_stats_result, pure=True)(sums[0], sums[1], sums[2], n, met, cx, cy)
+    VU, sx, sy, prep, _ = backends.lazy_dependence_sums(X, Y, met, nt, parts=True)
+    constant = dask.delayed(lambda p: p["constant"], pure=True)(prep)
+    return dask.delayed(_stats_result, pure=True)(VU, sx, sy, n, met, cx, cy, constant)
 
 
 def _finish(res, fn, compute):
@@ -434,10 +514,17 @@ def _finish(res, fn, compute):
 
 
 def _check_constant(res, what):
-    if res.dvar_x_sqr == 0 or res.dvar_y_sqr == 0:  # exactly 0 only for a constant variable
-        which = "x" if res.dvar_x_sqr == 0 else "y"
-        raise ValueError(f"`{which}` is constant (all its rows are equal): its distance variance is "
-                         f"0 and the {what} is undefined (0/0). R energy returns 0 here.")
+    """A ValueError when x or y has distance variance 0, decided from the data (all rows equal)
+    or from the working-unit variance (every distance 0 under the metric), never from a
+    variance that underflowed in the data's units."""
+    for which, why in zip("xy", res._constant):
+        if why == "rows":
+            raise ValueError(f"`{which}` is constant (all its rows are equal): its distance variance "
+                             f"is 0 and the {what} is undefined (0/0). R energy returns 0 here.")
+        if why == "distances":
+            raise ValueError(f"`{which}`: every distance between its rows is 0 under the metric "
+                             f"({res.metric!r}), so its distance variance is 0 and the {what} is "
+                             "undefined (0/0). R energy returns 0 here.")
 
 
 # -- public functions ------------------------------------------------------------
@@ -491,8 +578,13 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
 
     Notes
     -----
-    See the module docstring for the formulas.  No n×n matrix is formed for
-    the built-in metrics: row sums in a first pass, then the centred products
+    See the module docstring for the formulas.  Every value is formed in
+    working units (each variable, or distance matrix, times a power of two
+    that brings its largest entry into [0.5, 1)) and scaled back once: the
+    roots ``dcov``, ``dvar_x``, ``dvar_y`` are right wherever they are
+    themselves floats, and the squares and U-statistics overflow to inf or
+    underflow to 0 only where their true values lie beyond float64.  No n×n
+    matrix is formed for the built-in metrics: row sums in a first pass, then the centred products
     pair by pair in a second (compensated sums; the same bits for any thread
     count).
 
@@ -695,10 +787,10 @@ def _double_centred(D):
 
 def _centred_matrix(X, met, nt):
     """The double-centred n×n distance matrix of one variable (working units) and its scale."""
-    if met.kind == "precomputed":
-        return _double_centred(np.array(X, dtype=np.float64)), _engine.Scale()
-    if met.kind == "callable":
-        return _double_centred(_engine.pairwise_values(X, X, met, nt)), _engine.Scale()
+    if met.kind != "builtin":
+        D = X if met.kind == "precomputed" else _engine.pairwise_values(X, X, met, nt)
+        Dw, sx = _matrix_working_units(D)
+        return _double_centred(np.array(Dw, dtype=np.float64) if Dw is X else Dw), sx
     Xw, mx, sx = _engine.normalise(met, X)
     return _double_centred(_engine.pairwise_values(Xw, Xw, mx, nt)), sx
 
@@ -892,7 +984,9 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
         None: enumerate all n! permutations when there are at most
         ``n_resamples`` of them; True: always (n ≤ 9); False: never.
     strata : array_like of shape (n,), optional
-        Permute ``y`` only within strata (blocked designs).
+        Permute ``y`` only within strata (blocked designs).  A Series is
+        aligned with DataFrame/Series ``x`` and ``y`` by index (as in
+        :func:`energystats.energy_test`); arrays and lists are positional.
     memory_budget : float, default 1 GiB
         Bytes the two double-centred n×n matrices may take (16 n²; lowered
         to 80 % of the memory available).  Beyond it (n above about 8 000 by
@@ -976,7 +1070,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     0.001
     """
     from ._permutation import Strata, pvalue_se
-    from ._validation import as_labels, check_int, seeded_rng
+    from ._validation import check_int, seeded_rng
 
     if statistic not in (None, "dcov", "dcor", "bcdcor"):
         raise ValueError(f"`statistic` must be 'dcov', 'dcor' or 'bcdcor'; got {statistic!r}.")
@@ -1006,17 +1100,17 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     est = _stats(x, y, data, exponent, metric, sigma, n_threads)
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
+    index = None
     if met.kind == "precomputed":
         X, Y = as_square_matrix(x, "x"), as_square_matrix(y, "y")
     else:
-        X, Y, _, _ = _pair(x, y, data)
+        X, Y, _, _, index = _pair(x, y, data, with_index=True)
     n = X.shape[0]
     st = None
     if strata is not None:
-        lab = as_labels(strata, n, "strata")
+        lab = _strata_labels(strata, index, n)
         st = Strata(lab.codes)
-    if est.dvar_x_sqr == 0 or est.dvar_y_sqr == 0:
-        _check_constant(est, "test of independence")
+    _check_constant(est, "test of independence")
     kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget))
     is_exact, total, perms = _permutation_plan(n, st, R, False if rule is not None else exact, gen)
     # report the statistic in the data's units
@@ -1053,7 +1147,6 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
                        n_threads, memory_budget, compute):
     """:func:`independence_test` on the Dask backend (the streamed kernels as tasks)."""
     from ._permutation import Strata
-    from ._validation import as_labels
 
     if memory_budget != 2**30:
         raise ValueError("`memory_budget` bounds the threads backend's working memory; with "
@@ -1062,15 +1155,17 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
     met = resolve_metric(metric, exponent, sigma)
     est = _stats(x, y, data, exponent, metric, sigma, n_threads, backend="dask")  # validates
     nt = 1 if n_threads is None else check_n_threads(n_threads)
+    index = None
     if not backends.is_dask(x) and not backends.is_dask(y):
-        x, y, _, _ = _pair(x, y, data)  # in memory: the threads input layer (names, indexes)
+        # in memory: the threads input layer (names, indexes)
+        x, y, _, _, index = _pair(x, y, data, with_index=True)
     X, Y = backends.as_dask_data(x, "x"), backends.as_dask_data(y, "y")
     n = X.n
     st = lab = None
     if strata is not None:
         if backends.is_dask(strata):
             strata = strata.compute()
-        lab = as_labels(strata, n, "strata")
+        lab = _strata_labels(strata, index, n)
         st = Strata(lab.codes)
     is_exact, total, perms = _permutation_plan(n, st, R, exact, gen)
     VU, sx, sy, prep, terms = backends.lazy_dependence_sums(X, Y, met, nt, parts=True)
@@ -1086,8 +1181,7 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
 def _independence_finish(est, obs, null, VU, sx, sy, statistic, n, total, is_exact, seed, strata_groups):
     from ._permutation import pvalue_from_null, pvalue_se
 
-    if est.dvar_x_sqr == 0 or est.dvar_y_sqr == 0:
-        _check_constant(est, "test of independence")
+    _check_constant(est, "test of independence")
     stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
     if null is None:
         return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est, None, None,
@@ -1232,12 +1326,19 @@ def u_center(D):
     >>> np.round(es.u_center(D)[0], 4)
     array([ 0.    , -1.3333,  0.    ,  0.6667,  0.6667])
     """
-    D = _square(D, "D")
+    out, scale = _u_center_working(_square(D, "D"))
+    return scale.apply(out, inplace=True) if not scale.identity else out
+
+
+def _u_center_working(D, rescale=True):
+    """The U-centred matrix in working units (:func:`_matrix_working_units`: no row sum can
+    overflow) and the Scale back (``rescale=False``: D is in working units already)."""
+    D, scale = _matrix_working_units(D) if rescale else (D, _engine.Scale())
     n = D.shape[0]
     r = D.sum(axis=1)
     out = D - r[:, None] / (n - 2) - r[None, :] / (n - 2) + math.fsum(r) / ((n - 1) * (n - 2))
     np.fill_diagonal(out, 0.0)
-    return out
+    return out, scale
 
 
 def d_center(D):
@@ -1251,8 +1352,10 @@ def d_center(D):
     >>> np.round(es.d_center(D)[0], 4)
     array([-2.4, -0.8,  0.4,  1.2,  1.6])
     """
-    D = np.array(as_square_matrix(D, "D"), dtype=np.float64)
-    return _double_centred(D)
+    D = as_square_matrix(D, "D")
+    Dw, scale = _matrix_working_units(D)  # no row sum can overflow
+    out = _double_centred(np.array(Dw, dtype=np.float64) if Dw is D else Dw)
+    return scale.apply(out, inplace=True) if not scale.identity else out
 
 
 def u_product(U, V):
@@ -1275,9 +1378,12 @@ def u_product(U, V):
     n = U.shape[0]
     if n < 4:
         raise ValueError(f"u_product needs n >= 4; got n={n}.")
+    # each matrix in working units (a power of two): the products neither overflow nor
+    # underflow, and the sum is scaled back once (inf or 0 only beyond float64's range)
+    (U, su), (V, sv) = _matrix_working_units(U), _matrix_working_units(V)
     P = U * V
     np.fill_diagonal(P, 0.0)
-    return math.fsum(P.ravel()) / (n * (n - 3))
+    return _times_pow2(math.fsum(P.ravel()) / (n * (n - 3)), _power(su) + _power(sv))
 
 
 def _u_centred(v, name, data, met, nt, n=None):
@@ -1285,7 +1391,7 @@ def _u_centred(v, name, data, met, nt, n=None):
     from . import _memory
 
     if met.kind == "precomputed":
-        return u_center(v), _engine.Scale()
+        return _u_center_working(_square(v, name))
     X, _, _ = _variable(v, data, name)
     if n is not None and X.shape[0] != n:
         raise ValueError(f"`x`, `y` and `z` must have the same number of rows; `{name}` has "
@@ -1293,8 +1399,10 @@ def _u_centred(v, name, data, met, nt, n=None):
     _memory.check_fits(8.0 * X.shape[0] ** 2 * 3, f"the {X.shape[0]}×{X.shape[0]} distance matrix of `{name}`",
                        "Use a random subsample of the rows.")
     # working units (no overflow of squared distances); the scale converts back
-    Xw, mw, sc = _engine.normalise(met, X) if met.kind == "builtin" else (X, met, _engine.Scale())
-    return u_center(_engine.pairwise_values(Xw, Xw, mw, nt)), sc
+    if met.kind != "builtin":
+        return _u_center_working(_engine.pairwise_values(X, X, met, nt))
+    Xw, mw, sc = _engine.normalise(met, X)
+    return _u_center_working(_engine.pairwise_values(Xw, Xw, mw, nt), rescale=False)[0], sc
 
 
 def _projection(A, C):
@@ -1444,9 +1552,15 @@ def _pdcor(Px, Py, aa, bb):
     return _pdcor_from(u_product(Px, Py), u_product(Px, Px), u_product(Py, Py), aa, bb)
 
 
+def _projection_is_zero(px, py, aa, bb):
+    """True when a projection's squared norm (px, py) is 0 or rounding noise: below
+    PROJECTION_FLOOR² of its original's (aa, bb).  The statistic and the test decide by it."""
+    return not (px > PROJECTION_FLOOR**2 * abs(aa) and py > PROJECTION_FLOOR**2 * abs(bb))
+
+
 def _pdcor_from(pxy, px, py, aa, bb):
     """pdcor from the projections' U-products (and the originals' squared norms aa, bb)."""
-    if not (px > PROJECTION_FLOOR**2 * abs(aa) and py > PROJECTION_FLOOR**2 * abs(bb)):
+    if _projection_is_zero(px, py, aa, bb):
         warn("a projection on the complement of z is 0 (x or y is determined by z in distance "
              "terms), so the partial distance correlation is undefined; returning 0, as R energy "
              "does.", UserWarning)
@@ -1508,6 +1622,15 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     :math:`R^*(x, y; z) = 0` in the population, which is **not** conditional
     independence of x and y given z.
 
+    When a projection is 0 (x or y determined by z in distance terms) the
+    statistic is undefined and reported as 0 with a warning
+    (:func:`partial_distance_correlation`); so is every permuted statistic,
+    and the p-value is 1 (the null distribution all zeros).  A projection
+    whose squared norm is rounding noise (below about 5e-26 of the
+    original's) counts as 0 for the statistic and the test alike, so an
+    exactly zero projection and one that came out as noise give the same
+    answer.
+
     Parameters as in :func:`partial_distance_correlation` and
     :func:`independence_test` (``pvalue_method`` 'full', 'sequential' or
     'decision': stop permuting early, as there).  With ``backend='dask'``
@@ -1561,8 +1684,10 @@ def _partial_summary(prep):
 
 
 def _partial_degenerate(summary):
-    """A projection exactly 0: the statistic is 0 and so is every permuted one (p = 1)."""
-    return not (summary["px"] > 0 and summary["py"] > 0)
+    """A projection 0 or rounding noise (:func:`_projection_is_zero`, the statistic's own rule):
+    the statistic is taken as 0 and so is every permuted one (p = 1), whether the projection
+    came out exactly 0 or as noise (a noise projection's permutations would count noise)."""
+    return _projection_is_zero(summary["px"], summary["py"], summary["aa"], summary["bb"])
 
 
 def _partial_products(prep, nt):
@@ -1596,7 +1721,7 @@ def _partial_test_finish(summary, observed, null, R, seed, rule=None):
     pdcov = S["sy"].apply(S["sx"].apply(S["pxy"]))
     if R == 0:
         return PartialDistanceTestResult(stat, None, np.empty(0), 0, pdcov)
-    if stat == 0.0 and _partial_degenerate(S):
+    if _partial_degenerate(S):
         return PartialDistanceTestResult(stat, 1.0, np.zeros(R), R, pdcov, 0.0, seed)
     obs, norms = observed
     tol = 64 * np.finfo(float).eps * math.sqrt(norms[0] * norms[1])
@@ -1837,8 +1962,8 @@ def _mutual_prepare(blocks, names, exponent, split=False):
     # working units: one power of two for all variables (the distances of the concatenated
     # variables must keep their relative scales; dCor is invariant to a common scale)
     centred = [np.asarray(b, dtype=np.float64) - np.asarray(b, dtype=np.float64).mean(axis=0) for b in blocks]
-    for j, c in enumerate(centred):
-        if not np.any(c):
+    for j, b in enumerate(blocks):
+        if _constancy(np.asarray(b), False):  # from the data: a rounded mean leaves c ≠ 0
             raise ValueError(f"variable {names[j]!r} is constant: its distance correlations are "
                              "undefined (0/0).")
     e = math.frexp(max(float(np.max(np.abs(c))) for c in centred))[1]
@@ -1987,6 +2112,11 @@ class DistanceCorrelationMatrixResult:
         Whether the permutation p-values enumerate every permutation.
     seed : int or None
         The seed of the permutations (pass it back as ``rng=`` to repeat them).
+    left_out : list
+        Non-numeric columns left out by ``numeric_only=True``.
+
+    The diagonals of ``pvalues`` and ``adjusted`` are NaN (a column is not
+    tested against itself).
     """
 
     dcor: pd.DataFrame
@@ -1998,6 +2128,7 @@ class DistanceCorrelationMatrixResult:
     n_resamples: int | None = None
     exact: bool | None = None
     seed: int | None = None
+    left_out: list = field(default_factory=list)
 
     def to_frame(self):
         """Long format: one row per pair (x, y) with dcor, pvalue and the adjusted p-value."""
@@ -2012,8 +2143,8 @@ class DistanceCorrelationMatrixResult:
 
 
 def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="V", pvalue=None,
-                                adjust="holm", n_resamples=999, rng=None, memory_budget=2**30,
-                                n_threads=None, backend=None):
+                                adjust="holm", n_resamples=None, rng=None, memory_budget=2**30,
+                                n_threads=None, backend=None, alpha=0.05, numeric_only=False):
     r"""Distance correlation of every pair of columns of a DataFrame (or 2-D array).
 
     Parameters
@@ -2022,6 +2153,9 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         Each column is one variable (1-D).
     columns : list, optional
         The columns to use (default: all, which must be numeric).
+    numeric_only : bool, default False
+        Leave the non-numeric columns out (listed in the result's
+        ``left_out``) instead of raising an error naming them.
     exponent : float, default 1.0
     estimator : {'V', 'U'}, default 'V'
         'V': :math:`\mathcal{R}_n` (the root, as R ``dcor``); 'U': the
@@ -2038,10 +2172,20 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     adjust : {'holm', 'bh', None}, default 'holm'
         Adjustment of the p-values over the p(p−1)/2 pairs: Holm's step-down
         (family-wise error) or Benjamini–Hochberg (false discovery rate).
-    n_resamples : int, default 999
-        Permutations for ``pvalue='permutation'`` (all n! of them when there
-        are at most this many).  With Holm's adjustment over m pairs a pair
-        can only reach ``m / (R + 1)``: use R well above m / alpha.
+    n_resamples : int, optional
+        Permutations R for ``pvalue='permutation'`` (all n! of them when
+        there are at most this many).  A pair's p-value is at least
+        1 / (R + 1), so adjusted over m pairs a pair on its own reaches no
+        less than m / (R + 1) (Holm; Benjamini–Hochberg too unless other
+        pairs are as small).  The default is 999, or more where the m pairs
+        need it: R + 1 = 5 m / ``alpha`` rounded up to a multiple of 1000
+        (55 pairs at alpha = 0.05: R = 5999, smallest adjusted p-value
+        0.0092), so that such a pair's adjusted p-value is at most
+        alpha / 5.  A setting with m / (R + 1) > alpha (1 / (R + 1) with
+        ``adjust=None``) warns: no pair can reach alpha on its own.
+    alpha : float, default 0.05
+        The level the adjusted p-values are meant for: it sets the default
+        ``n_resamples`` and the warning above (no decision is made).
     rng : None, int or numpy.random.Generator
         Source of the permutations (seed recorded in the result).
     memory_budget : float, default 1 GiB
@@ -2087,10 +2231,10 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     x   1.00  0.52  0.10
     x2  0.52  1.00  0.12
     z   0.10  0.12  1.00
-    >>> (res.adjusted < 0.01).to_numpy().astype(int)
-    array([[1, 1, 0],
-           [1, 1, 0],
-           [0, 0, 1]])
+    >>> (res.adjusted < 0.01).to_numpy().astype(int)   # the diagonal is NaN (no test)
+    array([[0, 1, 0],
+           [1, 0, 0],
+           [0, 0, 0]])
     """
     from . import _memory
     from .frames import select_frame
@@ -2106,29 +2250,36 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         raise TypeError("`data`: the matrix needs every row of every column in each task, so the "
                         "Dask backend takes the table in memory (a DataFrame or array; "
                         "`ddf.compute()` first) and spreads the column pairs over the workers.")
-    R = check_int(n_resamples, "n_resamples", 1)
+    if n_resamples is not None:
+        check_int(n_resamples, "n_resamples", 1)
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ValueError(f"`alpha` must be a number in (0, 1); got {alpha!r}.")
     nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
         raise ValueError(f"`adjust` must be 'holm', 'bh' or None; got {adjust!r}.")
-    X, cols, _ = select_frame(data, columns, "data")
+    X, cols, left_out = select_frame(data, columns, "data", numeric_only)
     X, _ = as_data(X, "data")
     n, p = X.shape
     names = cols if cols is not None else list(range(p))
     if p < 2:
         raise ValueError(f"need at least 2 columns; got {p}.")
+    m = p * (p - 1) // 2
+    R = int(n_resamples) if n_resamples is not None else matrix_resamples(m, alpha)
     need_u = estimator == "U" or pvalue == "ttest"
     if need_u and n < 4:
         raise ValueError(f"the U-statistics need n >= 4 rows; got {n}.")
     X = np.asarray(X, dtype=np.float64)
     X0 = X
     X = X - X.mean(axis=0)
-    const = [names[j] for j in range(p) if not np.any(X[:, j])]
+    # from the data: a constant column's centred values need not be 0 (its mean is rounded)
+    const = [names[j] for j in range(p) if _constancy(X0[:, j:j + 1], False)]
     if const:
         raise ValueError(f"constant column(s) {const[:8]}: their distance correlations are undefined (0/0).")
     # working units per column (dCor is scale-free): a power of two, no overflow
     X = np.ldexp(X, -np.frexp(np.max(np.abs(X), axis=0))[1])
     per_col = 8.0 * n * (n + 1) / 2
     budget = _permutation_budget(memory_budget)
+    _check_column_budget(2 * per_col, budget, memory_budget, n, "centred distance vectors")
     block = int(max(1, min(p, budget // (2 * per_col))))
     _memory.check_fits(2 * block * per_col, "the columns' centred distance matrices",
                        "Lower `memory_budget`, or use fewer rows.")
@@ -2174,7 +2325,8 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         np.fill_diagonal(D, 1.0)
     out_dcor = pd.DataFrame(D, index=names, columns=names)
     if pvalue is None:
-        return DistanceCorrelationMatrixResult(out_dcor, estimator=estimator, adjust=adjust)
+        return DistanceCorrelationMatrixResult(out_dcor, estimator=estimator, adjust=adjust,
+                                               left_out=list(left_out))
     P = np.zeros((p, p))
     extra = {}
     if pvalue == "ttest":
@@ -2183,21 +2335,60 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         with np.errstate(divide="ignore", invalid="ignore"):
             T = np.sqrt(M - 1) * r / np.sqrt(1 - r * r)
         P = stats.t.sf(T, M - 1)
-        np.fill_diagonal(P, 0.0)
     else:
         gen, seed = seeded_rng(rng)
         is_exact, total, perms = _permutation_plan(n, None, R, None, gen)
+        _warn_unreachable(m if adjust is not None else 1, total, is_exact, alpha, adjust)
         every = perms(0, total)  # the same permutations for every pair
         _pairwise_permutation_pvalues(X0, exponent, every, is_exact, P, budget,
                                       1 if dask_backend and n_threads is None else nt, dask_backend)
         extra = dict(n_resamples=total, exact=is_exact, seed=None if is_exact else seed)
+    np.fill_diagonal(P, np.nan)  # a column is not tested against itself
     iu, ju = np.triu_indices(p, 1)
-    adj = np.zeros((p, p))
+    adj = np.full((p, p), np.nan)
     adj[iu, ju] = _adjust(P[iu, ju], adjust)
     adj[ju, iu] = adj[iu, ju]
     return DistanceCorrelationMatrixResult(out_dcor, pd.DataFrame(P, index=names, columns=names),
                                            pd.DataFrame(adj, index=names, columns=names),
-                                           estimator, adjust, pvalue, **extra)
+                                           estimator, adjust, pvalue, **extra, left_out=list(left_out))
+
+
+def matrix_resamples(m, alpha=0.05):
+    """The default permutations of :func:`distance_correlation_matrix` for m pairs: 999, or
+    R + 1 = 5 m / alpha rounded up to a multiple of 1000, so that a pair whose permutations
+    never reach its statistic (p = 1 / (R + 1)) has an adjusted p-value m / (R + 1) ≤ alpha / 5."""
+    return max(999, int(math.ceil(5.0 * m / alpha / 1000.0)) * 1000 - 1)
+
+
+def _warn_unreachable(m, total, is_exact, alpha, adjust):
+    """Warn when no pair can reach ``alpha`` on its own: its p-value is at least 1 / (R + 1)
+    (1 / n! when all n! permutations are enumerated), adjusted over m pairs m times that."""
+    floor = m / (total if is_exact else total + 1)
+    if floor > alpha:
+        how = {"holm": "Holm's adjustment", "bh": "the Benjamini-Hochberg adjustment (unless other "
+               "pairs are as small)", None: "no adjustment"}[adjust]
+        warn(f"with {'all ' if is_exact else ''}{total} permutations and {how} over {m} pair(s), the smallest adjusted "
+             f"p-value a pair can reach is {floor:.3g} > alpha = {alpha:g}: no pair can be "
+             f"significant at alpha. Use n_resamples >= {matrix_resamples(m, alpha)} (or leave it "
+             "out for that default).", UserWarning)
+
+
+def _check_column_budget(need, budget, memory_budget, n, what):
+    """The MemoryError of :func:`distance_correlation_matrix` when two columns' n×n data (the
+    least it holds at once) exceed the budget (``budget``: ``memory_budget`` lowered to 80 % of
+    the memory available)."""
+    from . import _memory
+
+    if need > budget:
+        lowered = ("" if budget >= memory_budget else
+                   f" (`memory_budget` = {_memory.format_bytes(memory_budget)} lowered to 80 % of "
+                   "the memory available)")
+        raise MemoryError(
+            f"distance_correlation_matrix needs at least {_memory.format_bytes(need)} for two "
+            f"columns' {what} (n = {n} rows; it grows as n²), more than the budget of "
+            f"{_memory.format_bytes(budget)}{lowered}. Raise `memory_budget` to at least "
+            f"{_memory.format_bytes(need)} (within the memory available), or use a random "
+            "subsample of the rows.")
 
 
 def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt, dask=False):
@@ -2210,6 +2401,7 @@ def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt, d
 
     n, p = X.shape
     per_col = 8.0 * n * n
+    _check_column_budget(2 * per_col, budget, budget, n, "double-centred distance matrices")
     block = int(max(1, min(p, budget // (2 * per_col))))
     _memory.check_fits(2 * block * per_col, "the columns' centred distance matrices",
                        "Lower `memory_budget`, use fewer rows, or pvalue='ttest'.")

@@ -1,6 +1,7 @@
 """Distance covariance and correlation (issue 11): against R energy, dcor's documented cases
 and an independent O(n²) numpy reference; invariances; bad input."""
 import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -802,3 +803,254 @@ class TestStreamedPermutations:
         a = es.independence_test(x, y, strata=g, n_resamples=50, rng=1)
         b = es.independence_test(x, y, strata=g, n_resamples=50, rng=1, memory_budget=10)
         np.testing.assert_allclose(b.null_distribution, a.null_distribution, rtol=1e-12)
+
+
+# -- issue 30: values and constancy where the squares leave the float64 range --------------
+
+def _issue30_data():
+    """Small integers: the exact V-statistics are rationals (tests/reference.exact_dcov_1d)."""
+    x = np.array([3.0, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8])
+    y = np.array([2.0, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4, 5])
+    return x, y
+
+
+def _exact_roots(x, y):
+    """dCov, dVarX, dVarY and dCor of the unscaled data from the exact rationals (each root
+    correctly rounded from a correctly rounded square)."""
+    vxy, vxx, vyy = (float(exact_dcov_1d(a, b)[0]) for a, b in ((x, y), (x, x), (y, y)))
+    return math.sqrt(vxy), math.sqrt(vxx), math.sqrt(vyy), math.sqrt(vxy / math.sqrt(vxx * vyy))
+
+
+class TestScaleRange:
+    """dCov = 2**k dCov(x, y) for x, y scaled by 2**k: exact in binary, so the expected values
+    are the exact rationals' roots times a power of two."""
+
+    # 2**515 ≈ 1e155 (the squares overflow), 2**-532 ≈ 1e-160 (subnormal squares), 2**-565 ≈
+    # 1e-170 and 2**-1000 ≈ 1e-301 (squares below the subnormals)
+    @pytest.mark.parametrize("k", [515, -532, -565, -1000])
+    def test_roots_in_range_when_squares_are_not(self, k):
+        x, y = _issue30_data()
+        dcov, dvx, dvy, dcor = _exact_roots(x, y)
+        xs, ys = np.ldexp(x, k), np.ldexp(y, k)
+        want = math.ldexp(dcov, k)
+        for method in ("pairwise", "sorted"):
+            r = es.distance_stats(xs, ys, method=method)
+            assert r.dcov == pytest.approx(want, rel=4e-16)
+            assert (r.dvar_x, r.dvar_y) == pytest.approx((math.ldexp(dvx, k), math.ldexp(dvy, k)), rel=4e-16)
+            assert r.to_frame().loc["V", "dcov"] == r.dcov
+            assert r.dcor == pytest.approx(dcor, rel=4e-16)
+        assert es.distance_covariance(xs, ys) == pytest.approx(want, rel=4e-16)
+        assert es.distance_correlation(xs, ys) == pytest.approx(dcor, rel=4e-16)
+        # the squares: correctly scaled where they are normal floats, inf or ≤ the smallest
+        # normal where the true value lies beyond float64's range
+        sq = es.distance_covariance_sqr(xs, ys)
+        true_sq = float(exact_dcov_1d(x, y)[0])
+        if 2 * k > 1000:
+            assert sq == math.inf
+        elif 2 * k < -1030:
+            assert 0.0 <= sq < np.finfo(float).tiny
+        # the precomputed matrices and the Dask backend take the same route
+        D = lambda v: np.abs(np.subtract.outer(v, v))  # noqa: E731
+        assert es.distance_covariance(D(xs), D(ys), metric="precomputed") == pytest.approx(want, rel=4e-16)
+        assert es.distance_correlation(D(xs), D(ys), metric="precomputed") == pytest.approx(dcor, rel=4e-16)
+        da = pytest.importorskip("dask.array")
+        X, Y = da.from_array(xs, chunks=5), da.from_array(ys, chunks=5)
+        assert es.distance_covariance(X, Y) == pytest.approx(want, rel=4e-16)
+        assert es.distance_correlation(X, Y) == pytest.approx(dcor, rel=4e-16)
+        del true_sq
+
+    def test_squares_in_range_are_scaled_once(self):
+        # 2**-530 on x and 2**-520 on y: the square 2**-1050 dCov² is subnormal (few digits), its
+        # factors were not; 2**-500 and 2**-505: the square is a normal float, exact to rounding
+        x, y = _issue30_data()
+        v, u = exact_dcov_1d(x, y)
+        r = es.distance_stats(np.ldexp(x, -500), np.ldexp(y, -505))
+        assert r.dcov_sqr == pytest.approx(math.ldexp(float(v), -1005), rel=4e-16)
+        assert r.dcov_u == pytest.approx(math.ldexp(float(u), -1005), rel=1e-13)  # U: cancellation
+        sub = es.distance_covariance_sqr(np.ldexp(x, -530), np.ldexp(y, -520))
+        assert sub == pytest.approx(math.ldexp(float(v), -1050), abs=2 * 2.0**-1074)
+
+    def test_u_centring_and_partial_in_working_units(self):
+        x, y = _issue30_data()
+        D = lambda v: np.abs(np.subtract.outer(v, v))  # noqa: E731
+        # U-centring: the row sums of D·2**1019 overflow, its entries do not
+        n = x.size
+        Dx = D(x)
+        r = Dx.sum(axis=1)
+        want = np.array([[0.0 if i == j else float(Fraction(int(Dx[i, j])) - Fraction(int(r[i]), n - 2)
+                                                  - Fraction(int(r[j]), n - 2)
+                                                  + Fraction(int(r.sum()), (n - 1) * (n - 2)))
+                          for j in range(n)] for i in range(n)])
+        np.testing.assert_allclose(es.u_center(np.ldexp(Dx, 1019)), np.ldexp(want, 1019), rtol=1e-14)
+        np.testing.assert_allclose(es.d_center(np.ldexp(Dx, 1019)), np.ldexp(es.d_center(Dx), 1019),
+                                   rtol=1e-14)
+        # u_product of the U-centred matrices is the exact U statistic (tiny and huge factors)
+        Ux, Uy = es.u_center(np.ldexp(Dx, -600)), es.u_center(np.ldexp(D(y), 500))
+        assert es.u_product(Ux, Uy) == pytest.approx(math.ldexp(float(exact_dcov_1d(x, y)[1]), -100),
+                                                     rel=1e-14)
+        # the partial statistics of tiny distance matrices: pdcor is scale-free
+        z = np.array([1.0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144])
+        Ds = [np.ldexp(D(v), -1000) for v in (x, y, z)]
+        want_pdcor = es.partial_distance_correlation(x, y, z)
+        assert es.partial_distance_correlation(*Ds, metric="precomputed") == pytest.approx(want_pdcor, rel=1e-12)
+        assert es.partial_distance_covariance(np.ldexp(x, 515), np.ldexp(y, -515), z) == pytest.approx(
+            es.partial_distance_covariance(x, y, z), rel=1e-12)
+
+
+class TestConstancyFromTheData:
+    """Issue 30 item 4: "`x` is constant" only when its rows are (or its distances are 0)."""
+
+    @pytest.mark.parametrize("kx,ky", [(-560, -560), (-1000, -1000), (996, -996)])
+    def test_tiny_and_mixed_scales(self, kx, ky):
+        x, y = _issue30_data()
+        dcor = _exact_roots(x, y)[3]
+        xs, ys = np.ldexp(x, kx), np.ldexp(y, ky)
+        assert es.distance_correlation(xs, ys) == pytest.approx(dcor, rel=4e-16)
+        assert es.distance_correlation_sqr(xs, ys, estimator="U") == pytest.approx(
+            es.distance_correlation_sqr(x, y, estimator="U"), rel=1e-14)
+        assert es.distance_correlation_ttest(xs, ys).pvalue == pytest.approx(
+            es.distance_correlation_ttest(x, y).pvalue, rel=1e-12)
+        base = es.independence_test(x, y, n_resamples=99, rng=5)
+        for kw in ({}, {"memory_budget": 10}, {"pvalue_method": "asymptotic"}):
+            res = es.independence_test(xs, ys, n_resamples=99, rng=5, **kw)
+            ref = base if not kw or "memory_budget" in kw else es.independence_test(x, y, **kw)
+            assert res.pvalue == ref.pvalue
+        D = lambda v: np.abs(np.subtract.outer(v, v))  # noqa: E731
+        assert es.distance_correlation(D(xs), D(ys), metric="precomputed") == pytest.approx(dcor, rel=4e-16)
+        assert es.independence_test(D(xs), D(ys), metric="precomputed", n_resamples=99,
+                                    rng=5).pvalue == base.pvalue
+        da = pytest.importorskip("dask.array")
+        assert es.distance_correlation(da.from_array(xs, chunks=5), da.from_array(ys, chunks=5)) == \
+            pytest.approx(dcor, rel=4e-16)
+
+    def test_constant_data_still_refused(self):
+        x, y = _issue30_data()
+        c = np.full(12, 0.1)
+        for f in (es.distance_correlation, es.distance_correlation_ttest):
+            with pytest.raises(ValueError, match="`x` is constant"):
+                f(c, y)
+            with pytest.raises(ValueError, match="`y` is constant"):
+                f(x, np.ldexp(c, -1040))
+        with pytest.raises(ValueError, match="`x` is constant"):
+            es.independence_test(np.zeros((12, 12)), np.abs(np.subtract.outer(y, y)), metric="precomputed")
+        da = pytest.importorskip("dask.array")
+        with pytest.raises(ValueError, match="`x` is constant"):
+            es.distance_correlation(da.from_array(c, chunks=5), da.from_array(y, chunks=5))
+
+
+class TestStrataAlignment:
+    """Issue 30 item 2: a strata Series is aligned with DataFrame/Series x and y by index."""
+
+    def test_series_strata_follow_the_index(self):
+        rng = np.random.default_rng(4)
+        n = 40
+        idx = pd.Index([f"r{i}" for i in rng.permutation(n)])
+        g = np.repeat([0, 1, 2, 3], 10)
+        x = pd.DataFrame({"a": rng.normal(size=n) + g}, index=idx)
+        y = pd.Series(rng.normal(size=n) + g, index=idx, name="b")
+        s = pd.Series(g, index=idx)
+        want = es.independence_test(x, y, strata=g, n_resamples=199, rng=3)  # by position = aligned
+        shuffled = s.sample(frac=1.0, random_state=1)
+        assert not shuffled.index.equals(idx)
+        got = es.independence_test(x, y, strata=shuffled, n_resamples=199, rng=3)
+        assert got.pvalue == want.pvalue
+        np.testing.assert_array_equal(got.null_distribution, want.null_distribution)
+        df = pd.concat([x, y], axis=1)
+        assert es.independence_test("a", "b", data=df, strata=shuffled, n_resamples=199,
+                                    rng=3).pvalue == want.pvalue
+        # an index that does not match is an error naming `strata`
+        with pytest.raises(ValueError, match="`strata` is indexed but its index does not match"):
+            es.independence_test(x, y, strata=pd.Series(g), n_resamples=19, rng=3)
+        pytest.importorskip("dask")
+        got = es.independence_test(x, y, strata=shuffled, n_resamples=199, rng=3, backend="dask")
+        assert got.pvalue == es.independence_test(x, y, strata=g, n_resamples=199, rng=3,
+                                                  backend="dask").pvalue
+
+
+def test_partial_test_noise_projection_is_zero():
+    """Issue 30 item 8: y = c against z = c (projection exactly 0) and z = 0.1 c (the projection
+    is rounding noise, |P_y|² ≈ 1e-33 against |P_x|² ≈ 0.02): the same statistic (0, with the
+    warning) and the same p-value (1), as the statistic's own floor decides."""
+    a = np.array([[1.0], [1], [2], [2], [3]])
+    c = np.array([[1.0], [2], [2], [1], [2]])
+    out = []
+    for z in (c, 0.1 * c, 3.7 * c + 1):
+        with pytest.warns(UserWarning, match="undefined; returning 0"):
+            res = es.partial_distance_correlation_test(a, c, z, n_resamples=5, rng=1)
+        out.append((res.statistic, res.pvalue, list(res.null_distribution)))
+    assert out[0] == out[1] == out[2] == (0.0, 1.0, [0.0] * 5)
+    pytest.importorskip("dask")
+    with pytest.warns(UserWarning, match="undefined; returning 0"):
+        res = es.partial_distance_correlation_test(a, c, 0.1 * c, n_resamples=5, rng=1, backend="dask")
+    assert (res.statistic, res.pvalue) == (0.0, 1.0)
+
+
+def test_dcor_matrix_refuses_a_budget_below_two_columns():
+    """Issue 30 item 9: one column's n×n data larger than `memory_budget` is a MemoryError that
+    names the budget, the need and what to do (not a silent overrun); a budget that fits works."""
+    x = np.random.default_rng(0).normal(size=(200, 3))
+    # two columns' upper triangles: 2 × 8 × 200 × 201 / 2 bytes = 314.1 KiB
+    with pytest.raises(MemoryError, match=r"at least 314\.1 KiB .*budget of 256\.0 KiB.*Raise `memory_budget`"):
+        es.distance_correlation_matrix(x, memory_budget=2**18)
+    # the permutation p-values hold two 200×200 double-centred matrices: 625 KiB
+    with pytest.raises(MemoryError, match=r"at least 625\.0 KiB .*budget of 512\.0 KiB"):
+        es.distance_correlation_matrix(x, pvalue="permutation", n_resamples=9, rng=1, memory_budget=2**19)
+    want = es.distance_correlation_matrix(x)
+    pd.testing.assert_frame_equal(es.distance_correlation_matrix(x, memory_budget=2**19).dcor, want.dcor)
+
+
+class TestMatrixPvalues:
+    """Issue 30: the dCor matrix's permutation p-values can reach alpha after adjustment, its
+    diagonals are NaN, numeric_only= is accepted, a constant column is refused."""
+
+    def _frame(self, n=15, p=11):
+        rng = np.random.default_rng(2)
+        x = rng.normal(size=n)
+        cols = {"x": x, "x2": 3 * x + 1}  # dCor 1: no permutation reaches it
+        for j in range(p - 2):
+            cols[f"z{j}"] = rng.normal(size=n)
+        return pd.DataFrame(cols)
+
+    def test_default_resamples_reach_alpha_over_55_pairs(self):
+        df = self._frame()
+        res = es.distance_correlation_matrix(df, pvalue="permutation", rng=1)
+        # 55 pairs, alpha 0.05: R + 1 = 5 * 55 / 0.05 = 5500, up to 6000
+        assert res.n_resamples == 5999
+        assert res.pvalues.loc["x", "x2"] == 1 / 6000    # never reached by a permutation
+        assert res.adjusted.loc["x", "x2"] == pytest.approx(55 / 6000, rel=1e-12)
+        assert res.adjusted.loc["x", "x2"] < 0.05
+        with pytest.warns(UserWarning, match=r"smallest adjusted p-value a pair can reach is 0\.055 > alpha"):
+            low = es.distance_correlation_matrix(df, pvalue="permutation", n_resamples=999, rng=1)
+        assert low.adjusted.loc["x", "x2"] == pytest.approx(0.055, rel=1e-12)
+        assert es.distance_correlation_matrix(df.iloc[:, :3], pvalue="permutation", rng=1).n_resamples == 999
+
+    def test_diagonals_nan(self):
+        df = self._frame(n=12, p=4)
+        for kw in ({"pvalue": "ttest"}, {"pvalue": "permutation", "n_resamples": 199, "rng": 1}):
+            res = es.distance_correlation_matrix(df, **kw)
+            assert np.isnan(np.diag(res.pvalues.to_numpy())).all()
+            assert np.isnan(np.diag(res.adjusted.to_numpy())).all()
+            assert not np.isnan(res.to_frame()["pvalue_adjusted"]).any()
+
+    def test_numeric_only(self):
+        df = self._frame(n=12, p=4)
+        mixed = df.assign(s=list("abcabcabcabc"))
+        res = es.distance_correlation_matrix(mixed, numeric_only=True)
+        assert res.left_out == ["s"] and list(res.dcor.columns) == list(df.columns)
+        with pytest.raises(TypeError, match=r"non-numeric column\(s\) \['s'\]"):
+            es.distance_correlation_matrix(mixed)
+
+    def test_constant_column(self):
+        df = self._frame(n=12, p=4)
+        # a constant column whose rounded mean is not its value (0.1 × 12 / 12 ≠ 0.1)
+        with pytest.raises(ValueError, match=r"constant column\(s\) \['c'\]"):
+            es.distance_correlation_matrix(df.assign(c=np.full(12, 0.1)))
+
+
+def test_mutual_test_refuses_a_constant_variable_with_a_rounded_mean():
+    """0.1 repeated 12 times: its mean is not 0.1, so its centred values were not 0 and the
+    constant variable slipped through as a term 0 (issue 30 item 4, constancy from the data)."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="variable 'x1' is constant"):
+        es.mutual_independence_test(rng.normal(size=12), np.full(12, 0.1), rng.normal(size=12),
+                                    n_resamples=9, rng=1)
