@@ -7,7 +7,7 @@ the n×n matrix under the groups' bit masks in a compiled kernel (about
 folding the rows of the matrix by label in a compiled kernel (O(n²), O(n)
 memory).  This prints the three times per relabelling (the masked sums on the
 instruction set chosen at import, for k ≤ 16) and the largest relative
-difference from the fold; ``energystats._permutation.FOLD_MIN_GROUPS``,
+difference from the fold; ``energystats._core._group_sums.FOLD_MIN_GROUPS``,
 and ``MASK_MAX_GROUPS`` were chosen from it.  Set
 ``ENERGYSTATS_SIMD`` to time the masked sums on a narrower instruction set.
 
@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from energystats import _engine, _permutation
+from energystats._core import _engine, _group_sums, _permutation
 from energystats._lib import _permutation as _kernels
-from energystats._metrics import resolve_metric
+from energystats._core._metrics import resolve_metric
 
 
 def per_relabelling(engine, codes, repeat=7):
@@ -46,8 +46,8 @@ def main():
     X = rng.normal(size=(n, 3))
     D = _engine.pairwise_values(X, X, resolve_metric("energy", 1.0, 1.0), args.threads, aligned=True)
     print(f"n = {n}, {args.threads} threads, batches of {args.batch}, best of 7; masked sums on "
-          f"{_kernels.SIMD_LEVEL}; FOLD_MIN_GROUPS = {_permutation.FOLD_MIN_GROUPS}, MASK_MAX_GROUPS = "
-          f"{_permutation.MASK_MAX_GROUPS}")
+          f"{_kernels.SIMD_LEVEL}; FOLD_MIN_GROUPS = {_group_sums.FOLD_MIN_GROUPS}, MASK_MAX_GROUPS = "
+          f"{_group_sums.MASK_MAX_GROUPS}")
     print(f"{'k':>5} {'masked [ms]':>12} {'one-hot [ms]':>13} {'fold [ms]':>10} {'max rel. diff':>14}")
     for k in (2, 3, 4, 5, 8, 16, 32, 64, 128):
         codes = _permutation.draw_permutations(rng, np.arange(n) % k, args.batch)
@@ -58,7 +58,7 @@ def main():
             if path == "masked" and k > 16:
                 times.append(np.nan)
                 continue
-            eng = _permutation.MatrixEngine(D, k, sizes, args.threads, budget, fold=path == "fold")
+            eng = _group_sums.MatrixEngine(D, k, sizes, args.threads, budget, fold=path == "fold")
             eng.masked = path == "masked"
             t, out = per_relabelling(eng, codes)
             times.append(t)

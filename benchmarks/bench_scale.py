@@ -96,7 +96,7 @@ CHILD = textwrap.dedent(r"""
         out["value"] = est.W_
     elif case == "nystrom-noW":
         from energystats import _cluster_engine as ce
-        from energystats._metrics import resolve_metric
+        from energystats._core._metrics import resolve_metric
         X = mixture(n, 10, 4, 1)
         base_rss = rss_mb()
         t0 = time.perf_counter()
@@ -107,8 +107,8 @@ CHILD = textwrap.dedent(r"""
         out["features_s"] = t_feat
         out["value"] = float(np.bincount(labels).min())
     elif case == "tile":
-        from energystats import backends
-        from energystats._metrics import resolve_metric
+        from energystats._core import _dask as backends
+        from energystats._core._metrics import resolve_metric
         b = backends.block_rows(2 * n, 10)
         XI, XJ = rng.normal(size=(b, 10)), rng.normal(size=(b, 10))
         met = resolve_metric("energy", 1.0, 1.0)

@@ -4,7 +4,7 @@ For energy distances of growing size (work = pairs × features), prints the
 mean time of one call with one thread and with all cores, on an idle machine
 and with one busy process per core (``--busy``; the processes spin in pure
 Python and are stopped at the end).  The kernels run single-threaded below
-``energystats._engine.PARALLEL_MIN_WORK``; this table is how that threshold
+``energystats._core._engine.PARALLEL_MIN_WORK``; this table is how that threshold
 was chosen.  A second table does the same for permutation tests on the
 matrix engine and on the blocked engine (the n×n matrix recomputed in row
 blocks, BLAS products between them).
@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import energystats as es
-from energystats import _engine
+from energystats._core import _engine
 
 SIZES = [(50, 2), (100, 5), (200, 5), (300, 10), (500, 10), (800, 10), (1500, 10), (3000, 10)]
 

@@ -62,8 +62,8 @@ _EXPORTS = {
     "normality_test": "goodness_of_fit",
     "poisson_test": "goodness_of_fit",
     "gof_test": "goodness_of_fit",
-    "DataConversionWarning": "_validation",
-    "DegenerateStatisticWarning": "_permutation",
+    "DataConversionWarning": "_core._validation",
+    "DegenerateStatisticWarning": "_core._permutation",
 }
 
 __all__ = sorted(_EXPORTS)

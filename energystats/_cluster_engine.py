@@ -9,11 +9,11 @@ centred Gram matrix, seed, run the compiled Hartigan / Lloyd kernels over
 restarts (in threads, the kernels release the GIL), and the spectral and
 exact 1-D solvers.
 
-Ctrl-C: the local searches run through :mod:`energystats._interrupt`; on
+Ctrl-C: the local searches run through :mod:`energystats._core._interrupt`; on
 Ctrl-C the compiled kernels are cancelled (they read a flag every 256
 points), the workers return, the flag is reset and KeyboardInterrupt is
 re-raised -- within about a second, whatever the size.  Every n×n
-allocation is checked first (:func:`energystats._memory.check_fits`).
+allocation is checked first (:func:`energystats._core._memory.check_fits`).
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _engine, _interrupt
+from ._core import _engine, _interrupt
 from ._lib import _hartigan
-from ._memory import check_fits, format_bytes
+from ._core._memory import check_fits, format_bytes
 
 __all__ = [
     "semimetric_matrix", "centred_gram", "fit_partition", "kmeanspp_labels",
@@ -49,7 +49,7 @@ def semimetric_rows(X, metric, n_threads, upper=False):
     """Yield ``(i0, R)``: rows ``i0:i0 + len(R)`` of the n×n matrix of rho, block by block.
 
     Each row equals, bit for bit, that row of ``pairwise_values(X, X)``: the
-    working units of :func:`energystats._engine.normalise` depend on the
+    working units of :func:`energystats._core._engine.normalise` depend on the
     largest magnitude of ``X`` and the block together, which is that of
     ``X``.  With ``upper=True`` and a callable metric (whose calls are the
     cost) ``R`` holds only the columns ``i0:``; every other metric gives all
@@ -85,7 +85,7 @@ def too_big_advice(d):
 def semimetric_matrix(X, metric, n_threads):
     """n×n matrix of rho (a fresh float64 array the caller may overwrite).
 
-    Checks first that it fits (:func:`energystats._memory.check_fits`): a
+    Checks first that it fits (:func:`energystats._core._memory.check_fits`): a
     MemoryError at once, with advice, instead of one after minutes of work.
     """
     n = X.shape[0]
@@ -282,7 +282,7 @@ SHORT_N = 2048
 def run_restarts(one, seeds, n_threads, n=None):
     """``[one(seed, stop) for seed in seeds]``, in threads when ``n_threads > 1``; Ctrl-C cancels.
 
-    The restarts run in a worker (:func:`energystats._interrupt.call`), so the
+    The restarts run in a worker (:func:`energystats._core._interrupt.call`), so the
     main thread honours Ctrl-C at once: it sets ``stop`` (a
     :class:`threading.Event` that ``one`` checks before each kernel) and the
     kernels' cancel flag, lets the workers return (the kernels stop within

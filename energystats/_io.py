@@ -15,9 +15,9 @@ import sys
 import numpy as np
 import pandas as pd
 
-from ._errors import CLIError
-from ._validation import numeric_columns as _numeric_columns
-from ._validation import short_list
+from ._core._errors import CLIError
+from ._core._validation import numeric_columns as _numeric_columns
+from ._core._validation import short_list
 
 __all__ = ["CLIError", "read_table", "read_text_fields", "numeric_columns", "write_table", "emit",
            "split_names", "write_data", "check_out_path"]
@@ -162,7 +162,7 @@ def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, path="d
                     option="--columns"):
     """The columns to use from ``df`` and those left out, with the library's checks.
 
-    The same rules as the Python API (see :func:`energystats._validation.numeric_columns`):
+    The same rules as the Python API (see :func:`energystats._core._validation.numeric_columns`):
     a non-numeric column is an error unless ``--numeric-only``; a column of
     numbers with a stray text cell is always an error naming the row and the
     value.  Errors are :class:`CLIError` lines that name the file.

@@ -24,7 +24,7 @@ import sys
 import textwrap
 import time
 
-from ._errors import EXIT_INTERRUPTED, EXIT_MEMORY, EXIT_OS, EXIT_USAGE, CLIError
+from ._core._errors import EXIT_INTERRUPTED, EXIT_MEMORY, EXIT_OS, EXIT_USAGE, CLIError
 
 __all__ = ["main", "build_parser"]
 
@@ -84,7 +84,7 @@ def _metric_kwargs(args):
 
 def _progress(args):
     """Progress (with the time left) on stderr unless --quiet: redrawn in place on a terminal,
-    elsewhere (a log, a pipe) a line every few seconds (see energystats._progress)."""
+    elsewhere (a log, a pipe) a line every few seconds (see energystats._core._progress)."""
     return not getattr(args, "quiet", True) and sys.stderr is not None
 
 
@@ -98,7 +98,7 @@ def _load(args, path, *, by=(), columns=None, option="--columns"):
     """Read ``path``; return ``(df, cols)`` with checked columns (and ``by``), rows with
     missing values refused or (``--dropna``) dropped — each step reported on stderr."""
     from ._io import check_missing, numeric_columns, split_names
-    from ._validation import short_list
+    from ._core._validation import short_list
 
     df = _read(args, path)
     for b in by:
@@ -125,7 +125,7 @@ def _load(args, path, *, by=(), columns=None, option="--columns"):
 
 def _check_groups(df, by, path, minimum=2):
     """At least ``minimum`` groups, and not (nearly) one group per row."""
-    from ._validation import short_list
+    from ._core._validation import short_list
 
     key = df[by[0]] if len(by) == 1 else df[by].astype(str).agg("|".join, axis=1)
     counts = key.value_counts()
@@ -142,7 +142,7 @@ def _check_groups(df, by, path, minimum=2):
 
 def _draw_seed(args):
     """The --seed, or a fresh one that is reported so the run can be repeated."""
-    from ._validation import seeded_rng
+    from ._core._validation import seeded_rng
 
     return seeded_rng(args.seed)[1]
 
@@ -221,7 +221,7 @@ def _note_run(args, what, res, t0):
         return
     kind = "relabellings (exact)" if res.exact else "resamples"
     seed = f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""
-    from ._sequential import used_text
+    from ._core._sequential import used_text
 
     used = used_text(res.n_resamples)  # several factors, each stopped on its own: one per factor
     if "/" in used:
@@ -1237,7 +1237,7 @@ def main(argv=None):
                      "instead of closing it).")
         return EXIT_OS
     try:
-        from ._progress import ambient
+        from ._core._progress import ambient
 
         with ambient(_progress(args)):  # also for calls without a progress argument of their own
             code = args.func(args)

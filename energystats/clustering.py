@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from . import _cluster_engine as _ce
-from . import _engine
-from ._metrics import resolve_metric
-from .frames import select_frame
-from ._validation import (align_labels, as_data, check_int, is_int, as_labels, as_square_matrix,
-                          check_n_threads, check_rng, seeded_rng, short_list, warn)
+from ._core import _engine
+from ._core._metrics import resolve_metric
+from ._core._frames import select_frame
+from ._core._validation import (align_labels, as_data, check_int, is_int, as_labels,
+    as_square_matrix, check_n_threads, check_rng, seeded_rng, short_list, warn)
 from .decomposition import DispersionResult, dispersion_from_sums
 
 __all__ = ["EnergyClustering", "EnergyClusteringResult", "energy_clustering", "clustering_accuracy",
@@ -159,16 +159,17 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
                    random_state, n_threads, engine="auto", approximation=None, n_components=256,
                    backend=None):
     """Validate once; returns a dict of resolved settings and the data."""
+    from ._core import _dask
     from . import backends
 
-    if backends.is_dask(X):
+    if _dask.is_dask(X):
         raise TypeError("energy clustering holds the data in memory (a move needs every row): pass "
                         "a NumPy array or DataFrame (`x.compute()`); backend='dask' runs its passes "
                         "and restarts on the cluster.")
     if backend not in (None, "threads", "dask"):
         raise ValueError(f"`backend` must be None, 'threads' or 'dask'; got {backend!r}.")
     if backend == "dask":
-        backends.require_dask()
+        _dask.require_dask()
         if approximation is not None or engine == "matrix" or algorithm not in ("hartigan", "lloyd"):
             raise ValueError("backend='dask' runs the exact matrix-free engine (engine='streamed', "
                              "algorithm 'hartigan' or 'lloyd'); the Nyström approximation and the "
@@ -279,6 +280,7 @@ def _fit(opts, lazy=False):
     elif opts["engine"] == "streamed" and opts.get("backend") == "dask":
         import dask
 
+        from ._core import _dask
         from . import backends
 
         tt = opts["task_threads"]  # threads per task: 1 unless n_threads was given
@@ -287,7 +289,7 @@ def _fit(opts, lazy=False):
                                                     tt).compute()
         labels = _ce.canonical_labels(labels, k)
         # the exact W of the partition: the k×k sums as tiles on the cluster
-        M, scale = dask.compute(*backends.lazy_group_sums(backends.as_dask_data(X), labels, k, met, tt))
+        M, scale = dask.compute(*_dask.lazy_group_sums(_dask.as_dask_data(X), labels, k, met, tt))
         M = scale.apply(M)
     elif opts["engine"] == "streamed":
         labels, n_iter = _ce.fit_streamed(X, met, k, opts["algorithm"], opts["init"], opts["n_init"],

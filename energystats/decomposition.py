@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from . import _engine, backends
-from ._metrics import resolve_metric
-from ._validation import as_square_matrix, check_n_threads
-from .frames import grouped_data
+from ._core import _engine, _dask
+from ._core._metrics import resolve_metric
+from ._core._validation import as_square_matrix, check_n_threads
+from ._core._frames import grouped_data
 
 __all__ = ["dispersion", "DispersionResult", "dispersion_from_sums"]
 
@@ -202,7 +202,7 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     True
     """
     met = resolve_metric(metric, exponent, sigma)
-    if backends.use_dask(backend, compute, (X, labels)):
+    if _dask.use_dask(backend, compute, (X, labels)):
         return _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads,
                                 compute)
     nt = check_n_threads(n_threads)
@@ -221,8 +221,8 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
 def _warn_undefined_f(res):
     """F needs k ≥ 2 groups and n > k points (W, S and T are defined regardless): say so
     instead of a silent NaN, as SciPy warns for its degenerate inputs."""
-    from ._permutation import DegenerateStatisticWarning
-    from ._validation import warn
+    from ._core._permutation import DegenerateStatisticWarning
+    from ._core._validation import warn
 
     n, k = res.n_samples, res.k
     if k < 2 or n <= k:
@@ -232,7 +232,7 @@ def _warn_undefined_f(res):
 
 
 def _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads, compute):
-    """:func:`dispersion` on the Dask backend (:mod:`energystats.backends`)."""
+    """:func:`dispersion` on the Dask backend (:mod:`energystats._core._dask`)."""
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
                         f"got {met.name!r}.")
@@ -242,15 +242,15 @@ def _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, 
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     if labels is None and by is None:
         raise TypeError("`labels` (or `by=` with a DataFrame) is required.")
-    if not backends.is_dask(X) and not backends.is_dask(labels):
+    if not _dask.is_dask(X) and not _dask.is_dask(labels):
         # in memory already: the threads backend's input layer (labels aligned on the index, dropna)
         g = grouped_data(X, labels, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only)
-        data, lab, cols = backends.as_dask_data(g.X, "X"), g.labels, g.columns
+        data, lab, cols = _dask.as_dask_data(g.X, "X"), g.labels, g.columns
     else:
-        data, lab, cols, _ = backends.grouped_input((X,), labels, by, columns, None, dropna,
+        data, lab, cols, _ = _dask.grouped_input((X,), labels, by, columns, None, dropna,
                                                     numeric_only, "dispersion")
-    M, scale = backends.lazy_group_sums(data, lab.codes, lab.k, met, nt)
-    return backends.finish(_dispersion_finish, M, scale, lab.sizes, list(lab.groups), cols,
+    M, scale = _dask.lazy_group_sums(data, lab.codes, lab.k, met, nt)
+    return _dask.finish(_dispersion_finish, M, scale, lab.sizes, list(lab.groups), cols,
                            compute=compute)
 
 

@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _asymptotic, _engine, _sequential, backends
+from ._core import _asymptotic, _engine, _sequential, _dask
+from . import backends
 from ._lib import _dependence
-from ._metrics import resolve_metric
-from ._validation import as_data, as_square_matrix, check_n_threads, warn
+from ._core._metrics import resolve_metric
+from ._core._validation import as_data, as_square_matrix, check_n_threads, warn
 
 __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_sqr",
            "distance_correlation_sqr", "distance_stats", "DistanceStatsResult",
@@ -170,11 +171,11 @@ def _pair(x, y, data, with_index=False):
 
 
 def _strata_labels(strata, index, n):
-    """``strata`` as :class:`~energystats._validation.Labels` of the n rows: a Series is aligned
+    """``strata`` as :class:`~energystats._core._validation.Labels` of the n rows: a Series is aligned
     with the rows' index (``index``, from DataFrame/Series x and y) by the same code as
-    energy_test and disco (:func:`~energystats._validation.align_labels`), plain arrays are
+    energy_test and disco (:func:`~energystats._core._validation.align_labels`), plain arrays are
     taken by position."""
-    from ._validation import align_labels, as_labels
+    from ._core._validation import align_labels, as_labels
 
     if index is not None:
         strata = align_labels(pd.DataFrame(index=index), strata, "strata")
@@ -213,7 +214,7 @@ def _sums(X, Y, met, n_threads, method="auto"):
 
 def _matrix_working_units(M):
     """A distance matrix in working units, its largest entry in [0.5, 1) (a power of two: exact
-    for normal values), and the :class:`~energystats._engine.Scale` back (degree 1), so that
+    for normal values), and the :class:`~energystats._core._engine.Scale` back (degree 1), so that
     products of entries neither overflow nor underflow."""
     m = float(np.max(np.abs(M))) if M.size else 0.0
     if m == 0.0 or not math.isfinite(m):
@@ -289,7 +290,7 @@ def _sums_1d(x, y, n_threads):
     double-double and they are combined in exact rational arithmetic; the one rounding is the
     final conversion.
     """
-    from . import _memory
+    from ._core import _memory
 
     n = x.size
     # the Fenwick trees (64 n bytes) and about twenty work arrays of n values
@@ -414,7 +415,7 @@ def _ratio(cov, vx, vy):
 def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method="auto", backend=None,
            compute=True):
     met = resolve_metric(metric, exponent, sigma)
-    if backends.use_dask(backend, compute, (x, y)):
+    if _dask.use_dask(backend, compute, (x, y)):
         return _stats_dask(x, y, data, met, n_threads, need_u, method)
     nt = check_n_threads(n_threads)
     if met.kind == "precomputed":
@@ -477,7 +478,7 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
                         f"got {met.name!r}.")
     cx = cy = None
-    if not backends.is_dask(x) and not backends.is_dask(y) and not backends.is_dask(data):
+    if not _dask.is_dask(x) and not _dask.is_dask(y) and not _dask.is_dask(data):
         x, y, cx, cy = _pair(x, y, data)  # in memory: the threads input layer (names, indexes)
     elif data is not None:
         raise TypeError("`data=` (column names) is not available with Dask input; pass the "
@@ -486,7 +487,7 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
         raise ValueError("`method='sorted'` is not available with backend='dask' (its passes are the "
                          "'pairwise' method); use method='auto'.")
     nt = 1 if n_threads is None else check_n_threads(n_threads)
-    X, Y = backends.as_dask_data(x, "x"), backends.as_dask_data(y, "y")
+    X, Y = _dask.as_dask_data(x, "x"), _dask.as_dask_data(y, "y")
     n = X.n
     if Y.n != n:
         raise ValueError(f"`x` and `y` must have the same number of rows (paired samples); got "
@@ -505,7 +506,7 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
 
 def _finish(res, fn, compute):
     """``fn(res)``, or for a Delayed ``res`` the Delayed of it (computed unless ``compute=False``)."""
-    if backends.is_dask(res):
+    if _dask.is_dask(res):
         import dask
 
         out = dask.delayed(fn, pure=True)(res)
@@ -798,7 +799,7 @@ def _centred_matrix(X, met, nt):
 def _centred_matrices(X, Y, met, nt):
     """Double-centred n×n matrices of x and y (working units), memory checked first, and the
     two variables' scales back to the data's units."""
-    from . import _memory
+    from ._core import _memory
 
     n = X.shape[0]
     _memory.check_fits(2 * 8.0 * n * n, f"the two {n}×{n} distance matrices of the permutation test",
@@ -921,9 +922,9 @@ def _permutation_pvalue(kernel, perms, total, is_exact, rule=None):
     """``(observed Σ A_ij B_ij, the permuted sums, p-value)``: the p-value by the package's rule
     on the sums themselves, permutations that reproduce the observed sum up to its rounding
     error (64 eps of the Cauchy–Schwarz bound √(ΣA² ΣB²) of its terms) counting as ties.
-    A sequential ``rule`` (:mod:`energystats._sequential`) sees the permutations in growing
+    A sequential ``rule`` (:mod:`energystats._core._sequential`) sees the permutations in growing
     batches and stops them; the permuted sums are then those it used."""
-    from ._permutation import pvalue_from_null
+    from ._core._permutation import pvalue_from_null
 
     obs = np.empty(1)
     kernel(np.arange(kernel.n, dtype=np.intp)[None, :], obs)
@@ -942,7 +943,7 @@ def _permutation_pvalue(kernel, perms, total, is_exact, rule=None):
 def _permutation_plan(n, st, R, exact, gen):
     """``(is_exact, total, perms)`` with ``perms(r0, m)`` the rows r0..r0+m-1 of the
     permutations: all of them (``exact``, or when there are at most R) or R random ones."""
-    from ._permutation import draw_permutations
+    from ._core._permutation import draw_permutations
 
     if exact is None:
         is_exact = R > 0 and _count_perms(n, st, R) <= R
@@ -1069,8 +1070,8 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     >>> es.independence_test(x, y, rng=1).pvalue
     0.001
     """
-    from ._permutation import Strata, pvalue_se
-    from ._validation import check_int, seeded_rng
+    from ._core._permutation import Strata, pvalue_se
+    from ._core._validation import check_int, seeded_rng
 
     if statistic not in (None, "dcov", "dcor", "bcdcor"):
         raise ValueError(f"`statistic` must be 'dcov', 'dcor' or 'bcdcor'; got {statistic!r}.")
@@ -1091,7 +1092,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     statistic = "dcov" if statistic is None else statistic
     R = check_int(n_resamples, "n_resamples", 0)
     gen, seed = seeded_rng(rng)
-    dask = backends.use_dask(backend, compute, (x, y, strata))
+    dask = _dask.use_dask(backend, compute, (x, y, strata))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, exact=exact, dask=dask,
                                  also=(_asymptotic.ASYMPTOTIC,))
     if dask:
@@ -1135,7 +1136,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
 
 
 def _chi2_result(est):
-    """The χ² test of distance correlation from the estimates (:mod:`energystats._asymptotic`)."""
+    """The χ² test of distance correlation from the estimates (:mod:`energystats._core._asymptotic`)."""
     _check_constant(est, "χ² test of independence")
     n = est.n_samples
     return IndependenceTestResult(n * est.dcor_u, _asymptotic.chi2_dcor_pvalue(n, est.dcor_u),
@@ -1146,7 +1147,7 @@ def _chi2_result(est):
 def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact, strata,
                        n_threads, memory_budget, compute):
     """:func:`independence_test` on the Dask backend (the streamed kernels as tasks)."""
-    from ._permutation import Strata
+    from ._core._permutation import Strata
 
     if memory_budget != 2**30:
         raise ValueError("`memory_budget` bounds the threads backend's working memory; with "
@@ -1156,14 +1157,14 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
     est = _stats(x, y, data, exponent, metric, sigma, n_threads, backend="dask")  # validates
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     index = None
-    if not backends.is_dask(x) and not backends.is_dask(y):
+    if not _dask.is_dask(x) and not _dask.is_dask(y):
         # in memory: the threads input layer (names, indexes)
         x, y, _, _, index = _pair(x, y, data, with_index=True)
-    X, Y = backends.as_dask_data(x, "x"), backends.as_dask_data(y, "y")
+    X, Y = _dask.as_dask_data(x, "x"), _dask.as_dask_data(y, "y")
     n = X.n
     st = lab = None
     if strata is not None:
-        if backends.is_dask(strata):
+        if _dask.is_dask(strata):
             strata = strata.compute()
         lab = _strata_labels(strata, index, n)
         st = Strata(lab.codes)
@@ -1174,12 +1175,12 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
         obs, null = backends.lazy_permuted_sums(prep, terms, n, X.d + Y.d, R=R, gen=gen, strata=st,
                                                 exact_perms=perms(0, total) if is_exact else None,
                                                 n_threads=nt)
-    return backends.finish(_independence_finish, est, obs, null, VU, sx, sy, statistic, n, total,
+    return _dask.finish(_independence_finish, est, obs, null, VU, sx, sy, statistic, n, total,
                            is_exact, seed, None if lab is None else list(lab.groups), compute=compute)
 
 
 def _independence_finish(est, obs, null, VU, sx, sy, statistic, n, total, is_exact, seed, strata_groups):
-    from ._permutation import pvalue_from_null, pvalue_se
+    from ._core._permutation import pvalue_from_null, pvalue_se
 
     _check_constant(est, "test of independence")
     stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
@@ -1388,7 +1389,7 @@ def u_product(U, V):
 
 def _u_centred(v, name, data, met, nt, n=None):
     """U-centred distance matrix of one variable (raw data, or a matrix with 'precomputed')."""
-    from . import _memory
+    from ._core import _memory
 
     if met.kind == "precomputed":
         return _u_center_working(_square(v, name))
@@ -1450,7 +1451,7 @@ def partial_distance_covariance(x, y, z, *, data=None, exponent=1.0, metric="ene
     >>> round(es.partial_distance_covariance(x, y, z), 9)
     0.164398557
     """
-    if backends.use_dask(backend, compute, (x, y, z)):
+    if _dask.use_dask(backend, compute, (x, y, z)):
         return _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, "pdcov", compute)
     Px, Py, sx, sy, _, _ = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
     return sy.apply(sx.apply(u_product(Px, Py)))
@@ -1480,21 +1481,21 @@ def partial_distance_correlation(x, y, z, *, data=None, exponent=1.0, metric="en
     >>> round(es.partial_distance_correlation(x, y, z), 9)
     0.267913456
     """
-    if backends.use_dask(backend, compute, (x, y, z)):
+    if _dask.use_dask(backend, compute, (x, y, z)):
         return _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, "pdcor", compute)
     Px, Py, _, _, aa, bb = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
     return _pdcor(Px, Py, aa, bb)
 
 
 def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads):
-    """The metric, threads per task and the three :class:`~energystats.backends.DaskData` of
+    """The metric, threads per task and the three :class:`~energystats._core._dask.DaskData` of
     the partial statistics on Dask (metadata checked; nothing computed)."""
     met = resolve_metric(metric, exponent, sigma)
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
                         f"got {met.name!r}.")
     nt = 1 if n_threads is None else check_n_threads(n_threads)
-    in_memory = not any(backends.is_dask(v) for v in (x, y, z, data))
+    in_memory = not any(_dask.is_dask(v) for v in (x, y, z, data))
     if not in_memory and data is not None:
         raise TypeError("`data=` (column names) is not available with Dask input; pass the columns "
                         "as Dask arrays.")
@@ -1502,7 +1503,7 @@ def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads):
     for v, name in ((x, "x"), (y, "y"), (z, "z")):
         if in_memory:
             v = _variable(v, data, name)[0]  # the threads input layer (column names)
-        V.append(backends.as_dask_data(v, name))
+        V.append(_dask.as_dask_data(v, name))
     n = V[0].n
     for d, name in zip(V[1:], ("y", "z")):
         if d.n != n:
@@ -1518,7 +1519,7 @@ def _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, what, compu
     met, nt, V = _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads)
     n = V[0].n
     pairs = [backends.lazy_dependence_sums(V[a], V[b], met, nt) for a, b in ((0, 1), (0, 2), (1, 2))]
-    return backends.finish(_partial_from_sums, what, n, *[p for pair in pairs for p in pair],
+    return _dask.finish(_partial_from_sums, what, n, *[p for pair in pairs for p in pair],
                            compute=compute)
 
 
@@ -1653,11 +1654,11 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     >>> round(res.statistic, 3), res.pvalue > 0.05
     (0.008, True)
     """
-    from ._permutation import draw_permutations
-    from ._validation import check_int, seeded_rng
+    from ._core._permutation import draw_permutations
+    from ._core._validation import check_int, seeded_rng
 
     R = check_int(n_resamples, "n_resamples", 0)
-    dask = backends.use_dask(backend, compute, (x, y, z, data))
+    dask = _dask.use_dask(backend, compute, (x, y, z, data))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, dask=dask)
     gen, seed = seeded_rng(rng)
     if dask:
@@ -1713,7 +1714,7 @@ def _partial_test_finish(summary, observed, null, R, seed, rule=None):
     """The result from the summary, ``(observed sum, (Σ Py², Σ Px²))`` and the permuted sums
     (None for no permutations), on either backend: the p-value by the package's rule, sums
     within 64 eps of the Cauchy–Schwarz bound of their terms counting as ties."""
-    from ._permutation import pvalue_from_null, pvalue_se
+    from ._core._permutation import pvalue_from_null, pvalue_se
 
     S = summary
     n = S["n"]
@@ -1744,17 +1745,17 @@ def _partial_test_dask(x, y, z, data, exponent, metric, sigma, n_threads, R, gen
 
     met, nt, V = _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads)
     n = V[0].n
-    prep = dask.delayed(_partial, pure=True)(*[backends.lazy_whole(v) for v in V], None, exponent,
+    prep = dask.delayed(_partial, pure=True)(*[_dask.lazy_whole(v) for v in V], None, exponent,
                                              metric, sigma, nt)
     summary = dask.delayed(_partial_summary, pure=True)(prep)
     observed = null = None
     if R > 0:
         observed = dask.delayed(_partial_observed, pure=True)(prep, nt)
         B = int(max(1, min(R, 512, PARTIAL_TASK_WORK // (n * n / 2.0))))
-        batches = backends.lazy_draws(gen, R, B, backends._draw_perms, n, None)
+        batches = _dask.lazy_draws(gen, R, B, _dask._draw_perms, n, None)
         permuted = dask.delayed(_partial_permuted, pure=True)
         null = dask.delayed(np.concatenate, pure=True)([permuted(prep, b, nt) for b in batches])
-    return backends.finish(_partial_test_finish, summary, observed, null, R, seed, compute=compute)
+    return _dask.finish(_partial_test_finish, summary, observed, null, R, seed, compute=compute)
 
 
 # -- mutual independence ------------------------------------------------------------
@@ -1893,10 +1894,10 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     >>> es.mutual_independence_test(a, b, c, n_resamples=199, rng=1).pvalue
     0.005
     """
-    from ._validation import check_int, seeded_rng
+    from ._core._validation import check_int, seeded_rng
 
     R = check_int(n_resamples, "n_resamples", 0)
-    dask = backends.use_dask(backend, compute, variables + (data,))
+    dask = _dask.use_dask(backend, compute, variables + (data,))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, dask=dask)
     gen, seed = seeded_rng(rng)
     if not (isinstance(exponent, (int, float)) and 0 < exponent <= 2):
@@ -1952,7 +1953,7 @@ def _mutual_shapes(rows):
 def _mutual_prepare(blocks, names, exponent, split=False):
     """``(sq, est)``: the variables' squared-distance matrices in common working units and the
     terms of the statistic.  ``split``: ``blocks`` is one 2-D array, a variable per column."""
-    from . import _memory
+    from ._core import _memory
 
     if split:
         blocks = [blocks[0][:, [j]] for j in range(blocks[0].shape[1])]
@@ -2009,7 +2010,7 @@ def _mutual_replicates(sq, perms, exponent):
 
 
 def _mutual_finish(est, names, n, null, R, seed, rule=None):
-    from ._permutation import pvalue_from_null, pvalue_se
+    from ._core._permutation import pvalue_from_null, pvalue_se
 
     obs = float(np.sum(est))
     if null is None:
@@ -2032,14 +2033,14 @@ def _mutual_dask(variables, data, exponent, R, gen, seed, compute):
     batch of replicates, their permutations drawn as on threads (the same bits)."""
     import dask
 
-    if not any(backends.is_dask(v) for v in variables + (data,)):
+    if not any(_dask.is_dask(v) for v in variables + (data,)):
         blocks, names = _mutual_variables(variables, data)  # in memory: the threads input layer
-        V, split = [backends.as_dask_data(b, str(nm)) for b, nm in zip(blocks, names)], False
+        V, split = [_dask.as_dask_data(b, str(nm)) for b, nm in zip(blocks, names)], False
     else:
         if data is not None:
             raise TypeError("`data=` (column names) is not available with Dask input; pass the "
                             "variables as Dask arrays.")
-        V = [backends.as_dask_data(v, f"variables[{j}]") for j, v in enumerate(variables)]
+        V = [_dask.as_dask_data(v, f"variables[{j}]") for j, v in enumerate(variables)]
         split = len(V) == 1
         if split and V[0].d < 2:
             raise ValueError("one variable given: pass a 2-D array (one column per variable) or "
@@ -2047,16 +2048,16 @@ def _mutual_dask(variables, data, exponent, R, gen, seed, compute):
         names = [f"x{j}" for j in range(V[0].d if split else len(V))]
         _mutual_shapes([V[0].n] * V[0].d if split else [v.n for v in V])
     n, d = V[0].n, len(names)
-    prep = dask.delayed(_mutual_prepare, nout=2, pure=True)([backends.lazy_whole(v) for v in V],
+    prep = dask.delayed(_mutual_prepare, nout=2, pure=True)([_dask.lazy_whole(v) for v in V],
                                                            names, exponent, split)
     sq, est = prep
     null = None
     if R > 0:
         B = int(max(1, min(R, MUTUAL_TASK_WORK // (d * n * n))))
-        batches = backends.lazy_draws(gen, R, B, _mutual_draw, n, d)
+        batches = _dask.lazy_draws(gen, R, B, _mutual_draw, n, d)
         rep = dask.delayed(_mutual_replicates, pure=True)
         null = dask.delayed(np.concatenate, pure=True)([rep(sq, b, exponent) for b in batches])
-    return backends.finish(_mutual_finish, est, names, n, null, R, seed, compute=compute)
+    return _dask.finish(_mutual_finish, est, names, n, null, R, seed, compute=compute)
 
 
 # -- distance-correlation matrix ------------------------------------------------------
@@ -2065,7 +2066,7 @@ ADJUSTMENTS = ("holm", "bh", None)
 
 
 def _permutation_budget(memory_budget):
-    from ._permutation import effective_budget
+    from ._core._group_sums import effective_budget
 
     if not (isinstance(memory_budget, (int, float)) and memory_budget > 0):
         raise ValueError(f"`memory_budget` must be a positive number of bytes; got {memory_budget!r}.")
@@ -2236,17 +2237,17 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
            [1, 0, 0],
            [0, 0, 0]])
     """
-    from . import _memory
-    from .frames import select_frame
+    from ._core import _memory
+    from ._core._frames import select_frame
     from scipy import stats
 
-    from ._validation import check_int, seeded_rng
+    from ._core._validation import check_int, seeded_rng
 
     _check_estimator(estimator)
     if pvalue not in (None, "ttest", "permutation"):
         raise ValueError(f"`pvalue` must be None, 'ttest' or 'permutation'; got {pvalue!r}.")
-    dask_backend = backends.use_dask(backend, True, (data,))
-    if dask_backend and backends.is_dask(data):
+    dask_backend = _dask.use_dask(backend, True, (data,))
+    if dask_backend and _dask.is_dask(data):
         raise TypeError("`data`: the matrix needs every row of every column in each task, so the "
                         "Dask backend takes the table in memory (a DataFrame or array; "
                         "`ddf.compute()` first) and spreads the column pairs over the workers.")
@@ -2377,7 +2378,7 @@ def _check_column_budget(need, budget, memory_budget, n, what):
     """The MemoryError of :func:`distance_correlation_matrix` when two columns' n×n data (the
     least it holds at once) exceed the budget (``budget``: ``memory_budget`` lowered to 80 % of
     the memory available)."""
-    from . import _memory
+    from ._core import _memory
 
     if need > budget:
         lowered = ("" if budget >= memory_budget else
@@ -2397,7 +2398,7 @@ def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt, d
     matrices are held two blocks at a time (within ``budget``).  ``dask``: the pairs of blocks
     are Dask tasks (blocks also small enough to spread the work: about
     :data:`PAIRS_TASK_WORK` pair-permutations a task); a pair's p-value is the same bits."""
-    from . import _memory
+    from ._core import _memory
 
     n, p = X.shape
     per_col = 8.0 * n * n
@@ -2417,7 +2418,7 @@ def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt, d
         task = _dask.delayed(_pair_pvalues, pure=True)
         blocks = _dask.compute(*[task(Xd, exponent, perms_d, is_exact, nt, *sp) for sp in spans])
     else:
-        from . import _progress
+        from ._core import _progress
 
         # the command line's progress (its ambient setting): every pair's permutations
         bar = _progress.progress_bar(p * (p - 1) // 2 * perms.shape[0], False, "pair permutations",

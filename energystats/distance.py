@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _engine, backends
-from ._metrics import resolve_metric
-from ._validation import as_data, as_square_matrix, check_n_threads, short_list
-from .frames import grouped_data, match_columns, select_frame
+from ._core import _engine, _dask
+from ._core._metrics import resolve_metric
+from ._core._validation import as_data, as_square_matrix, check_n_threads, short_list
+from ._core._frames import grouped_data, match_columns, select_frame
 
 __all__ = ["pairwise", "gram_matrix", "energy_distance", "is_negative_type"]
 
@@ -239,7 +239,7 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     if estimator not in ("V", "U"):
         raise ValueError(f"`estimator` must be 'V' or 'U'; got {estimator!r}.")
     met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
-    if backends.use_dask(backend, compute, (x, y)):
+    if _dask.use_dask(backend, compute, (x, y)):
         return _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, estimator,
                                      n_threads, compute)
     nt = check_n_threads(n_threads)
@@ -287,7 +287,7 @@ def _two_samples(x, y, by, columns, dropna, numeric_only):
 
 def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, estimator, n_threads,
                           compute):
-    """:func:`energy_distance` on the Dask backend (:mod:`energystats.backends`)."""
+    """:func:`energy_distance` on the Dask backend (:mod:`energystats._core._dask`)."""
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
                         f"got {met.name!r}.")
@@ -295,14 +295,14 @@ def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, 
         raise ValueError(f"`method={method!r}` is not available with backend='dask' (its tiles are the "
                          "'pairwise' method); use method='auto'.")
     nt = 1 if n_threads is None else check_n_threads(n_threads)
-    if not backends.is_dask(x) and not backends.is_dask(y):
+    if not _dask.is_dask(x) and not _dask.is_dask(y):
         # in memory already: the threads backend's input layer (columns matched by name, dropna)
         x, y = _two_samples(x, y, by, columns, dropna, numeric_only)
         by, columns, dropna = None, None, False
     if by is not None:
         if y is not None:
             raise TypeError("give either `y` or `by`, not both.")
-        data, lab, _, _ = backends.grouped_input((x,), None, by, columns, None, dropna, numeric_only,
+        data, lab, _, _ = _dask.grouped_input((x,), None, by, columns, None, dropna, numeric_only,
                                                  "energy_distance")
         if lab.k != 2:
             raise ValueError(f"`by` must split `x` into exactly 2 groups; got {lab.k} "
@@ -313,15 +313,15 @@ def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, 
     else:
         if columns is not None or dropna:
             raise TypeError("`columns=` and `dropna=` with Dask input need the `x, by=` form.")
-        data, sizes = backends.concat([backends.as_dask_data(x, "x"), backends.as_dask_data(y, "y")],
+        data, sizes = _dask.concat([_dask.as_dask_data(x, "x"), _dask.as_dask_data(y, "y")],
                                       ["x", "y"])
         n, m = (int(v) for v in sizes)
         codes = np.repeat(np.arange(2, dtype=np.intp), sizes)
     if estimator == "U" and (n < 2 or m < 2):
         raise ValueError(f"`estimator='U'` needs at least 2 points in each sample (it averages "
                          f"over distinct pairs); got {n} and {m}.")
-    M, scale = backends.lazy_group_sums(data, codes, 2, met, nt)
-    return backends.finish(_energy_from_sums, M, scale, int(n), int(m), estimator, compute=compute)
+    M, scale = _dask.lazy_group_sums(data, codes, 2, met, nt)
+    return _dask.finish(_energy_from_sums, M, scale, int(n), int(m), estimator, compute=compute)
 
 
 def nonnegative(E, size):

@@ -26,13 +26,13 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from . import _engine, _sequential
+from ._core import _engine, _sequential
 from ._gof_families import Family, resolve
 from ._lib import _gof
-from ._metrics import resolve_metric
-from ._permutation import pvalue_from_null, pvalue_se
-from ._validation import as_data, check_int, check_n_threads, seeded_rng
-from .frames import select_frame
+from ._core._metrics import resolve_metric
+from ._core._permutation import pvalue_from_null, pvalue_se
+from ._core._validation import as_data, check_int, check_n_threads, seeded_rng
+from ._core._frames import select_frame
 
 __all__ = ["GoodnessOfFitResult", "PoissonTestsResult", "normality_test", "poisson_test",
            "gof_test"]
@@ -169,7 +169,7 @@ def _pvalue(stat, bound, null, R, rule=None, what="energy statistic"):
 def _bootstrap(R, cap, replicate, stat, bound, rule):
     """The bootstrap null: ``replicate(k)`` gives the next k replicates' statistics in draw
     order (the draws fill the Generator's stream in order, so the replicates are those of the
-    full run however :func:`energystats._sequential.collect` batches them)."""
+    full run however :func:`energystats._core._sequential.collect` batches them)."""
     tol = TIE_ULPS * np.finfo(np.float64).eps * bound
     return _sequential.collect(R, cap, lambda r0, k: replicate(k), stat, tol, rule)
 

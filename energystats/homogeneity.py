@@ -12,7 +12,7 @@ The null distribution comes from random relabellings that keep the group
 sizes (the p-value rule of the docs' conventions page; Phipson and Smyth 2010),
 or from all distinct relabellings when there are no more of them than
 ``n_resamples`` (an exact test).  The relabellings are evaluated by
-a batched engine (:mod:`energystats._permutation`), never by calling the
+a batched engine (:mod:`energystats._core._group_sums`), never by calling the
 statistic once per relabelling from Python.
 """
 from __future__ import annotations
@@ -24,15 +24,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _asymptotic, _permutation, _sequential, backends
-from ._metrics import resolve_metric
-from ._permutation import DEFAULT_MEMORY_BUDGET
-from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
-                          check_n_threads, seeded_rng, short_list)
-from . import _engine
+from ._core import _asymptotic, _permutation, _group_sums, _sequential, _dask
+from . import backends
+from ._core._metrics import resolve_metric
+from ._core._group_sums import DEFAULT_MEMORY_BUDGET
+from ._core._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
+    check_n_threads, seeded_rng, short_list)
+from ._core import _engine
 from .decomposition import dispersion_from_sums
 from .distance import nonnegative
-from .frames import grouped_data, match_columns, select_frame
+from ._core._frames import grouped_data, match_columns, select_frame
 
 __all__ = ["energy_test", "EnergyTestResult", "disco", "DiscoResult"]
 
@@ -437,7 +438,7 @@ class _Setup:
         self.__dict__.update(kw)
 
     def engine(self, k, sizes, share=1, D=None):
-        return _permutation.build_engine(self.X, k, sizes, self.metric, self.n_threads,
+        return _group_sums.build_engine(self.X, k, sizes, self.metric, self.n_threads,
                                          method=self.method, memory_budget=self.budget,
                                          share=share, D=D)
 
@@ -470,7 +471,7 @@ def _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exp
                  n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata,
                  backend, compute, allow_factors=False):
     """:func:`_prepare` or, for the Dask backend, :func:`_prepare_dask`."""
-    if not backends.use_dask(backend, compute, samples + (labels, strata)):
+    if not _dask.use_dask(backend, compute, samples + (labels, strata)):
         return _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                         n_resamples, rng, method, memory_budget, n_threads, exact, fname,
                         allow_factors=allow_factors, strata=strata)
@@ -482,7 +483,7 @@ def _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exp
 def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                   n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata,
                   allow_factors=False):
-    """:func:`_prepare` for the Dask backend: the data stay lazy (:mod:`energystats.backends`)."""
+    """:func:`_prepare` for the Dask backend: the data stay lazy (:mod:`energystats._core._dask`)."""
     met = resolve_metric(metric, exponent, sigma)
     if met.kind != "builtin":
         raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
@@ -491,17 +492,17 @@ def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, ex
     gen, seed = seeded_rng(rng)
     _check_method(method)
     _check_budget(memory_budget)
-    backends.check_dask_options(method, memory_budget, DEFAULT_MEMORY_BUDGET, progress)
+    _dask.check_dask_options(method, memory_budget, DEFAULT_MEMORY_BUDGET, progress)
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     _check_exact(exact)
-    if not any(backends.is_dask(v) for v in samples + (labels, strata)):
+    if not any(_dask.is_dask(v) for v in samples + (labels, strata)):
         # in memory already: the threads backend's input layer (columns matched by name, labels
         # aligned on the index, dropna), then the arrays go to Dask
         X, labs, names, cols, strata_lab, _ = _strata_input(samples, labels, by, columns, dropna,
                                                            numeric_only, fname, allow_factors, strata)
-        data = backends.as_dask_data(X, "X")
+        data = _dask.as_dask_data(X, "X")
     else:
-        data, found, cols, strata_lab = backends.grouped_input(samples, labels, by, columns, strata,
+        data, found, cols, strata_lab = _dask.grouped_input(samples, labels, by, columns, strata,
                                                                dropna, numeric_only, fname, factors=True)
         labs, names = [f[0] for f in found], [f[1] for f in found]
         if len(labs) > 1 and not allow_factors:
@@ -526,19 +527,19 @@ def _dask_test(st, units, stats, exact, kind, compute, extra=None):
     Ms, nulls, gen, is_exact = [], [], st.gen, False
     for unit, stat in zip(units, stats):
         is_exact = _permutation.decide_exact(unit.cells, unit.k, unit.strata, st.R, exact)
-        M, scale = backends.lazy_group_sums(st.X, unit.cells, unit.k, st.metric, st.n_threads)
+        M, scale = _dask.lazy_group_sums(st.X, unit.cells, unit.k, st.metric, st.n_threads)
         batches = None
         if is_exact:
             batches = list(_permutation.enumerate_relabellings(unit.cells, unit.k, 4096, unit.strata))
         null = None
         if is_exact or st.R > 0:
-            null, gen = backends.lazy_permutation_null(
+            null, gen = _dask.lazy_permutation_null(
                 st.X, st.metric, unit.cells, unit.k, unit.layout.sizes, stat, R=st.R, gen=gen,
                 exact_batches=batches, strata=unit.strata, n_threads=st.n_threads)
         Ms.append(M)
         nulls.append(null)
     light = _Setup(**{**st.__dict__, "X": None})  # the graph carries no data
-    return backends.finish(_dask_finish, kind, light, units, stats, Ms, scale, nulls, is_exact, extra,
+    return _dask.finish(_dask_finish, kind, light, units, stats, Ms, scale, nulls, is_exact, extra,
                            compute=compute)
 
 
@@ -595,7 +596,7 @@ class _Layout:
 
     def warn_idle(self, what):
         """Say so when some strata hold a single group (their rows compare with nothing)."""
-        from ._validation import warn
+        from ._core._validation import warn
 
         if self.idle_strata and self.n_strata > 1:
             warn(f"{self.idle_strata} of the {self.n_strata} {what} hold a single group, so their "
@@ -677,7 +678,7 @@ class _DiscoStatistic:
 
     def key(self, F):
         """F as ``S / (S + W)``, the increasing function of F in which relabellings are
-        compared (:func:`energystats._permutation.pvalue_from_null`): ``S + W`` is the same
+        compared (:func:`energystats._core._permutation.pvalue_from_null`): ``S + W`` is the same
         for every relabelling (T, less the strata's between component), so the order is that
         of F, and its rounding error is bounded by the summed terms whatever W, whereas F's
         grows without bound as W → 0.  F = inf (W = 0 < S) is 1, the largest value."""
@@ -980,14 +981,14 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
 
 
 def _energy_test_asymptotic(st, unit, stat):
-    """:func:`energy_test` with the moment-matched gamma p-value (:mod:`energystats._asymptotic`):
+    """:func:`energy_test` with the moment-matched gamma p-value (:mod:`energystats._core._asymptotic`):
     the observed sums, and the pooled sample's U distance variance by a streamed pass."""
     from . import dependence
 
     engine = st.engine(unit.k, unit.layout.sizes.astype(np.intp))
     observed, null, _, obs_M = _permutation.permutation_null(
         [engine], unit.cells, [unit.identity], stat, n_resamples=0, rng=st.gen, exact=False)
-    from ._engine import Scale
+    from ._core._engine import Scale
 
     VU, sx, _ = dependence._sums(st.X, st.X, st.metric, st.n_threads)
     # obs_M is in the units of st.X itself (the engine's working units)
@@ -998,10 +999,10 @@ def _energy_test_asymptotic(st, unit, stat):
 def _dask_energy_asymptotic(st, unit, stat, compute):
     """:func:`_energy_test_asymptotic` on the Dask backend: the group sums and the pooled
     distance variance as the backend's tile and row-range tasks."""
-    M, scale = backends.lazy_group_sums(st.X, unit.cells, unit.k, st.metric, st.n_threads)
+    M, scale = _dask.lazy_group_sums(st.X, unit.cells, unit.k, st.metric, st.n_threads)
     VU, sx, sy = backends.lazy_dependence_sums(st.X, st.X, st.metric, st.n_threads)
     light = _Setup(**{**st.__dict__, "X": None})  # the graph carries no data
-    return backends.finish(_dask_energy_gamma_finish, light, unit, stat, M, scale, VU, sx, sy,
+    return _dask.finish(_dask_energy_gamma_finish, light, unit, stat, M, scale, VU, sx, sy,
                            compute=compute)
 
 
@@ -1018,7 +1019,7 @@ def _pooled_dvar_u(VU, sx, target, n, metric):
     units of ``sx``), in the units of ``target``: rho in the units a Scale maps from is
     rho × 2**(shift · degree) in data units, and the variance has degree 2."""
     from . import dependence
-    from ._engine import Scale
+    from ._core._engine import Scale
 
     dvar_u = dependence._stats_result(VU, Scale(), Scale(), n, metric, None, None).dvar_x_u
     power = sx.shift * sx.degree - target.shift * target.degree

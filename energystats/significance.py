@@ -14,14 +14,14 @@ import numpy as np
 import pandas as pd
 
 from . import _cluster_engine as _ce
-from . import _engine, _memory, _sequential
+from ._core import _engine, _memory, _sequential
 from ._lib import _hartigan
 from .clustering import _clustering_iv, _fit
 from .decomposition import DispersionResult, dispersion_from_sums
-from ._permutation import pvalue_from_null, pvalue_se, sum_error
-from ._progress import progress_bar
-from .frames import select_frame
-from ._validation import check_int, seeded_rng
+from ._core._permutation import pvalue_from_null, pvalue_se, sum_error
+from ._core._progress import progress_bar
+from ._core._frames import select_frame
+from ._core._validation import check_int, seeded_rng
 
 __all__ = ["cluster_test", "ClusterTestResult", "AntiConservativeWarning"]
 
@@ -201,7 +201,7 @@ def _stat(disp):
 
 def _tolerance(disp):
     """Rounding error of S/T: the engines' allowed error of each group-pair sum
-    (:func:`energystats._permutation.sum_error`) through S, doubled for T's own."""
+    (:func:`energystats._core._permutation.sum_error`) through S, doubled for T's own."""
     from .homogeneity import _DiscoStatistic, _Layout
 
     k = len(disp.sizes)
@@ -395,7 +395,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     draw = reference_sampler(opts["X"], null)
     n, d = opts["X"].shape
     if draw.rank < min(n - 1, d):
-        from ._validation import warn
+        from ._core._validation import warn
 
         warn(f"the data span an affine subspace of dimension {draw.rank} (fewer than "
              f"min(n - 1, d) = {min(n - 1, d)}): some columns are linear combinations of the "

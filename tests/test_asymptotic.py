@@ -1,4 +1,4 @@
-"""Asymptotic p-values (energystats._asymptotic): the χ² test of distance correlation and the
+"""Asymptotic p-values (energystats._core._asymptotic): the χ² test of distance correlation and the
 moment-matched gamma of the energy test, against independent references."""
 import itertools
 import math
@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 import energystats as es
-from energystats import _asymptotic
-from energystats._permutation import DegenerateStatisticWarning
+from energystats._core import _asymptotic
+from energystats._core._permutation import DegenerateStatisticWarning
 
 
 def _dist(z):
@@ -235,15 +235,15 @@ def test_gamma_on_dask_equals_threads(scale):
 def test_gamma_on_dask_with_group_sums_in_other_units(monkeypatch):
     # the tiles' working units 2**-3 finer than the distance variance's: the p-value is the same
     da = pytest.importorskip("dask.array")
-    from energystats import backends
-    from energystats._engine import Scale
+    from energystats._core import _dask
+    from energystats._core._engine import Scale
 
     rng = np.random.default_rng(7)
     z = np.vstack([rng.normal(size=(60, 2)), rng.normal(size=(45, 2)) + 0.5])
     g = np.repeat([0, 1], [60, 45])
     ref = es.energy_test(z, labels=g, pvalue_method="asymptotic")
-    plan = backends._working_plan
-    monkeypatch.setattr(backends, "_working_plan",
+    plan = _dask._working_plan
+    monkeypatch.setattr(_dask, "_working_plan",
                         lambda *a: (lambda m, s: (m, Scale(s.shift + 3, s.degree)))(*plan(*a)))
     res = es.energy_test(da.from_array(z, chunks=40), labels=g, pvalue_method="asymptotic")
     assert res.statistic == pytest.approx(ref.statistic, rel=1e-12)

@@ -1,4 +1,4 @@
-"""The Dask backend (energystats.backends): same numbers as the threads backend, lazy input
+"""The Dask backend (energystats._core._dask and the concepts' Dask drivers): same numbers as the threads backend, lazy input
 never materialised by validation, p-values independent of workers and chunking.
 
 The cluster is a module-scoped ``distributed.LocalCluster(n_workers=2, threads_per_worker=1,
@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 import energystats as es
-from energystats import backends, dependence
-from energystats._metrics import resolve_metric
+from energystats._core import _dask
+from energystats import dependence
+from energystats._core._metrics import resolve_metric
 
 from .reference import ref_group_sums
 
@@ -39,8 +40,8 @@ def client():
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of 128 rows (statistics) and 256 rows (permutation tiles): many tiles on small data."""
-    monkeypatch.setattr(backends, "TILE_WORK", 128.0**2)
-    monkeypatch.setattr(backends, "PERM_ROWS", 256)
+    monkeypatch.setattr(_dask, "TILE_WORK", 128.0**2)
+    monkeypatch.setattr(_dask, "PERM_ROWS", 256)
 
 
 def _data(seed=0, n=700, m=530, d=3):
@@ -56,9 +57,9 @@ METRICS = [("energy", 1.0, 1.0), ("energy", 0.5, 1.0), ("energy", 2.0, 1.0), ("l
 
 class TestStatistics:
     def test_blocks_cover_tiles(self, small_blocks):
-        assert backends.block_rows(700, 3) == 128
-        assert backends.block_rows(700, 3, perm=True) == 256
-        assert backends.block_rows(50, 3) == 50
+        assert _dask.block_rows(700, 3) == 128
+        assert _dask.block_rows(700, 3, perm=True) == 256
+        assert _dask.block_rows(50, 3) == 50
 
     @pytest.mark.parametrize("metric, exponent, sigma", METRICS)
     def test_group_sums_equal_double_loop(self, client, small_blocks, metric, exponent, sigma):
@@ -66,9 +67,9 @@ class TestStatistics:
         X = np.vstack([x, y])
         codes = np.random.default_rng(1).integers(0, 3, X.shape[0])
         met = resolve_metric(metric, exponent, sigma)
-        data = backends.as_dask_data(da.from_array(X, chunks=(97, 3)))
-        M, scale = dask.compute(*backends.lazy_group_sums(data, codes, 3, met))
-        assert len(backends._blocks(data, backends.block_rows(data.n, data.d))[0]) == 3  # 6 tiles
+        data = _dask.as_dask_data(da.from_array(X, chunks=(97, 3)))
+        M, scale = dask.compute(*_dask.lazy_group_sums(data, codes, 3, met))
+        assert len(_dask._blocks(data, _dask.block_rows(data.n, data.d))[0]) == 3  # 6 tiles
         ref = np.array(ref_group_sums(X, codes, metric, exponent if metric == "energy" else sigma)[2])
         np.testing.assert_allclose(scale.apply(M), ref, rtol=1e-12)
         assert np.array_equal(M, M.T)
@@ -248,7 +249,7 @@ class TestPermutation:
 
     def test_warnings_reach_the_caller(self, client):
         # formed in a worker process, a warning would stay there: the result is finished here
-        from energystats._permutation import DegenerateStatisticWarning
+        from energystats._core._permutation import DegenerateStatisticWarning
 
         X = np.zeros((20, 2))  # W = 0: F = 0/0
         with pytest.warns(DegenerateStatisticWarning, match="not finite"):
@@ -282,8 +283,8 @@ class TestPermutation:
     def test_batches_equal_one_batch(self, client, small_blocks, monkeypatch):
         x, y = _data(n=300, m=200)
         want = es.energy_test(da.from_array(x), y, n_resamples=150, rng=9)
-        monkeypatch.setattr(backends, "PERM_BATCH_BYTES", 8 * 256 * 7)  # 7 relabellings a batch
-        assert backends.perm_batch_size(500, 2, 150) == 7
+        monkeypatch.setattr(_dask, "PERM_BATCH_BYTES", 8 * 256 * 7)  # 7 relabellings a batch
+        assert _dask.perm_batch_size(500, 2, 150) == 7
         got = es.energy_test(da.from_array(x), y, n_resamples=150, rng=9)
         # the same relabellings; products of other shapes round differently
         assert got.pvalue == want.pvalue
@@ -368,7 +369,7 @@ class TestInput:
 
 @pytest.fixture
 def small_rows(monkeypatch):
-    monkeypatch.setattr(backends, "ROWS_WORK", 2e4)  # a dozen tasks per pass on small data
+    monkeypatch.setattr(_dask, "ROWS_WORK", 2e4)  # a dozen tasks per pass on small data
 
 
 class TestDependence:
@@ -633,8 +634,8 @@ class TestDependence:
 
 class TestClustering:
     def test_same_partition_on_the_cluster(self, client, monkeypatch):
-        monkeypatch.setattr(backends, "ROWS_WORK", 5e4)  # several row ranges
-        monkeypatch.setattr(backends, "TILE_WORK", 128.0**2)
+        monkeypatch.setattr(_dask, "ROWS_WORK", 5e4)  # several row ranges
+        monkeypatch.setattr(_dask, "TILE_WORK", 128.0**2)
         rng = np.random.default_rng(8)
         X = np.vstack([rng.normal(0, 1, (300, 3)), rng.normal(1.5, 1, (250, 3)), rng.normal(-1, 1, (200, 3))])
         for algorithm in ("hartigan", "lloyd"):

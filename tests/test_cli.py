@@ -959,7 +959,7 @@ def _cli(capsys, *args):
 @pytest.fixture
 def fake_clock(monkeypatch):
     """Every look at the progress clock is ten seconds later: every update writes a line."""
-    from energystats import _progress
+    from energystats._core import _progress
 
     ticks = [0.0]
 

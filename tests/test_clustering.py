@@ -771,7 +771,7 @@ class TestStreamedEngine:
 
     def test_rows_are_the_matrix_rows(self):
         from energystats import _cluster_engine as ce
-        from energystats._metrics import resolve_metric
+        from energystats._core._metrics import resolve_metric
 
         X = self._mixture(seed=3, scale=7.0)
         for met in (resolve_metric("energy", 0.5, 1.0), resolve_metric("laplacian", 1.0, 0.3)):
@@ -848,7 +848,7 @@ class TestNystrom:
         assert approx.W_ == pytest.approx(disp.W, rel=1e-12)
 
     def test_features_reproduce_rho_with_every_point_a_landmark(self):
-        from energystats._metrics import resolve_metric
+        from energystats._core._metrics import resolve_metric
 
         X = self._held_mixture(n=60, d=3, seed=2)
         for met in (resolve_metric("energy", 1.0, 1.0), resolve_metric("gaussian", 1.0, 2.0)):
@@ -861,7 +861,7 @@ class TestNystrom:
     @pytest.mark.parametrize("algorithm", ["hartigan", "lloyd"])
     def test_feature_kernel_equals_gram_kernel(self, algorithm):
         X = self._held_mixture(n=600, d=3, seed=3)
-        from energystats._metrics import resolve_metric
+        from energystats._core._metrics import resolve_metric
 
         feats = ce.NystromFeatures(X, resolve_metric("energy", 1.0, 1.0), 40, np.random.default_rng(1), 1)
         G = feats.F @ feats.F.T
@@ -961,7 +961,7 @@ class TestLazyExactW:
 
     @staticmethod
     def _counting(monkeypatch):
-        from energystats import _engine
+        from energystats._core import _engine
 
         calls = []
         real = _engine.streamed_group_sums

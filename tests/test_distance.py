@@ -5,7 +5,7 @@ import pytest
 import scipy.stats
 
 import energystats as es
-from energystats._metrics import METRICS
+from energystats._core._metrics import METRICS
 
 from .reference import ref_energy, ref_matrix
 
@@ -117,9 +117,9 @@ def test_matrix_scaled_piece_by_piece_as_scale_apply():
     """pairwise_values scales each piece of the matrix back to the data's units inside the
     kernel: the bits of Scale.apply on the whole working-unit matrix (multiplication by
     2**whole, or ldexp beyond |whole| = 1000; subnormal results included)."""
-    from energystats import _engine
+    from energystats._core import _engine
     from energystats._lib import _pairwise
-    from energystats._metrics import resolve_metric
+    from energystats._core._metrics import resolve_metric
 
     rng = np.random.default_rng(1)
     seen = set()
@@ -291,8 +291,8 @@ class TestStreamedSums:
 
         from scipy.spatial.distance import cdist
 
-        from energystats._engine import group_sum_matrix
-        from energystats._metrics import resolve_metric
+        from energystats._core._engine import group_sum_matrix
+        from energystats._core._metrics import resolve_metric
 
         rng = np.random.default_rng(99)
         X = rng.normal(size=(3000, 2)) * 1e3 + 1e4

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import energystats as es
-from energystats._permutation import pvalue_from_null
+from energystats._core._permutation import pvalue_from_null
 
 PKG_ROOT = str(Path(es.__file__).resolve().parents[1])
 
@@ -159,7 +159,7 @@ class TestThreads:
         assert np.array_equal(d[0].null_distribution, d[1].null_distribution)
 
     def test_default_threads_leave_busy_cores_alone(self, monkeypatch):
-        from energystats import _validation
+        from energystats._core import _validation
 
         monkeypatch.setattr(_validation, "available_cores", lambda: 4)
         monkeypatch.setattr(_validation, "_LOAD", {"when": -1e9, "busy": 0})
@@ -184,7 +184,7 @@ class TestThreads:
     def test_busy_cores_reading(self, monkeypatch):
         # busy = system runnable threads − this process's, the larger of the counts before and
         # after the system's, the smallest over the samples
-        from energystats import _validation
+        from energystats._core import _validation
 
         def feed(running, own):
             r, o = iter(running), iter(own)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import energystats as es
-from energystats import _permutation
+from energystats._core import _permutation
 
 # -- independent references ----------------------------------------------------
 

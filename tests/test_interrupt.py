@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import energystats as es
-from energystats import _interrupt
+from energystats._core import _interrupt
 from energystats._lib import _hartigan
 
 posix_signals = pytest.mark.skipif(not hasattr(signal, "SIGINT") or sys.platform == "win32",
@@ -219,7 +219,7 @@ class TestCancelFlag:
 
     def test_cancelled_kernel_raises_instead_of_returning(self):
         from energystats import _cluster_engine as ce
-        from energystats._metrics import resolve_metric
+        from energystats._core._metrics import resolve_metric
 
         X = np.random.default_rng(2).normal(size=(600, 2))
         G = ce.centred_gram(ce.semimetric_matrix(X, resolve_metric("energy", 1.0, 1.0), 1))

@@ -22,7 +22,7 @@ CHILD = r"""
 import json, sys
 import numpy as np
 import energystats as es
-from energystats import _permutation
+from energystats._core import _group_sums
 from energystats._lib import SIMD_LEVELS, _pairwise
 out = {"level": _pairwise.SIMD_LEVEL}
 rng = np.random.default_rng(5)
@@ -43,7 +43,7 @@ for d in (1, 3, 8, 13):
         # the matrix engine's two paths for two groups, each on every instruction set (by default
         # the masked sums do not run in the baseline build)
         for most, path in ((2, "masked"), (0, "one-hot")):
-            _permutation.MASK_MAX_GROUPS = dict.fromkeys(SIMD_LEVELS, most)
+            _group_sums.MASK_MAX_GROUPS = dict.fromkeys(SIMD_LEVELS, most)
             out[f"{d}-{dt}-test-{path}"] = es.energy_test(x[:60], y[:50], n_resamples=49,
                                                           rng=2).null_distribution.tolist()
         out[f"{d}-{dt}-indep"] = es.independence_test(x[:141], y, n_resamples=49,
@@ -80,7 +80,7 @@ for n in (5, 64, 131, 203):
     for kp in (1, 2, 4, 15):
         ci = np.ascontiguousarray(rng.integers(0, kp + 1, size=(5, n)), dtype=np.intp)
         Q, s = np.empty((5, kp, kp)), np.empty((5, kp))
-        _perm.batch_mask_sums(D, _permutation.group_masks(ci, kp), D.sum(axis=1), Q, s, 2)
+        _perm.batch_mask_sums(D, _group_sums.group_masks(ci, kp), D.sum(axis=1), Q, s, 2)
         out[f"mask-{n}-{kp}"] = Q.ravel().tolist() + s.ravel().tolist()
 json.dump(out, sys.stdout)
 """

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import energystats as es
-from energystats import _memory, _permutation
+from energystats._core import _memory, _group_sums, _permutation
 
 MiB = 2**20
 
@@ -89,16 +89,16 @@ def test_many_groups_fold_equals_the_one_hot_path():
     codes = np.arange(n) % k
     D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
     perms = _permutation.draw_permutations(np.random.default_rng(3), codes, 5)
-    fold = _permutation.MatrixEngine(D, k, np.bincount(codes), 2, 64 * MiB, fold=True)
-    onehot = _permutation.MatrixEngine(D, k, np.bincount(codes), 2, 64 * MiB, fold=False)
+    fold = _group_sums.MatrixEngine(D, k, np.bincount(codes), 2, 64 * MiB, fold=True)
+    onehot = _group_sums.MatrixEngine(D, k, np.bincount(codes), 2, 64 * MiB, fold=False)
     a, b = fold.group_sums(perms), onehot.group_sums(perms)
     expected = np.array([[[D[np.ix_(p == g, p == h)].sum() for h in range(k)] for g in range(k)]
                          for p in perms])
     np.testing.assert_allclose(a, expected, rtol=1e-12, atol=1e-9)
     np.testing.assert_allclose(b, expected, rtol=1e-10, atol=1e-9)
     # folded sums do not depend on the number of threads
-    f1 = _permutation.MatrixEngine(D, k, np.bincount(codes), 1, 64 * MiB, fold=True).group_sums(perms)
-    f3 = _permutation.MatrixEngine(D, k, np.bincount(codes), 3, 64 * MiB, fold=True).group_sums(perms)
+    f1 = _group_sums.MatrixEngine(D, k, np.bincount(codes), 1, 64 * MiB, fold=True).group_sums(perms)
+    f3 = _group_sums.MatrixEngine(D, k, np.bincount(codes), 3, 64 * MiB, fold=True).group_sums(perms)
     assert np.array_equal(a, f1) and np.array_equal(a, f3)
 
 

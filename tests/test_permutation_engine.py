@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from energystats import _permutation
+from energystats._core import _group_sums, _permutation
 from energystats._lib import SIMD_LEVELS
 from energystats._lib import _permutation as kernels
-from energystats._metrics import resolve_metric
+from energystats._core._metrics import resolve_metric
 
 
 def ref_group_sums(X, codes, k, p=1.0):
@@ -74,7 +74,7 @@ class TestBatchMaskSums:
         B = codes.shape[0]
         Q, s = np.empty((B, kp, kp)), np.empty((B, kp))
         rowsum = D.sum(axis=1) if rowsum is None else rowsum
-        kernels.batch_mask_sums(D, _permutation.group_masks(codes, kp), np.ascontiguousarray(rowsum),
+        kernels.batch_mask_sums(D, _group_sums.group_masks(codes, kp), np.ascontiguousarray(rowsum),
                                 Q, s, n_threads)
         return Q, s
 
@@ -159,7 +159,7 @@ class TestBatchMaskSums:
 
     def test_masks_layout(self):
         ci = np.array([[0, 1, 0, 2] * 20], dtype=np.intp)  # n = 80: two words, the second partial
-        m = _permutation.group_masks(ci, 2)
+        m = _group_sums.group_masks(ci, 2)
         assert m.shape == (1, 2, 2) and m.dtype == np.uint64
         for g in range(2):
             pts = [64 * w + t for w in range(2) for t in range(64) if (int(m[0, g, w]) >> t) & 1]
@@ -195,7 +195,7 @@ class TestEngines:
         sizes = np.array([7, 5, 9])
         X = rng.normal(size=(sizes.sum(), d)).astype(dtype)
         met = resolve_metric("energy", 1.0, 1.0)
-        eng = _permutation.build_engine(X, 3, sizes, met, n_threads, method=method)
+        eng = _group_sums.build_engine(X, 3, sizes, met, n_threads, method=method)
         expected_name = {"auto": "sorted" if d == 1 else "matrix", "pairwise": "matrix",
                          "streamed": "streamed"}[method]
         assert eng.name == expected_name
@@ -213,7 +213,7 @@ class TestEngines:
         n = sizes.sum()
         X = rng.normal(size=(n, 2))
         met = resolve_metric("energy", 0.7, 1.0)
-        eng = _permutation.build_engine(X, 3, sizes, met, 2, memory_budget=0.5 * 8 * n * n)
+        eng = _group_sums.build_engine(X, 3, sizes, met, 2, memory_budget=0.5 * 8 * n * n)
         assert eng.name == "blocked" and eng.block_rows < n
         codes = random_codes(rng, 5, sizes)
         M = eng.group_sums(codes)
@@ -223,7 +223,7 @@ class TestEngines:
     @pytest.mark.parametrize("dtype", [np.float32, np.float64])
     @pytest.mark.parametrize("sizes", [(90, 130), (60, 130, 50), (30, 20, 80, 40, 70)])
     def test_tiled_engine(self, monkeypatch, dtype, sizes):
-        monkeypatch.setattr(_permutation, "TILE_ROWS", 64)  # 4-5 row blocks: diagonal and off tiles
+        monkeypatch.setattr(_group_sums, "TILE_ROWS", 64)  # 4-5 row blocks: diagonal and off tiles
         rng = np.random.default_rng(4)
         sizes = np.array(sizes)
         k, n = sizes.size, sizes.sum()
@@ -232,7 +232,7 @@ class TestEngines:
         codes = random_codes(rng, 7, sizes)
         out = []
         for nt in (1, 2):
-            eng = _permutation.TiledEngine(X, k, sizes, met, nt, _permutation.DEFAULT_MEMORY_BUDGET)
+            eng = _group_sums.TiledEngine(X, k, sizes, met, nt, _group_sums.DEFAULT_MEMORY_BUDGET)
             assert eng.name == "tiled" and len(eng.starts) > 4
             out.append(eng.group_sums(codes))
         assert np.array_equal(out[0], out[1])  # the same bits for any number of threads
@@ -244,10 +244,10 @@ class TestEngines:
     def test_budget_chooses_matrix_tiled_blocked(self):
         n = 4000  # the matrix: 128 MB; a tile per thread: 8 MiB
         met = resolve_metric("energy", 1.0, 1.0)
-        plan = [_permutation.plan_engine(n, 3, 2, met, "auto", b).name
+        plan = [_group_sums.plan_engine(n, 3, 2, met, "auto", b).name
                 for b in (512 * 2**20, 100 * 2**20, 12 * 2**20)]
         assert plan == ["matrix", "tiled", "blocked"]
-        assert _permutation.plan_engine(n, 3, 40, met, "auto", 100 * 2**20).name == "blocked"  # folded
+        assert _group_sums.plan_engine(n, 3, 40, met, "auto", 100 * 2**20).name == "blocked"  # folded
 
     def test_pvalue_from_null(self):
         null = np.array([1.0, 2.0, 3.0, 2.0 * (1 - 1e-15)])
@@ -270,12 +270,12 @@ class TestMatrixEngineBlocks:
     def test_against_dense_numpy(self, monkeypatch, n, sizes, masked_up_to):
         # both paths of the engine, whatever the instruction set: masked sums and the one-hot
         # products
-        monkeypatch.setattr(_permutation, "MASK_MAX_GROUPS", dict.fromkeys(SIMD_LEVELS, masked_up_to))
+        monkeypatch.setattr(_group_sums, "MASK_MAX_GROUPS", dict.fromkeys(SIMD_LEVELS, masked_up_to))
         rng = np.random.default_rng(n + len(sizes))
         X = rng.normal(size=(n, 3))
         D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2))
         k = len(sizes)
-        eng = _permutation.MatrixEngine(D, k, np.array(sizes), 2, _permutation.DEFAULT_MEMORY_BUDGET)
+        eng = _group_sums.MatrixEngine(D, k, np.array(sizes), 2, _group_sums.DEFAULT_MEMORY_BUDGET)
         assert eng.masked == (k <= masked_up_to)
         codes = random_codes(rng, 4, sizes)
         M = eng.group_sums(codes)

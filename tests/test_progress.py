@@ -1,12 +1,12 @@
-"""Tests of the dependency-free progress bar (energystats._progress)."""
+"""Tests of the dependency-free progress bar (energystats._core._progress)."""
 import io
 import sys
 import threading
 
 import pytest
 
-from energystats import _progress
-from energystats._progress import Progress, _format_time, progress_bar
+from energystats._core import _progress
+from energystats._core._progress import Progress, _format_time, progress_bar
 
 
 class TTY(io.StringIO):
@@ -262,7 +262,8 @@ def test_a_long_batch_moves_the_bar(monkeypatch):
     the batch's tiles; the p-value is the same with or without the bar."""
     import numpy as np
 
-    from energystats import _permutation, energy_test
+    from energystats._core import _group_sums
+    from energystats import energy_test
 
     ticks = [0.0]
 
@@ -271,15 +272,15 @@ def test_a_long_batch_moves_the_bar(monkeypatch):
         return ticks[0]
 
     monkeypatch.setattr(_progress.time, "monotonic", clock)
-    monkeypatch.setattr(_permutation, "TILE_ROWS", 16)   # 64 rows: 10 tiles per batch
+    monkeypatch.setattr(_group_sums, "TILE_ROWS", 16)   # 64 rows: 10 tiles per batch
     seen = []
-    real = _permutation.TiledEngine.group_sums
+    real = _group_sums.TiledEngine.group_sums
 
     def spy(self, codes):
         seen.append(codes.shape[0])
         return real(self, codes)
 
-    monkeypatch.setattr(_permutation.TiledEngine, "group_sums", spy)
+    monkeypatch.setattr(_group_sums.TiledEngine, "group_sums", spy)
     X = np.random.default_rng(0).normal(size=(64, 2))
     labels = np.repeat([0, 1], 32)
     kw = dict(labels=labels, n_resamples=13, rng=1, memory_budget=30000, method="pairwise")

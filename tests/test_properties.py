@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import energystats as es
-from energystats import _engine
+from energystats._core import _engine
 
 from .reference import as2d, ref_group_sums, ref_stats
 

@@ -1,10 +1,10 @@
-"""Sequential Monte Carlo p-values (energystats._sequential) and the tests that use them."""
+"""Sequential Monte Carlo p-values (energystats._core._sequential) and the tests that use them."""
 import numpy as np
 import pandas as pd
 import pytest
 
 import energystats as es
-from energystats import _sequential
+from energystats._core import _sequential
 
 
 def _bc_plain(exceed, h, R_max):
@@ -178,7 +178,7 @@ class TestInTheTests:
     def test_disco_factors_after_an_early_stop_get_the_full_runs_relabellings(self, monkeypatch):
         # without skipping the stopped factor's remaining relabellings, the next factor would
         # draw different ones: its null would no longer be the full run's
-        from energystats import _permutation
+        from energystats._core import _permutation
 
         rng = np.random.default_rng(9)
         n = 60
@@ -198,7 +198,7 @@ class TestInTheTests:
         assert skipped and skipped[0] > 0  # the first factor's rest, once
 
     def test_skip_relabellings_leaves_the_generator_as_drawing_them(self):
-        from energystats import _permutation
+        from energystats._core import _permutation
 
         codes = np.repeat([0, 1, 2], [5, 7, 4])
         strata = _permutation.Strata(np.tile([0, 1], 8))

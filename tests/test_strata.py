@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import energystats as es
-from energystats import _permutation
+from energystats._core import _permutation
 from tests.reference import ref_g, ref_wst
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import energystats as es
-from energystats import _permutation
+from energystats._core import _permutation
 
 ENGINES = [  # (method, memory_budget) -> engine
     ("sorted", None),

@@ -1,8 +1,8 @@
 """Private drivers between the validated public API and the compiled kernels.
 
-Inputs here are already validated (see :mod:`energystats._validation`): finite
+Inputs here are already validated (see :mod:`energystats._core._validation`): finite
 C-contiguous float32/float64 arrays, integer group codes in ``0..k-1`` and a
-:class:`~energystats._metrics.ResolvedMetric`.  These functions allocate the
+:class:`~energystats._core._metrics.ResolvedMetric`.  These functions allocate the
 outputs, reorder data as the kernels expect and pick the kernel.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from . import _memory
-from ._lib import _pairwise, _sorted1d
+from .._lib import _pairwise, _sorted1d
 
 __all__ = ["pairwise_values", "group_sum_matrix", "sort_centred", "sorted_group_sums", "use_sorted_path",
            "normalise", "Scale"]

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import (Labels, align_labels, as_data, as_labels, check_unique_columns,
-                          numeric_columns, short_list)
+    numeric_columns, short_list)
 
 __all__ = ["grouped_data", "GroupedData", "select_frame", "select_columns", "match_columns"]
 

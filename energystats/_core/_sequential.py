@@ -343,7 +343,7 @@ def exceeds(values, observed, tol, key=None):
     """The resamples that count against the observed statistic, as the package's p-value
     rule counts them: value ≥ observed − tol, a NaN value counting too (compared as
     ``key(value) ≥ key(observed) − tol`` with a ``key``, see
-    :func:`energystats._permutation.pvalue_from_null`).  An observed statistic that is not
+    :func:`energystats._core._permutation.pvalue_from_null`).  An observed statistic that is not
     finite has no p-value: every resample counts, so that a rule stops at once (its p-value
     is NaN and its decision None, :func:`final_pvalue`)."""
     values = np.asarray(values, dtype=np.float64)
