@@ -23,7 +23,7 @@ from ._core._metrics import resolve_metric
 from ._core._frames import select_frame
 from ._core._validation import (align_labels, as_data, check_int, is_int, as_labels,
     as_square_matrix, check_n_threads, check_rng, seeded_rng, short_list, warn)
-from .decomposition import DispersionResult, dispersion_from_sums
+from ._core._grouped import DispersionResult, dispersion_from_sums
 
 __all__ = ["EnergyClustering", "EnergyClusteringResult", "energy_clustering", "clustering_accuracy",
            "ColumnScaleWarning"]

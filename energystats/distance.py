@@ -12,6 +12,7 @@ from ._core import _engine, _dask
 from ._core._metrics import resolve_metric
 from ._core._validation import as_data, as_square_matrix, check_n_threads, short_list
 from ._core._frames import grouped_data, match_columns, select_frame
+from ._core._rounding import nonnegative
 
 __all__ = ["pairwise", "gram_matrix", "energy_distance", "is_negative_type"]
 
@@ -322,17 +323,6 @@ def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, 
                          f"over distinct pairs); got {n} and {m}.")
     M, scale = _dask.lazy_group_sums(data, codes, 2, met, nt)
     return _dask.finish(_energy_from_sums, M, scale, int(n), int(m), estimator, compute=compute)
-
-
-def nonnegative(E, size):
-    """E of a semimetric of negative type is >= 0: a value within rounding of 0 is reported as 0.
-
-    ``size`` is the sum of the magnitudes of the terms that were combined; a
-    negative value larger than rounding (impossible for negative type) is
-    returned as it is, so a bug would show.
-    """
-    tol = 64 * np.finfo(np.float64).eps * np.abs(size)
-    return np.where((E < 0) & (E >= -tol), 0.0, E)
 
 
 def is_negative_type(D, *, rtol=1e-10):

@@ -17,7 +17,7 @@ from . import _cluster_engine as _ce
 from ._core import _engine, _memory, _sequential
 from ._lib import _hartigan
 from .clustering import _clustering_iv, _fit
-from .decomposition import DispersionResult, dispersion_from_sums
+from ._core._grouped import DispersionResult, dispersion_from_sums
 from ._core._permutation import pvalue_from_null, pvalue_se, sum_error
 from ._core._progress import progress_bar
 from ._core._frames import select_frame
@@ -202,7 +202,7 @@ def _stat(disp):
 def _tolerance(disp):
     """Rounding error of S/T: the engines' allowed error of each group-pair sum
     (:func:`energystats._core._permutation.sum_error`) through S, doubled for T's own."""
-    from .homogeneity import _DiscoStatistic, _Layout
+    from ._core._grouped import _DiscoStatistic, _Layout
 
     k = len(disp.sizes)
     sizes = np.asarray(disp.sizes, dtype=np.float64)

@@ -159,7 +159,7 @@ def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0, key=None)
     ``key``: an increasing function of the statistic in which the values are compared
     (and ``tol`` is given), for a statistic whose rounding error cannot be bounded by a
     multiple of the summed terms, e.g. DISCO's ratio F, whose denominator W can be 0:
-    F is compared as S / (S + W) (see :meth:`energystats.homogeneity._DiscoStatistic.key`),
+    F is compared as S / (S + W) (see :meth:`energystats._core._grouped._DiscoStatistic.key`),
     so F = inf (W = 0 < S) is the largest value, not a statistic without a p-value.
 
     A statistic that is not finite has no p-value: NaN, with a

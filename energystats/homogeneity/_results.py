@@ -1,0 +1,249 @@
+"""Results of homogeneity's tests: :class:`EnergyTestResult` and :class:`DiscoResult`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import numpy as np
+import pandas as pd
+
+from .._core import _sequential
+from .._core._validation import short_list
+
+__all__ = ['EnergyTestResult', 'DiscoResult']
+
+
+# -- results -----------------------------------------------------------------
+
+def _fmt_p(p):
+    return "None" if p is None else f"{p:.4g}"
+
+
+def _fmt_se(se):
+    return "" if se is None or not np.all(np.asarray(se) > 0) else f" (MC s.e. {np.max(se):.2g})"
+
+
+def _fmt_seed(seed):
+    return "" if seed is None else f", seed={seed}"
+
+
+@dataclass(frozen=True)
+class EnergyTestResult:
+    r"""Result of :func:`energy_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        :math:`\sum_{i<j} \frac{n_i n_j}{n_i + n_j} E(C_i, C_j)` (R ``energy``'s
+        ``eqdist.etest`` statistic; V-statistics, no square root).
+    pvalue : float or None
+        Permutation p-value (or, with ``pvalue_method='asymptotic'``, the
+        gamma approximation's); ``None`` when ``n_resamples=0``.
+    null_distribution : ndarray, shape (n_resamples,)
+        The statistic on each relabelling (all of them when ``exact``; none
+        with 'asymptotic').
+    n_resamples : int
+        Number of relabellings in ``null_distribution``.
+    exact : bool
+        True when every distinct relabelling was enumerated (exact p-value).
+    sizes : ndarray of int, shape (k,)
+    groups : list
+        Group names, in the order of ``sizes``.
+    energy_distances : ndarray, shape (k, k)
+        The pairwise energy distances :math:`E(C_i, C_j)` of the observed groups.
+    engine : str
+        How the relabellings were evaluated: 'sorted' (1-D, O(n·k) each),
+        'matrix' (n×n matrix and BLAS batches), 'tiled' (the matrix
+        recomputed in tiles for every batch), 'blocked' (recomputed in row
+        blocks), 'streamed' (one streamed reduction per relabelling) or
+        'dask' (tiles as Dask tasks).
+    pvalue_se : float or None
+        Monte Carlo standard error of ``pvalue``,
+        :math:`\sqrt{p(1-p)/R}`; 0 for an exact p-value.
+    seed : int or None
+        Seed of the random relabellings: the one given as ``rng``, or the one
+        drawn when ``rng=None`` (pass it back as ``rng=`` to repeat the run).
+        None when ``rng`` was a Generator or no relabelling was drawn.
+    columns : list or None
+        The DataFrame columns used as data (None for array input).
+    strata : list or None
+        The strata within which the rows were relabelled (their names), or
+        None; with strata the statistic is summed over strata (see Notes of
+        :func:`energy_test`).
+    strata_name : str or None
+        The strata column, when given by name.
+    pvalue_method : str
+        'full', 'sequential', 'decision' or 'asymptotic' (see
+        :func:`energy_test`); with 'sequential' and 'decision'
+        ``n_resamples`` counts the relabellings used before the stop, and
+        ``pvalue_se`` is None except for 'full'.
+    decision : str or None
+        With ``pvalue_method='decision'``: 'p <= alpha', 'p > alpha', or None
+        when ``n_resamples`` relabellings did not settle it.
+    """
+
+    statistic: float
+    pvalue: float | None
+    null_distribution: np.ndarray = field(repr=False)
+    n_resamples: int
+    exact: bool
+    sizes: np.ndarray
+    groups: list
+    energy_distances: np.ndarray = field(repr=False)
+    engine: str = "matrix"
+    pvalue_se: float | None = None
+    seed: int | None = None
+    columns: list | None = None
+    strata: list | None = None
+    strata_name: str | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
+
+    def __repr__(self):
+        st = "" if self.strata is None else f", strata={len(self.strata)}"
+        seq = "" if self.pvalue_method == "full" else f", pvalue_method={self.pvalue_method!r}"
+        if self.pvalue_method == "decision":
+            seq += f", decision={self.decision!r}"
+        return (f"EnergyTestResult(statistic={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}"
+                f"{_fmt_se(self.pvalue_se)}, n_resamples={self.n_resamples}, exact={self.exact}, "
+                f"sizes={list(map(int, self.sizes))}, groups={short_list(self.groups)}{st}"
+                f"{_fmt_seed(self.seed)}{seq})")
+
+    def to_frame(self):
+        """The k×k energy distances :math:`E(C_i, C_j)` as a labelled DataFrame."""
+        idx = pd.Index(self.groups, name="group")
+        return pd.DataFrame(self.energy_distances, index=idx, columns=idx.rename(None))
+
+
+@dataclass(frozen=True)
+class DiscoResult:
+    r"""Result of :func:`disco`: a distance-components (ANOVA-like) table.
+
+    With one factor the fields are scalars; with several factors (``by`` a
+    list) ``statistic``, ``pvalue``, ``between`` and ``df_between`` hold one
+    entry per factor, in the order of ``factors``.
+
+    Attributes
+    ----------
+    statistic : float or ndarray
+        The DISCO ratio :math:`F = \frac{S/(k-1)}{W/(n-k)}` of each factor.
+    pvalue : float, ndarray or None
+        Permutation p-value of ``F``; ``None`` when ``n_resamples=0``.
+    between : float or ndarray
+        Between-group component :math:`S` of each factor.
+    within : float
+        Within component: :math:`W` for one factor; :math:`T - \sum_f S_f`
+        with several factors (R ``energy``'s convention).
+    total : float
+        Total dispersion :math:`T = \frac{n}{2} g(X, X)`.
+    df_between : int or ndarray
+        :math:`k_f - 1` per factor.
+    df_within : int
+        :math:`n - 1 - \sum_f (k_f - 1)`.
+    df_total : int
+        :math:`n - 1`.
+    factors : list
+        Factor names (``['Between']`` for a single unnamed factor).
+    null_distribution : ndarray, shape (n_resamples,) or (n_resamples, n_factors)
+        With several factors and 'sequential' or 'decision', each factor's
+        column holds its own relabellings and then NaN (its rule stopped).
+    n_resamples : int or ndarray
+        Relabellings used; one per factor (int ndarray) with several factors
+        and 'sequential' or 'decision'.
+    exact : bool
+    sizes : list of ndarray
+        Group sizes of each factor.
+    groups : list of list
+        Group names of each factor.
+    engine : str
+    pvalue_se : float, ndarray or None
+        Monte Carlo standard error of ``pvalue`` (0 when exact).
+    seed : int or None
+        Seed of the random relabellings (see :class:`EnergyTestResult`).
+    columns : list or None
+        The DataFrame columns used as data (None for array input).
+    test : str
+        What each p-value tests: 'one-way' (one factor), 'stratified' (one
+        factor, relabelled within strata), 'conditional' (several factors,
+        each relabelled within the cells of the others, the default) or
+        'marginal' (several factors, each as if alone: R ``energy``'s table).
+    strata : list or None
+        Names of the strata (``strata=``), or None.
+    strata_name : str or None
+        The strata column, when given by name.
+    pvalue_method : str
+        'full', 'sequential' or 'decision' (see :func:`disco`); with the last
+        two ``n_resamples`` counts the relabellings used and ``pvalue_se`` is
+        None.
+    decision : str, list or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled);
+        a list of them, one per factor, with several factors.
+    """
+
+    statistic: float | np.ndarray
+    pvalue: float | np.ndarray | None
+    between: float | np.ndarray
+    within: float
+    total: float
+    df_between: int | np.ndarray
+    df_within: int
+    df_total: int
+    factors: list
+    null_distribution: np.ndarray = field(repr=False)
+    n_resamples: int = 0
+    exact: bool = False
+    sizes: list = field(default_factory=list, repr=False)
+    groups: list = field(default_factory=list, repr=False)
+    engine: str = "matrix"
+    pvalue_se: float | np.ndarray | None = None
+    seed: int | None = None
+    columns: list | None = None
+    test: str = "one-way"
+    strata: list | None = None
+    strata_name: str | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
+
+    def to_frame(self):
+        """ANOVA-style table: one row per factor, then Within and Total;
+        columns ``df``, ``dispersion``, ``F``, ``pvalue`` and ``pvalue_se``."""
+        S = np.atleast_1d(self.between).astype(float)
+        F = np.atleast_1d(self.statistic).astype(float)
+        dfb = np.atleast_1d(self.df_between).astype(int)
+        if self.pvalue is None:
+            p = se = np.full(S.size, np.nan)
+        else:
+            p = np.atleast_1d(self.pvalue).astype(float)
+            se = np.atleast_1d(self.pvalue_se).astype(float) * np.ones(S.size)
+        nan = [np.nan, np.nan]
+        return pd.DataFrame(
+            {"df": list(dfb) + [self.df_within, self.df_total],
+             "dispersion": list(S) + [self.within, self.total],
+             "F": list(F) + nan,
+             "pvalue": list(p) + nan,
+             "pvalue_se": list(se) + nan},
+            index=pd.Index(list(self.factors) + ["Within", "Total"], name="component"),
+        )
+
+    def __repr__(self):
+        counts = np.atleast_1d(self.n_resamples)  # one per factor when they stopped one by one
+        used = _sequential.used_text(counts)
+        how = ("no permutations" if not counts.any() else
+               f"exact, {used} relabellings" if self.exact else
+               f"{used} random relabellings" + (" (per factor)" if counts.size > 1 else ""))
+        if self.seed is not None and counts.any() and not self.exact:
+            how += f", seed {self.seed}"
+        if self.pvalue_method == "sequential":
+            how += ", stopped sequentially (Besag & Clifford)"
+        elif self.pvalue_method == "decision":
+            how += (f", decision: {self.decision}" if isinstance(self.decision, (str, type(None))) else
+                    ", decisions: " + "; ".join(map(str, self.decision)))
+        what = {"one-way": "",
+                "stratified": "\nthe factor's groups compared within each stratum (relabelled within strata)",
+                "conditional": "\neach factor tested given the others (relabelled within the cells of "
+                               "the other factors); the rows are not additive",
+                "marginal": "\neach factor tested alone (marginal tests, as R energy's disco)"}[self.test]
+        if self.strata is not None:
+            nm = f" of {self.strata_name!r}" if self.strata_name is not None else ""
+            what += f"\nrelabelled within {len(self.strata)} strata{nm}"
+        table = self.to_frame().to_string(float_format=lambda v: f"{v:.6g}", na_rep="")
+        return f"DISCO (distance components; F test, {how}){what}\n{table}"

@@ -1,0 +1,125 @@
+"""The W/S/T dispersion decomposition of grouped data (:func:`dispersion`).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .._core import _dask, _engine
+from .._core._frames import grouped_data
+from .._core._grouped import DispersionResult, dispersion_from_sums, rescale
+from .._core._metrics import resolve_metric
+from .._core._validation import as_square_matrix, check_n_threads
+from ._dask import _dispersion_dask
+
+__all__ = ["dispersion", "DispersionResult", "dispersion_from_sums"]
+
+
+def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_only=False,
+               metric="energy", exponent=1.0, sigma=1.0, method="auto", n_threads=None, backend=None,
+               compute=True):
+    r"""Energy dispersion of a partition: W (within), S (between), T (total), F.
+
+    Parameters
+    ----------
+    X : array_like or DataFrame, shape (n_samples, n_features)
+        Data; with ``metric='precomputed'`` an n×n semimetric matrix.
+    labels : array_like of shape (n_samples,), optional
+        Group of each row: ints, strings, a Categorical or a Series.  A
+        Series is aligned with an indexed ``X`` by its index (a mismatch is
+        an error); arrays and lists are taken by position.
+    by : str or list of str, optional
+        With a DataFrame ``X``: the grouping column(s) instead of ``labels``.
+    columns : list, optional
+        With a DataFrame ``X``: the columns used (default: every column but
+        ``by``).
+    dropna : bool, default False
+        With a DataFrame ``X``: drop rows with missing values in the used
+        columns or the grouping instead of raising an error.
+    numeric_only : bool, default False
+        With a DataFrame ``X`` and ``columns=None``: leave wholly non-numeric
+        columns out instead of raising an error that names them (the result's
+        ``columns`` records what was used).
+    metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
+        The semimetric rho (as in :func:`energystats.pairwise`).
+    exponent, sigma, n_threads
+        As in :func:`energystats.pairwise`.
+    method : {'auto', 'sorted', 'pairwise'}, default 'auto'
+        'auto' uses the O(n log n) sorted formulas for 1-D data with
+        ``metric='energy', exponent=1`` (docs: guide, "One-dimensional data").
+    backend : {None, 'threads', 'dask'}, default None
+        Where the pair sums are computed: this process's threads, or a Dask
+        graph of tile tasks (on the current ``distributed.Client``, else Dask's
+        local scheduler).  None: 'dask' when the data are a Dask collection,
+        else 'threads'.  Same numbers either way (see the guide page "Scaling
+        out"); needs the ``dask`` extra.
+    compute : bool, default True
+        With the Dask backend, ``False`` returns a
+        :class:`dask.delayed.Delayed` of the result instead of computing it.
+
+    Returns
+    -------
+    DispersionResult
+        Fields ``W``, ``S``, ``T``, ``F``, ``sizes``, ``groups``, ``g``;
+        ``.to_frame()`` gives the table.
+
+    Notes
+    -----
+    With :math:`g(C_i, C_j) = \frac{1}{n_i n_j}\sum_{x\in C_i}\sum_{y\in C_j}\rho(x,y)`
+    (V-statistics; no square root is taken),
+
+    .. math::
+
+        W = \sum_j \frac{n_j}{2} g(C_j, C_j), \quad
+        S = \sum_{i<j} \frac{n_i n_j}{2n}\,[2g(C_i,C_j) - g(C_i,C_i) - g(C_j,C_j)], \quad
+        T = \frac{n}{2} g(X, X),
+
+    and :math:`W + S = T` for every partition.  ``S`` is computed from its own
+    formula, not as ``T - W``.  Groups of one point are allowed (their
+    :math:`g(C, C) = 0`).  This matches the between/within decomposition of R
+    ``energy::disco``.  The k×k sums are streamed: no n×n matrix is formed
+    for built-in metrics.
+
+    References
+    ----------
+    .. [1] Rizzo, M. L. and Székely, G. J. (2010). DISCO analysis: A
+       nonparametric extension of analysis of variance. Ann. Appl. Stat. 4(2).
+    .. [2] França, G., Rizzo, M. L. and Vogelstein, J. T. (2021). Kernel
+       k-Groups via Hartigan's Method. eqs. 4–5.
+
+    Examples
+    --------
+    >>> import energystats as es
+    >>> res = es.dispersion([0.0, 1.0, 5.0, 6.0], ["a", "a", "b", "b"])
+    >>> res
+    DispersionResult(W=1, S=4.5, T=5.5, F=9, sizes=[2, 2], groups=['a', 'b'])
+    >>> res.W + res.S == res.T
+    True
+    """
+    met = resolve_metric(metric, exponent, sigma)
+    if _dask.use_dask(backend, compute, (X, labels)):
+        return _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads,
+                                compute)
+    nt = check_n_threads(n_threads)
+    data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only)
+    Xa = data.X
+    if met.kind == "precomputed":
+        Xa = as_square_matrix(Xa, "X")
+    sorted_path = met.kind != "precomputed" and _engine.use_sorted_path(Xa, met, method)
+    M, scale = _engine.group_sum_matrix(Xa, data.labels.codes, data.labels.k, met, nt,
+                                        sorted_path=sorted_path, working_units=True)
+    res = dispersion_from_sums(M, data.labels.sizes, data.labels.groups)
+    _warn_undefined_f(res)
+    return replace(rescale(res, scale), columns=data.columns)
+
+
+def _warn_undefined_f(res):
+    """F needs k ≥ 2 groups and n > k points (W, S and T are defined regardless): say so
+    instead of a silent NaN, as SciPy warns for its degenerate inputs."""
+    from .._core._permutation import DegenerateStatisticWarning
+    from .._core._validation import warn
+
+    n, k = res.n_samples, res.k
+    if k < 2 or n <= k:
+        why = f"{k} group" if k < 2 else f"n = k = {n} (every group a single point)"
+        warn(f"`dispersion`: F is NaN: it needs at least 2 groups and more points than groups; "
+             f"got {why}. W, S and T are given.", DegenerateStatisticWarning)
