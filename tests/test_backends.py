@@ -13,7 +13,7 @@ import pytest
 
 import energystats as es
 from energystats._core import _dask
-from energystats import dependence
+from energystats.dependence import matrix, mutual, partial
 from energystats._core._metrics import resolve_metric
 
 from .reference import ref_group_sums
@@ -451,7 +451,7 @@ class TestDependence:
                                               memory_budget=budget)
         assert 0.02 < np.sort(want.pvalues.to_numpy()[np.triu_indices(7, 1)])[3] < 0.98
         for pairs in (4, 1):  # tasks of 2 × 2 and of 1 × 1 columns: blocks unlike threads'
-            monkeypatch.setattr(dependence, "PAIRS_TASK_WORK", 199 * 150 * 150 / 2 * pairs)
+            monkeypatch.setattr(matrix, "PAIRS_TASK_WORK", 199 * 150 * 150 / 2 * pairs)
             got = es.distance_correlation_matrix(df, pvalue="permutation", n_resamples=199, rng=5,
                                                  memory_budget=budget, backend="dask")
             # the same permutations, the same kernel: the same bits, whatever the blocks
@@ -506,12 +506,12 @@ class TestDependence:
                                                               backend="dask"),
                          es.partial_distance_correlation_test(x, y, z, n_resamples=n_resamples, rng=2))
         # batches of 16 permutations: the same draws, the same values
-        old = dependence.PARTIAL_TASK_WORK
-        dependence.PARTIAL_TASK_WORK = 16 * 240 * 240 / 2
+        old = partial.PARTIAL_TASK_WORK
+        partial.PARTIAL_TASK_WORK = 16 * 240 * 240 / 2
         try:
             small = es.partial_distance_correlation_test(x, y, z, n_resamples=199, rng=7, backend="dask")
         finally:
-            dependence.PARTIAL_TASK_WORK = old
+            partial.PARTIAL_TASK_WORK = old
         assert _same(small, want)
         with pytest.warns(UserWarning, match="projection on the complement of z is 0"):
             deg = es.partial_distance_correlation_test(x, y, x, n_resamples=49, rng=1, backend="dask")
@@ -546,12 +546,12 @@ class TestDependence:
         named = es.mutual_independence_test("u", ["v", "w"], data=df, n_resamples=49, rng=3, backend="dask")
         assert _same(named, es.mutual_independence_test("u", ["v", "w"], data=df, n_resamples=49, rng=3))
         assert named.names == ["u", "v+w"]
-        old = dependence.MUTUAL_TASK_WORK
-        dependence.MUTUAL_TASK_WORK = 7 * 3 * 120 * 120  # 7 replicates a task
+        old = mutual.MUTUAL_TASK_WORK
+        mutual.MUTUAL_TASK_WORK = 7 * 3 * 120 * 120  # 7 replicates a task
         try:
             batched = es.mutual_independence_test(a, b, c, n_resamples=199, rng=1, backend="dask")
         finally:
-            dependence.MUTUAL_TASK_WORK = old
+            mutual.MUTUAL_TASK_WORK = old
         assert np.array_equal(batched.null_distribution, want.null_distribution)
         assert _same(es.mutual_independence_test(a, b, c, n_resamples=0, backend="dask"),
                      es.mutual_independence_test(a, b, c, n_resamples=0))

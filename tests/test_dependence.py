@@ -697,15 +697,16 @@ class TestStreamedPermutations:
     def test_rows_split_over_calls(self, monkeypatch):
         # a small CALL_WORK splits every batch's rows over many calls (Ctrl-C between them):
         # the same bits as one call per batch
-        from energystats import dependence, _lib
+        from energystats._lib import _dependence
+        from energystats.dependence import _products
 
         rng = np.random.default_rng(8)
         x, y = rng.normal(size=(41, 3)), rng.normal(size=(41, 2))
         whole = es.independence_test(x, y, n_resamples=19, rng=4, memory_budget=100)
         calls = []
-        kernel = _lib._dependence.streamed_permuted_products
-        monkeypatch.setattr(dependence, "CALL_WORK", 2000.0)
-        monkeypatch.setattr(_lib._dependence, "streamed_permuted_products",
+        kernel = _dependence.streamed_permuted_products
+        monkeypatch.setattr(_products, "CALL_WORK", 2000.0)
+        monkeypatch.setattr(_dependence, "streamed_permuted_products",
                             lambda *a: calls.append(a[11:13]) or kernel(*a))
         split = es.independence_test(x, y, n_resamples=19, rng=4, memory_budget=100)
         assert len(calls) > 19 and all(i1 > i0 for i0, i1 in calls)
@@ -773,17 +774,18 @@ class TestStreamedPermutations:
     def test_tiled_products_in_the_test(self, monkeypatch):
         # n and the batch large enough for the tiled kernel: it is used, and the null
         # distribution is that of the row-by-row kernel, bit for bit
-        from energystats import dependence, _lib
+        from energystats._lib import _dependence
+        from energystats.dependence import _products
 
         rng = np.random.default_rng(14)
         x, y = rng.normal(size=(700, 2)), rng.normal(size=(700, 1))
         calls = []
-        tiled = _lib._dependence.permuted_products_tiled
-        monkeypatch.setattr(_lib._dependence, "permuted_products_tiled",
+        tiled = _dependence.permuted_products_tiled
+        monkeypatch.setattr(_dependence, "permuted_products_tiled",
                             lambda *a: calls.append(a[2].shape[0]) or tiled(*a))
         res = es.independence_test(x, y, n_resamples=300, rng=5)
         assert calls == [300]
-        monkeypatch.setattr(dependence._MatrixProducts, "TILED_MIN_N", 10**9)
+        monkeypatch.setattr(_products._MatrixProducts, "TILED_MIN_N", 10**9)
         row = es.independence_test(x, y, n_resamples=300, rng=5)
         assert calls == [300]
         np.testing.assert_array_equal(res.null_distribution, row.null_distribution)

@@ -14,7 +14,7 @@ from scipy import stats
 from _common import args, machine, plt, rst_table, save, write_inc  # noqa: I001 (sets sys.path)
 
 import energystats as es  # noqa: E402
-from energystats.dependence import _adjust  # noqa: E402  (the same BH as the function)
+from energystats.dependence.matrix import _adjust  # noqa: E402  (the same BH as the function)
 
 
 def main():

@@ -1,0 +1,34 @@
+"""Dependence: distance covariance and correlation (Székely, Rizzo and Bakirov 2007) and their tests.
+
+* :mod:`.statistics` — :func:`distance_stats`, :func:`distance_covariance`,
+  :func:`distance_correlation` and their squares;
+* :mod:`.independence` — :func:`independence_test`, :func:`distance_correlation_ttest`;
+* :mod:`.partial` — partial distance covariance and correlation and their test;
+* :mod:`.mutual` — :func:`mutual_independence_test`;
+* :mod:`.matrix` — :func:`distance_correlation_matrix`;
+* private: ``_input``, ``_result``, ``_centring`` (with the public :func:`u_center`,
+  :func:`d_center`, :func:`u_product`), ``_products`` (permutation engines), ``_dask``.
+
+The pair sums themselves are below the concepts, in :mod:`energystats._core._pair_sums`.
+"""
+from __future__ import annotations
+
+from ._centring import d_center, u_center, u_product
+from ._result import DistanceStatsResult
+from .independence import (DistanceCorrelationTTestResult, IndependenceTestResult,
+                           distance_correlation_ttest, independence_test)
+from .matrix import DistanceCorrelationMatrixResult, distance_correlation_matrix
+from .mutual import MutualIndependenceTestResult, mutual_independence_test
+from .partial import (PartialDistanceTestResult, partial_distance_correlation,
+                      partial_distance_correlation_test, partial_distance_covariance)
+from .statistics import (distance_correlation, distance_correlation_sqr, distance_covariance,
+                         distance_covariance_sqr, distance_stats)
+
+__all__ = ["distance_covariance", "distance_correlation", "distance_covariance_sqr",
+           "distance_correlation_sqr", "distance_stats", "DistanceStatsResult",
+           "independence_test", "IndependenceTestResult", "distance_correlation_ttest",
+           "DistanceCorrelationTTestResult", "u_center", "d_center", "u_product",
+           "partial_distance_covariance", "partial_distance_correlation",
+           "partial_distance_correlation_test", "PartialDistanceTestResult",
+           "mutual_independence_test", "MutualIndependenceTestResult",
+           "distance_correlation_matrix", "DistanceCorrelationMatrixResult"]

@@ -1,0 +1,413 @@
+"""Tests of independence: the distance covariance permutation test
+(:func:`independence_test`) and the t-test of distance correlation
+(:func:`distance_correlation_ttest`).
+"""
+from __future__ import annotations
+
+import math
+
+from dataclasses import dataclass, field
+import numpy as np
+import pandas as pd
+
+from . import _dask as _dep_dask
+from .._core import _asymptotic, _dask, _dask_pair_sums, _sequential
+from .._core._metrics import resolve_metric
+from .._core._validation import as_square_matrix, check_n_threads
+from ._input import _pair, _strata_labels
+from ._products import _permutation_budget, _permutation_plan, _permutation_pvalue, _products
+from ._result import DistanceStatsResult, _check_constant, _finish
+from .statistics import _stats
+
+__all__ = ['independence_test', 'IndependenceTestResult', 'distance_correlation_ttest', 'DistanceCorrelationTTestResult']
+
+
+# -- permutation test of independence ---------------------------------------------
+
+@dataclass(frozen=True)
+class IndependenceTestResult:
+    r"""Result of :func:`independence_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        :math:`n\mathcal{V}^2_n(x, y)` (``statistic_name='dcov'``, R
+        ``dcov.test``), :math:`\mathcal{R}^2_n(x, y)` (``'dcor'``, R
+        ``dcor.test``) or, for the χ² test, :math:`nR^*_n` with :math:`R^*_n`
+        the bias-corrected distance correlation (``'bcdcor'``).
+    pvalue : float or None
+        Permutation p-value; None with ``n_resamples=0``.
+    null_distribution : ndarray, shape (n_resamples,)
+        The statistic with the rows of ``y`` permuted.
+    statistic_name : str
+    n_resamples : int
+    exact : bool
+        True when all n! permutations were enumerated.
+    estimates : DistanceStatsResult
+        dCov, dCor and the distance variances (V and U) of the data.
+    pvalue_se : float or None
+        Monte Carlo standard error of ``pvalue`` (0 when exact).
+    seed : int or None
+    columns_x, columns_y : list or None
+    strata : list or None
+        Strata within which ``y`` was permuted.
+    pvalue_method : str
+        'full', 'sequential', 'decision' or 'asymptotic' (the χ² test, no
+        permutations); with 'sequential' and 'decision' ``n_resamples``
+        counts the permutations used before the stop, and ``pvalue_se`` is
+        None except for 'full'.
+    decision : str or None
+        With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
+    """
+
+    statistic: float
+    pvalue: float | None
+    null_distribution: np.ndarray = field(repr=False)
+    statistic_name: str
+    n_resamples: int
+    exact: bool
+    estimates: DistanceStatsResult = field(repr=False)
+    pvalue_se: float | None = None
+    seed: int | None = None
+    columns_x: list | None = None
+    columns_y: list | None = None
+    strata: list | None = None
+    pvalue_method: str = "full"
+    decision: str | None = None
+
+    def to_frame(self):
+        """One row: statistic, p-value and its Monte Carlo error, dCov, dCor (V and U), n."""
+        e = self.estimates
+        return pd.DataFrame(
+            {"statistic": [self.statistic], "pvalue": [self.pvalue], "pvalue_se": [self.pvalue_se],
+             "n_resamples": [self.n_resamples], "dcov": [e.dcov], "dcor": [e.dcor],
+             "dcov_u": [e.dcov_u], "dcor_u": [e.dcor_u], "n_samples": [e.n_samples]},
+            index=pd.Index([f"independence ({self.statistic_name})"], name="test"))
+
+    def __repr__(self):
+        p = "None" if self.pvalue is None else f"{self.pvalue:.4g}"
+        seq = "" if self.pvalue_method == "full" else f", pvalue_method={self.pvalue_method!r}"
+        if self.pvalue_method == "decision":
+            seq += f", decision={self.decision!r}"
+        return (f"IndependenceTestResult(statistic={self.statistic:.6g}, pvalue={p}, "
+                f"statistic_name={self.statistic_name!r}, n_resamples={self.n_resamples}, "
+                f"exact={self.exact}, dcor={self.estimates.dcor:.6g}{seq})")
+
+
+def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, exponent=1.0,
+                      metric="energy", sigma=1.0, rng=None, exact=None, strata=None,
+                      memory_budget=2**30, n_threads=None, backend=None, compute=True,
+                      pvalue_method="full", sequential_h=10, alpha=0.05):
+    r"""Permutation test of independence of x and y by distance covariance.
+
+    Parameters
+    ----------
+    x, y, data, exponent, metric, sigma, n_threads
+        As in :func:`distance_stats`.
+    statistic : {'dcov', 'dcor', 'bcdcor'}, optional
+        :math:`n\mathcal{V}^2_n` (R ``dcov.test``, the default of the
+        permutation p-values) or :math:`\mathcal{R}^2_n` (R ``dcor.test``);
+        the two give the same p-value (the distance variances do not change
+        under permutation).  'bcdcor', :math:`nR^*_n` with :math:`R^*_n` the
+        bias-corrected distance correlation, is the statistic of
+        ``pvalue_method='asymptotic'`` (and its default), and of it only.
+    n_resamples : int, default 999
+        Random permutations R of the rows of ``y``; 0 gives the estimates only.
+    rng : None, int or numpy.random.Generator
+        Source of the permutations (seed recorded in the result); the Dask
+        backend copies a Generator into its graph and does not advance it.
+    exact : bool or None
+        None: enumerate all n! permutations when there are at most
+        ``n_resamples`` of them; True: always (n ≤ 9); False: never.
+    strata : array_like of shape (n,), optional
+        Permute ``y`` only within strata (blocked designs).  A Series is
+        aligned with DataFrame/Series ``x`` and ``y`` by index (as in
+        :func:`energystats.energy_test`); arrays and lists are positional.
+    memory_budget : float, default 1 GiB
+        Bytes the two double-centred n×n matrices may take (16 n²; lowered
+        to 80 % of the memory available).  Beyond it (n above about 8 000 by
+        default) each permutation recomputes the distances from the data —
+        no n×n matrix, R n² (d_x + d_y) work.
+    n_threads : int, optional
+        Threads of the compiled kernels (with the Dask backend: per task, default 1).
+    backend : {None, 'threads', 'dask'}, default None
+        'dask': the statistic's passes and each batch of permutations as Dask
+        tasks (each holds x, y and the batch), with the streamed kernel; the
+        permutations are drawn from ``rng`` as on threads, so the p-value
+        and the null distribution are those of the threads backend's
+        streamed kernel, bit for bit.  None: 'dask' for Dask input.
+    compute : bool, default True
+        With the Dask backend, ``False`` returns a
+        :class:`dask.delayed.Delayed` of the result.
+    pvalue_method : {'full', 'sequential', 'decision', 'asymptotic'}, default 'full'
+    sequential_h : int, default 10
+    alpha : float, default 0.05
+        Stop permuting early: as in :func:`energystats.energy_test` (Besag &
+        Clifford's sequential p-value, or Gandy's decision whether p ≤
+        ``alpha``); random permutations only, not on the Dask backend.
+        'asymptotic': no permutations, the χ² test of distance correlation
+        (see Notes); opt-in, its level measured (the validity table is on
+        the guide's testing page), not with ``strata`` or ``exact=True``;
+        available on the Dask backend.
+
+    Returns
+    -------
+    IndependenceTestResult
+
+    Notes
+    -----
+    The null hypothesis is that x and y are independent (with ``strata``:
+    independent within every stratum, the rows exchangeable within strata).
+    The p-value is :math:`(1 + \#\{T^* \ge T\}) / (R + 1)` over R
+    permutations, as in the package's other tests, with exact ties counted
+    (the allowance is the rounding error of :math:`\sum A_{ij}B_{ij}`, 64 eps
+    times :math:`\sqrt{\sum A^2 \sum B^2}`).  R's ``dcov.test`` counts
+    strictly greater values in the same rule.  The test is consistent
+    against every alternative with finite first moments (0 < exponent < 2).
+    The double-centred n×n matrices of x and y are held in memory (16 n²
+    bytes, within ``memory_budget``), and each permutation costs one compiled
+    pass over the upper triangle, four permutations sharing each row of x's
+    matrix; for n ≥ 640 a batch's (row, permutation) pairs are grouped by
+    the block of y's rows they read, so that each block is fetched from
+    memory once for many permutations.  Larger n is streamed (see
+    ``memory_budget``).  Either way a permutation's sum is formed by one
+    thread in a fixed order: the same null distribution for any number of
+    threads and any batching.
+
+    The χ² test (``pvalue_method='asymptotic'``, Shen, Panda and Vogelstein
+    2022): under independence :math:`nR^*_n` converges to a weighted sum
+    :math:`\sum_k w_k (Z_k^2 - 1)`, :math:`\sum_k w_k = 1`, whose upper tail
+    the centred :math:`\chi^2_1 - 1` dominates, so
+    :math:`p = P(\chi^2_1 \ge nR^*_n + 1)` (conservative when the weights
+    are spread, as for multivariate data; about exact for one-dimensional
+    Gaussian data).  It costs one pass over the pairs (O(n log n) for 1-D
+    data with exponent 1) instead of R + 1.  The p-value equals hyppo's
+    ``Dcorr().test(x, y, auto=True)`` (for n > 20), whose statistic is
+    :math:`R^*_n` itself.
+
+    References
+    ----------
+    .. [1] Székely, G. J., Rizzo, M. L. and Bakirov, N. K. (2007). Measuring
+       and testing dependence by correlation of distances. Ann. Statist.
+       35(6), 2769–2794.
+    .. [2] Shen, C., Panda, S. and Vogelstein, J. T. (2022). The chi-square
+       test of distance correlation. J. Comput. Graph. Statist. 31(1),
+       254–262.
+
+    Examples
+    --------
+    >>> import numpy as np, energystats as es
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=100)
+    >>> y = x**2 + 0.5 * rng.normal(size=100)     # dependent, uncorrelated
+    >>> round(float(np.corrcoef(x, y)[0, 1]), 2)
+    0.16
+    >>> es.independence_test(x, y, rng=1).pvalue
+    0.001
+    """
+    from .._core._permutation import Strata, pvalue_se
+    from .._core._validation import check_int, seeded_rng
+
+    if statistic not in (None, "dcov", "dcor", "bcdcor"):
+        raise ValueError(f"`statistic` must be 'dcov', 'dcor' or 'bcdcor'; got {statistic!r}.")
+    if exact not in (None, True, False):
+        raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
+    if pvalue_method == _asymptotic.ASYMPTOTIC:
+        if statistic not in (None, "bcdcor"):
+            raise ValueError(f"`statistic={statistic!r}`: the χ² test (pvalue_method='asymptotic') "
+                             "is a test of the bias-corrected distance correlation; pass "
+                             "statistic='bcdcor' or leave it out.")
+        _asymptotic.check_options("independence_test", exact, strata)
+        est = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=True, backend=backend,
+                     compute=compute)
+        return _finish(est, _chi2_result, compute)
+    if statistic == "bcdcor":
+        raise ValueError("`statistic='bcdcor'` is the statistic of the χ² test; it needs "
+                         "pvalue_method='asymptotic' (its permutation null is not implemented).")
+    statistic = "dcov" if statistic is None else statistic
+    R = check_int(n_resamples, "n_resamples", 0)
+    gen, seed = seeded_rng(rng)
+    dask = _dask.use_dask(backend, compute, (x, y, strata))
+    rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, exact=exact, dask=dask,
+                                 also=(_asymptotic.ASYMPTOTIC,))
+    if dask:
+        return _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact,
+                                  strata, n_threads, memory_budget, compute)
+    est = _stats(x, y, data, exponent, metric, sigma, n_threads)
+    met = resolve_metric(metric, exponent, sigma)
+    nt = check_n_threads(n_threads)
+    index = None
+    if met.kind == "precomputed":
+        X, Y = as_square_matrix(x, "x"), as_square_matrix(y, "y")
+    else:
+        X, Y, _, _, index = _pair(x, y, data, with_index=True)
+    n = X.shape[0]
+    st = None
+    if strata is not None:
+        lab = _strata_labels(strata, index, n)
+        st = Strata(lab.codes)
+    _check_constant(est, "test of independence")
+    kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget))
+    is_exact, total, perms = _permutation_plan(n, st, R, False if rule is not None else exact, gen)
+    # report the statistic in the data's units
+    stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
+    if R == 0 and not is_exact:
+        return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est,
+                                      None, None, est.columns_x, est.columns_y,
+                                      None if st is None else list(lab.groups))
+    _, null, p = _permutation_pvalue(kernel, perms, total, is_exact, rule)
+    if statistic == "dcov":  # n V² is of degree one in each variable's rho; dCor is scale-free
+        null = sy.apply(sx.apply(null / n))
+    else:
+        null = null / math.sqrt(kernel.norms[0] * kernel.norms[1])
+    used = int(null.shape[0])
+    return IndependenceTestResult(stat_out, p, null, statistic, used, bool(is_exact), est,
+                                  None if rule is not None else pvalue_se(p, used, is_exact),
+                                  None if is_exact else seed,
+                                  est.columns_x, est.columns_y,
+                                  None if st is None else list(lab.groups),
+                                  "full" if rule is None else rule.name,
+                                  None if rule is None else rule.decision)
+
+
+def _chi2_result(est):
+    """The χ² test of distance correlation from the estimates (:mod:`energystats._core._asymptotic`)."""
+    _check_constant(est, "χ² test of independence")
+    n = est.n_samples
+    return IndependenceTestResult(n * est.dcor_u, _asymptotic.chi2_dcor_pvalue(n, est.dcor_u),
+                                  np.empty(0), "bcdcor", 0, False, est, None, None, est.columns_x,
+                                  est.columns_y, None, _asymptotic.ASYMPTOTIC, None)
+
+
+def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact, strata,
+                       n_threads, memory_budget, compute):
+    """:func:`independence_test` on the Dask backend (the streamed kernels as tasks)."""
+    from .._core._permutation import Strata
+
+    if memory_budget != 2**30:
+        raise ValueError("`memory_budget` bounds the threads backend's working memory; with "
+                         "backend='dask' each task holds x, y and a batch of permutations, so leave "
+                         "it at its default.")
+    met = resolve_metric(metric, exponent, sigma)
+    est = _stats(x, y, data, exponent, metric, sigma, n_threads, backend="dask")  # validates
+    nt = 1 if n_threads is None else check_n_threads(n_threads)
+    index = None
+    if not _dask.is_dask(x) and not _dask.is_dask(y):
+        # in memory: the threads input layer (names, indexes)
+        x, y, _, _, index = _pair(x, y, data, with_index=True)
+    X, Y = _dask.as_dask_data(x, "x"), _dask.as_dask_data(y, "y")
+    n = X.n
+    st = lab = None
+    if strata is not None:
+        if _dask.is_dask(strata):
+            strata = strata.compute()
+        lab = _strata_labels(strata, index, n)
+        st = Strata(lab.codes)
+    is_exact, total, perms = _permutation_plan(n, st, R, exact, gen)
+    VU, sx, sy, prep, terms = _dask_pair_sums.lazy_dependence_sums(X, Y, met, nt, parts=True)
+    obs = null = None
+    if is_exact or R > 0:
+        obs, null = _dep_dask.lazy_permuted_sums(prep, terms, n, X.d + Y.d, R=R, gen=gen, strata=st,
+                                                exact_perms=perms(0, total) if is_exact else None,
+                                                n_threads=nt)
+    return _dask.finish(_independence_finish, est, obs, null, VU, sx, sy, statistic, n, total,
+                           is_exact, seed, None if lab is None else list(lab.groups), compute=compute)
+
+
+def _independence_finish(est, obs, null, VU, sx, sy, statistic, n, total, is_exact, seed, strata_groups):
+    from .._core._permutation import pvalue_from_null, pvalue_se
+
+    _check_constant(est, "test of independence")
+    stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
+    if null is None:
+        return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est, None, None,
+                                      est.columns_x, est.columns_y, strata_groups)
+    V = VU[0]
+    norms = (V[1], V[2])
+    tol = 64 * np.finfo(float).eps * math.sqrt(norms[0] * norms[1])
+    p = float(pvalue_from_null(obs[0], null, is_exact, tol=tol))
+    if statistic == "dcov":
+        null = sy.apply(sx.apply(null / n))
+    else:
+        null = null / math.sqrt(norms[0] * norms[1])
+    return IndependenceTestResult(stat_out, p, null, statistic, total, bool(is_exact), est,
+                                  pvalue_se(p, total, is_exact), None if is_exact else seed,
+                                  est.columns_x, est.columns_y, strata_groups)
+
+
+@dataclass(frozen=True)
+class DistanceCorrelationTTestResult:
+    r"""Result of :func:`distance_correlation_ttest`.
+
+    Attributes
+    ----------
+    statistic : float
+        :math:`T = \sqrt{M - 1}\, R^*_n / \sqrt{1 - (R^*_n)^2}`, :math:`M = n(n-3)/2`.
+    pvalue : float
+        :math:`P(t_{M-1} \ge T)` (one-sided, as R ``dcorT.test``).
+    df : int
+        :math:`M - 1`.
+    estimate : float
+        The bias-corrected distance correlation :math:`R^*_n` (R ``bcdcor``).
+    estimates : DistanceStatsResult
+    """
+
+    statistic: float
+    pvalue: float
+    df: int
+    estimate: float
+    estimates: DistanceStatsResult = field(repr=False)
+
+    def to_frame(self):
+        """One row: statistic, df, p-value, bias-corrected dCor, n."""
+        return pd.DataFrame({"statistic": [self.statistic], "df": [self.df], "pvalue": [self.pvalue],
+                             "dcor_u": [self.estimate], "n_samples": [self.estimates.n_samples]},
+                            index=pd.Index(["dcor t-test"], name="test"))
+
+
+def distance_correlation_ttest(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+                               n_threads=None, backend=None, compute=True):
+    r"""t-test of independence by the bias-corrected distance correlation (high dimension).
+
+    Parameters as in :func:`distance_stats`.
+
+    Notes
+    -----
+    With :math:`R^*_n` the bias-corrected distance correlation and
+    :math:`M = n(n-3)/2`, :math:`T = \sqrt{M-1}\,R^*_n/\sqrt{1-(R^*_n)^2}`
+    is approximately Student t with :math:`M - 1` degrees of freedom under
+    independence when the dimensions of x and y are large (Székely and
+    Rizzo 2013); the p-value is the upper tail (R ``energy``'s
+    ``dcorT.test``).  For low-dimensional data use
+    :func:`independence_test`, whose level holds for any dimension.
+
+    References
+    ----------
+    .. [1] Székely, G. J. and Rizzo, M. L. (2013). The distance correlation
+       t-test of independence in high dimension. J. Multivariate Anal. 117,
+       193–213.
+
+    Examples
+    --------
+    >>> import energystats as es
+    >>> from energystats.datasets import load_iris
+    >>> iris = load_iris()
+    >>> res = es.distance_correlation_ttest(iris.iloc[:50, :4].to_numpy(), iris.iloc[50:100, :4].to_numpy())
+    >>> round(res.statistic, 6), res.df, round(res.pvalue, 6)
+    (-0.931319, 1174, 0.82406)
+    """
+    est = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=True, backend=backend,
+                 compute=compute)
+    return _finish(est, _ttest, compute)
+
+
+def _ttest(est):
+    from scipy import stats
+
+    _check_constant(est, "distance correlation t-test")
+    n = est.n_samples
+    M = n * (n - 3) / 2
+    r = est.dcor_u
+    T = math.sqrt(M - 1) * r / math.sqrt(1 - r * r) if abs(r) < 1 else math.copysign(math.inf, r)
+    p = float(stats.t.sf(T, M - 1))
+    return DistanceCorrelationTTestResult(float(T), p, int(M - 1), r, est)
