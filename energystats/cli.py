@@ -575,7 +575,7 @@ def _cmd_gof(args):
     import pandas as pd
 
     from . import gof_test, normality_test, poisson_test
-    from ._gof_families import ALIASES
+    from .goodness_of_fit._families import ALIASES
     from ._io import emit, split_names
 
     dist = ALIASES.get(args.dist.strip().lower(), args.dist.strip().lower())

@@ -1,4 +1,4 @@
-"""Limit distribution of the 1-D energy test of normality (``energystats._gof_limit``).
+"""Limit distribution of the 1-D energy test of normality (``energystats.goodness_of_fit._limit``).
 
 Checks, each independent of the code under test where possible:
 
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from energystats import _gof_limit as gl
+from energystats.goodness_of_fit import _limit as gl
 from energystats.datasets import load_iris
 
 SQRT_PI = math.sqrt(math.pi)

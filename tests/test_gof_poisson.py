@@ -1,4 +1,4 @@
-"""Statistics of the Poisson goodness-of-fit tests (energystats._gof_poisson).
+"""Statistics of the Poisson goodness-of-fit tests (energystats.goodness_of_fit._poisson).
 
 Reference values are from R 4.2 with the R package energy 1.7.11; the commands are given
 with each sample, and every number was printed with ``sprintf("%.17g", ...)``, e.g.
@@ -18,8 +18,8 @@ import pytest
 from scipy.special import pdtr
 from scipy.stats import poisson
 
-from energystats import _gof_poisson as gp
-from energystats._gof_poisson import poisson_statistics, poisson_support_end
+from energystats.goodness_of_fit import _poisson as gp
+from energystats.goodness_of_fit._poisson import poisson_statistics, poisson_support_end
 
 # (R command, data, (M-CvM, M-AD), E) -- R's poisson.m(x), poisson.e(x) printed with %.17g
 R_CASES = [

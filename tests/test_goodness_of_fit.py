@@ -10,8 +10,8 @@ import pytest
 from scipy import integrate, special, stats
 
 import energystats as es
-from energystats import goodness_of_fit as gof
-from energystats._gof_families import Family
+from energystats.goodness_of_fit import normality
+from energystats.goodness_of_fit._families import Family
 from energystats.datasets import load_iris
 
 
@@ -85,7 +85,7 @@ class TestStatistic:
     def test_hypergeometric_form_at_d1_is_the_closed_form(self):
         y = np.concatenate([np.linspace(0, 8, 81), [12.0, 25.0, 37.5]])
         closed = 2 * stats.norm.pdf(y) + y * special.erf(y / math.sqrt(2))
-        np.testing.assert_allclose(gof._mvn_expected_distance(y * y, 1), closed, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(normality._mvn_expected_distance(y * y, 1), closed, rtol=1e-12, atol=0)
 
     @pytest.mark.parametrize("d", [2, 3, 4, 10])
     def test_hypergeometric_form_against_quadrature(self, d):
@@ -94,11 +94,11 @@ class TestStatistic:
             w = stats.ncx2(d, r * r) if r > 0 else stats.chi2(d)
             want = integrate.quad(lambda t: math.sqrt(t) * w.pdf(t), 0, np.inf, limit=400,
                                   epsabs=0, epsrel=1e-13)[0]
-            assert gof._mvn_expected_distance(r * r, d) == pytest.approx(want, rel=1e-9)
+            assert normality._mvn_expected_distance(r * r, d) == pytest.approx(want, rel=1e-9)
 
     def test_multivariate_path_at_d1_equals_the_sorted_path(self):
         x = np.random.default_rng(1).gamma(2.0, size=(137, 1))
-        md = gof._normal_md(x, 1)[0]
+        md = normality._normal_md(x, 1)[0]
         one = es.normality_test(x[:, 0], n_resamples=0).statistic
         assert md == pytest.approx(one, rel=1e-12)
 
@@ -194,7 +194,7 @@ class TestBootstrap:
     def test_large_batches_and_threads_give_the_same_bits(self, monkeypatch):
         x = np.random.default_rng(10).normal(size=1000)
         a = es.normality_test(x, n_resamples=150, rng=2, n_threads=2)
-        monkeypatch.setattr(gof, "BATCH_DOUBLES", 7000)  # batches of 7 samples
+        monkeypatch.setattr(normality, "BATCH_DOUBLES", 7000)  # batches of 7 samples
         b = es.normality_test(x, n_resamples=150, rng=2, n_threads=1)
         np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
 

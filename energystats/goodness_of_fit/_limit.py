@@ -47,7 +47,7 @@ import warnings
 import numpy as np
 from scipy import integrate, linalg, special
 
-from ._core._group_sums import _blas_limits
+from .._core._group_sums import _blas_limits
 
 __all__ = ["normal_limit_eigenvalues", "weighted_chisq_sf", "normal_limit_pvalue"]
 
