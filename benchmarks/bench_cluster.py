@@ -35,7 +35,7 @@ import tracemalloc
 import numpy as np
 
 import energystats as es
-from energystats import _cluster_engine as ce
+from energystats.clustering import _engine as ce
 
 
 def make_data(n, d, k, rng):

@@ -95,7 +95,7 @@ CHILD = textwrap.dedent(r"""
                                   n_components=256).fit(X)
         out["value"] = est.W_
     elif case == "nystrom-noW":
-        from energystats import _cluster_engine as ce
+        from energystats.clustering import _engine as ce
         from energystats._core._metrics import resolve_metric
         X = mixture(n, 10, 4, 1)
         base_rss = rss_mb()

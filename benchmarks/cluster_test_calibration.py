@@ -368,7 +368,7 @@ LARGE_N, LARGE_REPS = 2000, 3
 def large_sample_row(task):
     """Mean S/T (k groups, Hartigan, n_init = 3) of LARGE_REPS samples of size LARGE_N of a
     population, and of one draw of each reference of each sample (the package's samplers)."""
-    from energystats.significance import reference_sampler
+    from energystats.clustering.significance import reference_sampler
 
     kind, arg, d, k, key, seed, n = task
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(zlib.crc32(key.encode()),)))

@@ -17,9 +17,9 @@ __version__ = "0.1.0.dev0"
 
 #: public name -> submodule that defines it
 _EXPORTS = {
-    "AntiConservativeWarning": "significance",
-    "ClusterTestResult": "significance",
-    "cluster_test": "significance",
+    "AntiConservativeWarning": "clustering",
+    "ClusterTestResult": "clustering",
+    "cluster_test": "clustering",
     "EnergyClustering": "clustering",
     "EnergyClusteringResult": "clustering",
     "clustering_accuracy": "clustering",
@@ -27,7 +27,7 @@ _EXPORTS = {
     "ColumnScaleWarning": "clustering",
     "DispersionResult": "homogeneity",
     "dispersion": "homogeneity",
-    "energy_linkage": "hierarchy",
+    "energy_linkage": "clustering",
     "DiscoResult": "homogeneity",
     "EnergyTestResult": "homogeneity",
     "disco": "homogeneity",

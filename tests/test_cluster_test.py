@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import energystats as es
-from energystats.significance import reference_sampler
+from energystats.clustering.significance import reference_sampler
 
 
 def _random_gaussian(rng):

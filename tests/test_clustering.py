@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import energystats as es
-from energystats import _cluster_engine as ce
+from energystats.clustering import _engine as ce
 from energystats._lib import _hartigan
 
 from .reference import ref_wst
@@ -651,7 +651,7 @@ class TestSklearnAPI:
         assert sklearn.__version__
 
     def test_params_without_sklearn(self):
-        from energystats.clustering import _ParamsMixin
+        from energystats.clustering.estimator import _ParamsMixin
 
         class Bare(_ParamsMixin, es.EnergyClustering):
             pass
@@ -760,7 +760,7 @@ class TestStreamedEngine:
     def test_centring_pass_as_numpy_blocks(self):
         """centred_gram's compiled pass (threads over rows) gives the bits of the plain
         NumPy sequence (subtract r_i + r_j, add mu, times -1/2), exactly symmetric."""
-        from energystats import _cluster_engine as ce
+        from energystats.clustering import _engine as ce
 
         D = ref_rho(self._mixture(seed=4, scale=3.0))
         r = D.mean(axis=1)
@@ -770,7 +770,7 @@ class TestStreamedEngine:
             assert np.array_equal(G, want) and np.array_equal(G, G.T)
 
     def test_rows_are_the_matrix_rows(self):
-        from energystats import _cluster_engine as ce
+        from energystats.clustering import _engine as ce
         from energystats._core._metrics import resolve_metric
 
         X = self._mixture(seed=3, scale=7.0)
@@ -790,7 +790,7 @@ class TestStreamedEngine:
         assert b.W_ == pytest.approx(W, rel=1e-12) and b.S_ == pytest.approx(S, rel=1e-12)
 
     def test_auto_switches_above_the_matrix_budget(self, monkeypatch):
-        from energystats import _cluster_engine as ce
+        from energystats.clustering import _engine as ce
 
         X = self._mixture(seed=6)
         assert es.EnergyClustering(3, random_state=0).fit(X).engine_ == "matrix"

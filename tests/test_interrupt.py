@@ -145,7 +145,7 @@ class TestCtrlC:
     def test_kernel_that_never_converges(self, algorithm, n_threads):
         # a negative tolerance makes every point move at every sweep: one kernel call runs
         # for minutes, so only the cancel flag read inside the sweeps can stop it in time
-        setup = ("from energystats import _cluster_engine as ce\n"
+        setup = ("from energystats.clustering import _engine as ce\n"
                  "ce.tolerance = lambda G: -1.0\n"
                  "X = rng.uniform(size=(3000, 2))\n"
                  f"announce({algorithm!r})")
@@ -167,7 +167,7 @@ class TestCtrlC:
         # the reference clusterings run in a pool: on Ctrl-C the running ones are cancelled,
         # not waited for
         # (the observed fit converges; every reference fit then runs until cancelled)
-        setup = ("from energystats import _cluster_engine as ce\n"
+        setup = ("from energystats.clustering import _engine as ce\n"
                  "first = ce.tolerance\n"
                  "calls = []\n"
                  "ce.tolerance = lambda G: (calls.append(1), first(G) if len(calls) == 1 else -1.0)[1]\n"
@@ -192,7 +192,7 @@ class TestCancelFlag:
     @pytest.mark.parametrize("algorithm,n_threads,n", [("hartigan", 1, 3000), ("hartigan", 2, 3000),
                                                        ("lloyd", 1, 2000), ("lloyd", 2, 2000)])
     def test_flag_reset_after_cancelled_fit(self, algorithm, n_threads, n):
-        from energystats._cluster_engine import SHORT_N
+        from energystats.clustering._engine import SHORT_N
 
         assert (n <= SHORT_N) == (n == 2000)
         rng = np.random.default_rng(1)
@@ -218,7 +218,7 @@ class TestCancelFlag:
         assert again.W_ == fresh.W_
 
     def test_cancelled_kernel_raises_instead_of_returning(self):
-        from energystats import _cluster_engine as ce
+        from energystats.clustering import _engine as ce
         from energystats._core._metrics import resolve_metric
 
         X = np.random.default_rng(2).normal(size=(600, 2))

@@ -195,7 +195,7 @@ def test_under_an_address_space_cap(what, tmp_path):
 
 
 def test_cluster_test_runs_fewer_reference_fits_when_memory_is_short(monkeypatch):
-    from energystats import significance
+    from energystats.clustering import significance
 
     n = 1000  # one Gram matrix: 8 MB
     assert significance._reference_workers(n, 2, 99) == 2

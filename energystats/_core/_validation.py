@@ -45,7 +45,8 @@ def warn(message, category=UserWarning):
     """Warn with the stack level of the first caller outside this package."""
     import sys
 
-    pkg = os.path.dirname(os.path.abspath(__file__))
+    # the package's folder: this module is in energystats/_core/
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     level, frame = 2, sys._getframe(1)  # stacklevel 2 = the caller of this function
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
         frame = frame.f_back

@@ -1,22 +1,22 @@
-"""Dask drivers of the concepts (moved to their packages step by step).
-"""
+"""Energy clustering on the Dask backend: the streamed engine's passes and the restarts as tasks
+(the n×n matrix is never formed)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ._core._dask import _row_ranges
+from .._core._dask import _row_ranges
 
 
 # -- energy clustering without the n×n matrix: passes and restarts as tasks ----------------
 
 def _gram_row_means(X, metric, a, b, n_threads):
-    from ._cluster_engine import StreamedGram
+    from ._engine import StreamedGram
 
     return StreamedGram.row_means(X, metric, n_threads, a, b)
 
 
 def _gram(X, metric, n_threads, *r_parts):
-    from ._cluster_engine import StreamedGram
+    from ._engine import StreamedGram
 
     return StreamedGram(X, metric, n_threads, r=np.concatenate(r_parts))
 
@@ -38,7 +38,7 @@ def _gram_restart(gram, labels, QX, k, algorithm, max_iter, n_threads):
 
 
 def lazy_fit_streamed(X, metric, k, algorithm, init, n_init, max_iter, rng, n_threads=1):
-    """Delayed ``(labels, n_iter)`` of :func:`energystats._cluster_engine.fit_streamed` on Dask.
+    """Delayed ``(labels, n_iter)`` of :func:`energystats.clustering._engine.fit_streamed` on Dask.
 
     The passes over the rows of G (row means, then the n×k tables of all
     restarts) are tasks over ranges of rows, and each restart is a task; every
@@ -47,7 +47,7 @@ def lazy_fit_streamed(X, metric, k, algorithm, init, n_init, max_iter, rng, n_th
     """
     import dask
 
-    from ._cluster_engine import best_restart, restart_seeds
+    from ._engine import best_restart, restart_seeds
 
     n, d = X.shape
     ranges = _row_ranges(n, n * d, False)

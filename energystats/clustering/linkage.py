@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _cluster_engine as _ce
-from ._core import _interrupt
-from ._lib import _hartigan
-from ._core._memory import check_fits
-from ._core._metrics import resolve_metric
-from ._core._validation import as_data, as_square_matrix, check_n_threads
-from ._core._frames import select_frame
+from . import _engine as _ce
+from .._core import _interrupt
+from .._lib import _hartigan
+from .._core._memory import check_fits
+from .._core._metrics import resolve_metric
+from .._core._validation import as_data, as_square_matrix, check_n_threads
+from .._core._frames import select_frame
 
 __all__ = ["energy_linkage"]
 

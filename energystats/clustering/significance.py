@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _cluster_engine as _ce
-from ._core import _engine, _memory, _sequential
-from ._lib import _hartigan
-from .clustering import _clustering_iv, _fit
-from ._core._grouped import DispersionResult, dispersion_from_sums
-from ._core._permutation import pvalue_from_null, pvalue_se, sum_error
-from ._core._progress import progress_bar
-from ._core._frames import select_frame
-from ._core._validation import check_int, seeded_rng
+from . import _engine as _ce
+from .._core import _engine, _memory, _sequential
+from .._lib import _hartigan
+from ._fit import _clustering_iv, _fit
+from .._core._grouped import DispersionResult, dispersion_from_sums
+from .._core._permutation import pvalue_from_null, pvalue_se, sum_error
+from .._core._progress import progress_bar
+from .._core._frames import select_frame
+from .._core._validation import check_int, seeded_rng
 
 __all__ = ["cluster_test", "ClusterTestResult", "AntiConservativeWarning"]
 
@@ -202,7 +202,7 @@ def _stat(disp):
 def _tolerance(disp):
     """Rounding error of S/T: the engines' allowed error of each group-pair sum
     (:func:`energystats._core._permutation.sum_error`) through S, doubled for T's own."""
-    from ._core._grouped import _DiscoStatistic, _Layout
+    from .._core._grouped import _DiscoStatistic, _Layout
 
     k = len(disp.sizes)
     sizes = np.asarray(disp.sizes, dtype=np.float64)
@@ -395,7 +395,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     draw = reference_sampler(opts["X"], null)
     n, d = opts["X"].shape
     if draw.rank < min(n - 1, d):
-        from ._core._validation import warn
+        from .._core._validation import warn
 
         warn(f"the data span an affine subspace of dimension {draw.rank} (fewer than "
              f"min(n - 1, d) = {min(n - 1, d)}): some columns are linear combinations of the "

@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._core import _engine, _interrupt
-from ._lib import _hartigan
-from ._core._memory import check_fits, format_bytes
+from .._core import _engine, _interrupt
+from .._lib import _hartigan
+from .._core._memory import check_fits, format_bytes
 
 __all__ = [
     "semimetric_matrix", "centred_gram", "fit_partition", "kmeanspp_labels",
