@@ -438,7 +438,7 @@ def test_demo_still_works():
 
 class TestIOHelpers:
     def test_emit_json_csv_text(self):
-        from energystats._io import emit
+        from energystats.cli._io import emit
 
         t1 = pd.DataFrame({"F": [2.5, np.nan], "df": [1, 2]},
                           index=pd.Index(["Between", "Within"], name="component"))
@@ -461,7 +461,7 @@ class TestIOHelpers:
         assert buf.getvalue().startswith("one\n") and "Between" in buf.getvalue()
 
     def test_numeric_columns_and_missing(self):
-        from energystats._io import CLIError, check_missing, numeric_columns
+        from energystats.cli._io import CLIError, check_missing, numeric_columns
 
         df = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "g": ["u", "v"], "c": [1, None]})
         assert numeric_columns(df, exclude=["g"], numeric_only=True) == (["a", "c"], ["b"])
@@ -479,13 +479,13 @@ class TestIOHelpers:
         assert len(check_missing(df, ["a", "c"], dropna=True)) == 1
 
     def test_split_names(self):
-        from energystats._io import split_names
+        from energystats.cli._io import split_names
 
         assert split_names(["a,b", " c ", "d,"]) == ["a", "b", "c", "d"]
         assert split_names(None) is None
 
     def test_write_data_suffixes(self, tmp_path):
-        from energystats._io import CLIError, read_table, write_data
+        from energystats.cli._io import CLIError, read_table, write_data
 
         df = pd.DataFrame({"x": [0.5, 1.5], "cluster": [0, 1]})
         for name in ("o.csv", "o.tsv", "o.parquet"):

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+from ._families import ALIASES  # the family names' aliases: also the CLI's
 from ._results import GoodnessOfFitResult, PoissonTestsResult
 from .distributions import gof_test
 from .normality import normality_test

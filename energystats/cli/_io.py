@@ -15,9 +15,9 @@ import sys
 import numpy as np
 import pandas as pd
 
-from ._core._errors import CLIError
-from ._core._validation import numeric_columns as _numeric_columns
-from ._core._validation import short_list
+from .._core._errors import CLIError
+from .._core._validation import numeric_columns as _numeric_columns
+from .._core._validation import short_list
 
 __all__ = ["CLIError", "read_table", "read_text_fields", "numeric_columns", "write_table", "emit",
            "split_names", "write_data", "check_out_path"]

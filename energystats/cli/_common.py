@@ -1,0 +1,258 @@
+"""What the commands share: reading the input, the seed, the notes on standard error, the
+p-value text and verdict, the JSON record.  Only the standard library is imported here.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .._core._errors import CLIError
+
+
+FORMATS = ("text", "csv", "json")
+INPUT_FORMATS = ("csv", "tsv", "parquet")
+
+
+# -- helpers -------------------------------------------------------------------
+
+def _note(args, msg):
+    """A note or progress line on stderr, unless ``--quiet``."""
+    if not getattr(args, "quiet", False) and sys.stderr is not None:
+        print(msg, file=sys.stderr, flush=True)
+
+
+def _level(text):
+    """argparse type of --alpha: a number in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text}")
+    return value
+
+
+def _seed(text):
+    """argparse type of --seed: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {value}")
+    return value
+
+
+def _one_char(text):
+    """argparse type of --sep/--decimal: one character (``\\t`` or 'tab' for a tab)."""
+    if text in ("\\t", "tab", "TAB"):
+        return "\t"
+    if len(text) != 1:
+        raise argparse.ArgumentTypeError(f"must be one character; got {text!r}")
+    return text
+
+
+def _metric_kwargs(args):
+    """Validate --metric/--exponent/--sigma here so errors name the option."""
+    import math
+
+    if args.metric == "energy" and not (0.0 < args.exponent <= 2.0):
+        raise CLIError(f"option --exponent: must lie in (0, 2]; got {args.exponent:g}.")
+    if args.metric != "energy" and not (math.isfinite(args.sigma) and args.sigma > 0):
+        raise CLIError(f"option --sigma: must be a finite number > 0; got {args.sigma:g}.")
+    return {"metric": args.metric, "exponent": args.exponent, "sigma": args.sigma}
+
+
+def _progress(args):
+    """Progress (with the time left) on stderr unless --quiet: redrawn in place on a terminal,
+    elsewhere (a log, a pipe) a line every few seconds (see energystats._core._progress)."""
+    return not getattr(args, "quiet", True) and sys.stderr is not None
+
+
+def _read(args, path):
+    from ._io import read_table
+
+    return read_table(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
+
+
+def _load(args, path, *, by=(), columns=None, option="--columns"):
+    """Read ``path``; return ``(df, cols)`` with checked columns (and ``by``), rows with
+    missing values refused or (``--dropna``) dropped — each step reported on stderr."""
+    from ._io import check_missing, numeric_columns, split_names
+    from .._core._validation import short_list
+
+    df = _read(args, path)
+    for b in by:
+        if b not in df.columns:
+            raise CLIError(f"{path}: no column {b!r} (option --by); the file has "
+                           f"{short_list(df.columns)}.")
+    wanted = split_names(args.columns) if columns is None else columns
+    cols, left_out = numeric_columns(df, wanted, exclude=by, numeric_only=args.numeric_only,
+                                     path=path, option=option)
+    n0 = df.shape[0]
+    df = check_missing(df, cols + list(by), path=path, dropna=args.dropna)
+    if df.shape[0] == 0:
+        raise CLIError(f"{path}: no rows left after --dropna.")
+    note = f"{path}: {n0} rows; columns used: {', '.join(cols)}"
+    if by:
+        note += f"; grouped by {', '.join(by)}"
+    if left_out:
+        note += f"; left out (--numeric-only): {', '.join(map(str, left_out))}"
+    if df.shape[0] < n0:
+        note += f"; {n0 - df.shape[0]} row(s) with missing values dropped (--dropna)"
+    _note(args, note)
+    return df, cols
+
+
+def _check_groups(df, by, path, minimum=2):
+    """At least ``minimum`` groups, and not (nearly) one group per row."""
+    from .._core._validation import short_list
+
+    key = df[by[0]] if len(by) == 1 else df[by].astype(str).agg("|".join, axis=1)
+    counts = key.value_counts()
+    k, n = len(counts), df.shape[0]
+    if k < minimum:
+        raise CLIError(f"{path}: column {by[0]!r} (option --by) has {k} group(s) "
+                       f"({short_list(counts.index)}); need at least {minimum}.")
+    if k > max(100, n // 2):
+        raise CLIError(f"{path}: column(s) {short_list(by)} (option --by) split the {n} rows into "
+                       f"{k} groups ({short_list(counts.index)}); that is not a grouping (a "
+                       "measurement column?). Choose a column with a few repeated values.")
+    return counts
+
+
+def _draw_seed(args):
+    """The --seed, or a fresh one that is reported so the run can be repeated."""
+    from .._core._validation import seeded_rng
+
+    return seeded_rng(args.seed)[1]
+
+
+def _pvalue_text(p, se):
+    """``p = 0.04 ± 0.014 (Monte Carlo s.e.)``; the ± part only for a Monte Carlo p-value."""
+    return f"p = {p:.4g}" + (f" ± {se:.2g} (Monte Carlo s.e.)" if se else "")
+
+
+def _close_call(p, se, alpha):
+    """A second verdict line when p is within 2 Monte Carlo standard errors of alpha."""
+    if se and abs(p - alpha) <= 2 * se:
+        return (f"note: p is within 2 Monte Carlo standard errors of alpha = {alpha:g}; rerun with "
+                "more --resamples (e.g. 10 times as many) for a firmer verdict.")
+    return None
+
+
+def _verdict(args, line, p=None, se=None):
+    """With ``--format text``, a plain-language reading after the tables (and a note when p
+    is too close to alpha to call)."""
+    if args.format == "text":
+        if p is not None and p != p:  # NaN: the statistic was not finite
+            line = ("verdict: none: the statistic is not finite (degenerate data, e.g. all points "
+                    "identical), so there is no p-value.")
+        print(f"\n{line}")
+        close = None if p is None else _close_call(p, se, args.alpha)
+        if close:
+            print(close)
+
+
+def _pvalue_kwargs(args):
+    """The early-stopping / asymptotic options of --pvalue-method (the decision is taken at the
+    verdict's --alpha)."""
+    if args.sequential_h is not None and args.pvalue_method != "sequential":
+        raise CLIError(f"option --sequential-h: only with --pvalue-method sequential (got "
+                       f"--pvalue-method {args.pvalue_method}, which does not use it).")
+    if args.pvalue_method == "full":
+        return {}
+    if args.pvalue_method == "asymptotic":
+        return dict(pvalue_method="asymptotic")
+    h = 10 if args.sequential_h is None else args.sequential_h
+    if h < 1:
+        raise CLIError(f"option --sequential-h: must be >= 1; got {h}.")
+    return dict(pvalue_method=args.pvalue_method, sequential_h=h, alpha=args.alpha)
+
+
+def _test_verdict(args, res, differ, same, extra=""):
+    """The verdict line of a test result (with 'decision': the decision, which may be open)."""
+    if res.pvalue is None:
+        return
+    what = _pvalue_text(res.pvalue, res.pvalue_se) + extra
+    if res.pvalue_method == "asymptotic":
+        what = "asymptotic " + what
+    if res.pvalue_method == "decision":
+        if res.decision is None:
+            _verdict(args, f"verdict: none: {res.n_resamples} resamples did not settle whether p <= "
+                           f"alpha = {args.alpha:g} ({what} so far); give more --resamples.")
+        elif res.decision == "p <= alpha":
+            _verdict(args, f"verdict: {differ} (p <= alpha = {args.alpha:g}, decided after "
+                           f"{res.n_resamples} resamples; {what}).")
+        else:
+            _verdict(args, f"verdict: {same} (p > alpha = {args.alpha:g}, decided after "
+                           f"{res.n_resamples} resamples; {what}).")
+    elif res.pvalue <= args.alpha:
+        _verdict(args, f"verdict: {differ} ({what} <= alpha = {args.alpha:g}).", res.pvalue,
+                 res.pvalue_se)
+    else:
+        _verdict(args, f"verdict: {same} ({what} > alpha = {args.alpha:g}).", res.pvalue,
+                 res.pvalue_se)
+
+
+def _note_run(args, what, res, t0):
+    """How many relabellings a test used, how long it took and the seed that repeats it."""
+    if getattr(res, "pvalue_method", "full") == "asymptotic":
+        _note(args, f"{what}: asymptotic p-value, no resampling, {time.perf_counter() - t0:.2f} s")
+        return
+    kind = "relabellings (exact)" if res.exact else "resamples"
+    seed = f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""
+    from .._core._sequential import used_text
+
+    used = used_text(res.n_resamples)  # several factors, each stopped on its own: one per factor
+    if "/" in used:
+        used += " (per factor)"
+    _note(args, f"{what}: {used} {kind} in {time.perf_counter() - t0:.2f} s{seed}")
+
+
+def _record(res, drop=("null_distribution",)):
+    """A result's fields as a JSON-ready dict (its attribute names as keys)."""
+    import dataclasses
+
+    from ._io import _jsonable
+
+    out = {}
+    for f in dataclasses.fields(res):
+        if f.name in drop:
+            continue
+        value = getattr(res, f.name)
+        if dataclasses.is_dataclass(value):
+            value = _record(value, drop=drop + ("g",))
+        elif hasattr(value, "tolist"):
+            value = _jsonable(value)
+        elif isinstance(value, list):
+            value = [_jsonable(v.tolist() if hasattr(v, "tolist") else v) for v in value]
+        else:
+            value = _jsonable(value)
+        out[f.name] = value
+    return out
+
+
+def _with_seed(table, seed):
+    """``table`` with a ``seed`` column on its rows that have a p-value (empty elsewhere), so
+    that text and CSV output, like JSON, say how to repeat the draws (None: nothing drawn)."""
+    if seed is None or "pvalue" not in table.columns:
+        return table
+    import pandas as pd
+
+    table = table.copy()
+    table["seed"] = pd.array([seed if p == p and p is not None else pd.NA
+                              for p in table["pvalue"]], dtype="Int64")
+    return table
+
+
+def _print_json(obj):
+    """One JSON object on stdout; a number that is not finite (NaN, inf) is written as null
+    (JSON has no such numbers: ``NaN``/``Infinity`` tokens are refused by strict parsers)."""
+    import json
+
+    from ._io import _jsonable
+
+    json.dump(_jsonable(obj), sys.stdout, indent=2, allow_nan=False)
+    sys.stdout.write("\n")

@@ -1,0 +1,303 @@
+"""The argument parser of every command (:func:`build_parser`): only the standard library, so
+``--help`` answers at once.
+"""
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from ._common import FORMATS, INPUT_FORMATS, _level, _one_char, _seed
+from .clustering import _cmd_cluster
+from .demo import _cmd_demo
+from .dependence import _cmd_dcor, _cmd_dcor_matrix
+from .goodness_of_fit import _cmd_gof, _param_value
+from .homogeneity import _cmd_disco, _cmd_distance, _cmd_test
+
+__all__ = ['build_parser']
+
+
+# -- parser --------------------------------------------------------------------
+
+_EXIT_CODES = ("exit status: 0 success; 2 bad usage or bad data; 3 output could not be written "
+               "(closed pipe or stdout, full disk, permission); 4 out of memory; 130 interrupted")
+
+
+def _common_parent():
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("output")
+    g.add_argument("--format", choices=FORMATS, default="text",
+                   help="table format on stdout (default: text); json: one object whose keys "
+                        "are the result's fields")
+    g.add_argument("--quiet", "-q", action="store_true", help="no notes or progress on stderr")
+    g.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+    return p
+
+
+def _data_parent():
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("data")
+    g.add_argument("--columns", "-c", action="append", metavar="COLS",
+                   help="columns to use, comma-separated or repeated (default: every column "
+                        "except --by; a non-numeric one is an error unless --numeric-only)")
+    g.add_argument("--numeric-only", action="store_true",
+                   help="leave out wholly non-numeric columns (text, dates) instead of failing; "
+                        "they are listed on stderr")
+    g.add_argument("--dropna", action="store_true",
+                   help="drop rows with missing values in the used columns instead of failing")
+    g.add_argument("--input-format", choices=INPUT_FORMATS, default=None,
+                   help="file format when the suffix does not say (default: from the suffix)")
+    g.add_argument("--sep", type=_one_char, default=None,
+                   help="field separator of text files (default: ',' for .csv, tab for .tsv)")
+    g.add_argument("--decimal", type=_one_char, default=None,
+                   help="decimal mark of text files (default: '.'; ',' for 1,5)")
+    return p
+
+
+def _metric_parent():
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("semimetric")
+    g.add_argument("--metric", choices=("energy", "laplacian", "gaussian"), default="energy",
+                   help="semimetric rho (default: energy, |x-y|^exponent)")
+    g.add_argument("--exponent", type=float, default=1.0,
+                   help="exponent of the energy metric, in (0, 2] (default: 1)")
+    g.add_argument("--sigma", type=float, default=1.0,
+                   help="scale of the laplacian/gaussian metrics, > 0 (default: 1)")
+    return p
+
+
+_FMT = argparse.RawDescriptionHelpFormatter
+
+
+def _wrap(text):
+    """Descriptions are wrapped here; epilogs (examples) stay as written."""
+    return textwrap.fill(" ".join(text.split()), width=79)
+
+
+def _add_inference_args(p, resamples, what):
+    """--resamples, --seed and --alpha, shared by test, disco and cluster."""
+    p.add_argument("--resamples", "-R", type=int, default=resamples,
+                   help=f"{what} (default: {resamples})")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help="random seed, an integer >= 0 (default: a fresh one, printed on stderr "
+                        "and in the output so that the run can be repeated)")
+    p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
+
+
+def _add_pvalue_method_args(p, asymptotic):
+    """--pvalue-method and --sequential-h, for the tests that stop early (or need no resampling)."""
+    choices = ("full", "sequential", "decision") + (("asymptotic",) if asymptotic else ())
+    p.add_argument("--pvalue-method", choices=choices, default="full",
+                   help="full: all --resamples; sequential: stop at the h-th resample reaching the "
+                        "statistic (Besag & Clifford), p = h/L; decision: stop once p <= alpha or "
+                        "p > alpha is clear (Gandy, error <= 1e-3)"
+                        + ("; asymptotic: no resampling, the limit law's p-value (opt-in, see the "
+                           "docs' validity table)" if asymptotic else "") + " (default: full)")
+    p.add_argument("--sequential-h", type=int, default=None,
+                   help="exceedances that stop --pvalue-method sequential (default: 10)")
+
+
+def build_parser():
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="energystats",
+        description=_wrap("Energy statistics from the command line: energy distance, k-sample "
+                          "tests, DISCO and energy clustering of CSV, TSV or Parquet files."),
+        epilog="Run 'energystats <command> --help' for the options of a command.\n"
+               "example: energystats test data.csv --by group --resamples 999 --seed 1\n"
+               + textwrap.fill(_EXIT_CODES, width=79),
+        formatter_class=_FMT,
+    )
+    parser.add_argument("--version", action="version", version=f"energystats {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    common, data, metric = _common_parent(), _data_parent(), _metric_parent()
+
+    p = sub.add_parser(
+        "distance", parents=[data, metric, common], formatter_class=_FMT,
+        help="energy distance between two samples (two files, or groups of one file)",
+        description=_wrap("Two-sample energy distance E(A, B) (V-statistic, no square root), with "
+                          "R energy's edist = nm/(n+m) E and the between statistic "
+                          "S = nm/(2(n+m)) E."),
+        epilog="examples:\n  energystats distance A.csv B.csv --columns x,y\n"
+               "  energystats distance data.csv --by group --format csv",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="A.csv B.csv, or one file with --by")
+    p.add_argument("--by", action="append", help="grouping column: E for every pair of groups")
+    p.set_defaults(func=_cmd_distance)
+
+    p = sub.add_parser(
+        "test", parents=[data, metric, common], formatter_class=_FMT,
+        help="permutation test of equal distributions (k samples)",
+        description=_wrap("Energy test of equal distributions of the groups of one file (--by) or "
+                          "of several files (one group each): statistic "
+                          "sum_{i<j} n_i n_j/(n_i+n_j) E(C_i, C_j) (R energy's eqdist.etest), "
+                          "permutation p-value (1 + #{null >= observed}) / (R + 1) with its Monte "
+                          "Carlo standard error."),
+        epilog="examples:\n  energystats test data.csv --by group --resamples 999 --seed 1\n"
+               "  energystats test A.csv B.csv C.csv --columns x,y",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="one CSV, TSV or Parquet file with --by, or one file per group")
+    p.add_argument("--by", action="append", help="grouping column (with one file)")
+    p.add_argument("--strata", metavar="COLUMN",
+                   help="strata column: rows relabelled within strata, groups compared within "
+                        "them (blocked designs, repeated measures)")
+    _add_inference_args(p, 999, "permutations")
+    _add_pvalue_method_args(p, asymptotic=True)
+    p.set_defaults(func=_cmd_test)
+
+    p = sub.add_parser(
+        "disco", parents=[data, metric, common], formatter_class=_FMT,
+        help="distance components (DISCO) analysis: nonparametric ANOVA",
+        description=_wrap("DISCO decomposition T = S + W with F = (S/(k-1)) / (W/(n-k)) and its "
+                          "permutation p-value. Several --by columns give one row per factor, each "
+                          "tested given the others (relabelled within the other factors' cells); "
+                          "--marginal gives R energy's table instead, where each factor is tested "
+                          "as if alone (an effect of an associated factor makes it significant)."),
+        epilog="examples:\n  energystats disco data.csv --by group --resamples 999 --seed 1\n"
+               "  energystats disco data.csv --by dose,supplement --format json",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--by", action="append", required=True,
+                   help="grouping column(s), comma-separated or repeated")
+    p.add_argument("--strata", metavar="COLUMN",
+                   help="strata column: groups compared and relabelled within strata")
+    p.add_argument("--marginal", action="store_true",
+                   help="several factors: marginal tests, each factor as if alone (R energy's "
+                        "disco) instead of each given the others")
+    _add_inference_args(p, 999, "permutations")
+    _add_pvalue_method_args(p, asymptotic=False)
+    p.set_defaults(func=_cmd_disco)
+
+    p = sub.add_parser(
+        "dcor", parents=[data, metric, common], formatter_class=_FMT,
+        help="distance correlation of two sets of columns, with a permutation test",
+        description=_wrap("Distance covariance and correlation of the columns --x and --y of one "
+                          "file (rows are paired observations): dCor and dCov (V-statistics, "
+                          "roots, as R energy's dcor/dcov), their bias-corrected (U) forms, and "
+                          "the permutation test of independence (statistic n dCov^2, as R's "
+                          "dcov.test; --resamples 0 skips it)."),
+        epilog="example:\n  energystats dcor data.csv --x a,b --y c --resamples 999 --seed 1",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--x", action="append", required=True, help="columns of x, comma-separated")
+    p.add_argument("--y", action="append", required=True, help="columns of y, comma-separated")
+    _add_inference_args(p, 999, "permutations of the test of independence")
+    _add_pvalue_method_args(p, asymptotic=True)
+    p.set_defaults(func=_cmd_dcor)
+
+    p = sub.add_parser(
+        "dcor-matrix", parents=[data, common], formatter_class=_FMT,
+        help="distance correlation of every pair of columns",
+        description=_wrap("Distance correlation of every pair of numeric columns of one file "
+                          "(each column one variable), optionally with p-values (t-test, or "
+                          "permutation test of every pair with shared permutations) adjusted over "
+                          "the pairs (Holm or Benjamini-Hochberg)."),
+        epilog="examples:\n  energystats dcor-matrix data.csv --pvalues --adjust bh --format csv\n"
+               "  energystats dcor-matrix data.csv --pvalue-method permutation -R 9999 --seed 1",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--exponent", type=float, default=1.0, help="exponent of |x-y|, in (0, 2] (default: 1)")
+    p.add_argument("--estimator", choices=("V", "U"), default="V",
+                   help="V: dCor (root); U: bias-corrected dCor (default: V)")
+    p.add_argument("--pvalues", action="store_true", help="add p-values adjusted over the pairs")
+    p.add_argument("--pvalue-method", choices=("ttest", "permutation"), default="ttest",
+                   help="ttest, or the permutation test of every pair (implies --pvalues; "
+                        "default: ttest)")
+    p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
+                   help="adjustment of the p-values over the pairs (default: holm)")
+    p.add_argument("--resamples", "-R", type=int, default=None,
+                   help="permutations with --pvalue-method permutation (default: 999, more for "
+                        "many pairs, so that the adjusted p-values can reach 0.05)")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help="random seed of the permutations, an integer >= 0 (default: a fresh one, "
+                        "printed)")
+    p.set_defaults(func=_cmd_dcor_matrix)
+
+    p = sub.add_parser(
+        "gof", parents=[data, common], formatter_class=_FMT,
+        help="energy goodness-of-fit test: normality (uni- or multivariate), Poisson, SciPy laws",
+        description=_wrap("Energy goodness-of-fit test of one column (--column) against a "
+                          "distribution (--dist: normal, poisson, or a scipy.stats name such as "
+                          "exponential, gamma, lognormal, weibull), parameters estimated and "
+                          "re-estimated in every parametric bootstrap sample; with --dist normal "
+                          "and several --columns, the test of multivariate normality (R energy's "
+                          "mvnorm.test)."),
+        epilog="examples:\n  energystats gof data.csv --column x --dist normal --seed 1\n"
+               "  energystats gof data.csv --columns a,b,c --dist normal -R 199\n"
+               "  energystats gof data.csv --column x --dist normal --method limit\n"
+               "  energystats gof counts.csv --column n --dist poisson --statistic all\n"
+               "  energystats gof data.csv --column x --dist gamma --param loc=0",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--column", help="the column to test (or --columns for multivariate normality)")
+    p.add_argument("--dist", default="normal",
+                   help="hypothesised family: normal (default), poisson, or a scipy.stats name")
+    p.add_argument("--method", choices=("bootstrap", "limit"), default="bootstrap",
+                   help="p-value: parametric bootstrap (default) or, for univariate normality, "
+                        "the limit distribution")
+    p.add_argument("--statistic", choices=("energy", "m-cvm", "m-ad", "all"), default="energy",
+                   help="with --dist poisson: the statistic (default: energy)")
+    p.add_argument("--param", action="append", type=_param_value, metavar="NAME=VALUE",
+                   help="a parameter held fixed (SciPy name, e.g. loc=0); repeatable; the others "
+                        "are estimated")
+    _add_inference_args(p, 999, "parametric bootstrap samples")
+    _add_pvalue_method_args(p, asymptotic=False)
+    p.set_defaults(func=_cmd_gof)
+
+    p = sub.add_parser(
+        "cluster", parents=[data, metric, common], formatter_class=_FMT,
+        help="energy clustering (Hartigan's method) with a calibrated significance check",
+        description=_wrap("Energy clustering into k groups; prints W, S, T, F of the fitted "
+                          "partition and, with --test, the significance check: S/T of the fit "
+                          "against the same clustering of reference data sets with no clusters: "
+                          "data sets with exactly the data's mean and covariance, drawn as a "
+                          "Gaussian sample would be (exact level for every Gaussian population), "
+                          "or (--null uniform) from a uniform box with the data's covariance "
+                          "(approximate). A small p-value says 'more clustered than a Gaussian' "
+                          "(or than that box), not 'the clusters are real': a single uniform "
+                          "population is more clustered than a Gaussian too. The naive "
+                          "permutation test is invalid after clustering and is not offered here."),
+        epilog="example:\n  energystats cluster data.csv -k 3 --test --resamples 99 --seed 1 "
+               "--out labels.csv",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("-k", "--clusters", dest="k", type=int, required=True, help="number of clusters")
+    p.add_argument("--algorithm", choices=("hartigan", "lloyd", "spectral", "exact-1d"),
+                   default="hartigan", help="clustering algorithm (default: hartigan)")
+    p.add_argument("--n-init", type=int, default=10, help="restarts, best W kept (default: 10)")
+    p.add_argument("--standardize", action="store_true",
+                   help="cluster the z-scores of the columns, (x - mean) / sd (sd with divisor "
+                        "n - 1), instead of the raw values; W, S, T are then those of the "
+                        "z-scores, and the means and sds are printed. Without it, columns whose "
+                        "standard deviations differ 1000-fold or more draw a warning")
+    p.add_argument("--test", action="store_true",
+                   help="run the significance check (re-clusters --resamples null data sets)")
+    p.add_argument("--null", choices=("gaussian", "uniform"), default="gaussian",
+                   help="reference null of the check (default: gaussian)")
+    _add_inference_args(p, 99, "reference data sets of the check")
+    _add_pvalue_method_args(p, asymptotic=False)
+    p.add_argument("--out", "-o", metavar="PATH",
+                   help="write the input rows with a label column appended (.csv, .tsv, "
+                        ".parquet, .json); text input written as text keeps every field as it is")
+    p.add_argument("--label-column", default="cluster", help="name of the label column (default: cluster)")
+    p.set_defaults(func=_cmd_cluster)
+
+    p = sub.add_parser(
+        "demo", formatter_class=_FMT,
+        help="the main path on the bundled iris data: distances, test, clustering",
+        description=_wrap("On Fisher's iris data: energy distances and the W/S/T/F dispersion "
+                          "table of the species, the k-sample energy test with its p-value and "
+                          "seed, energy clustering of the unlabelled measurements with its "
+                          "significance check against the Gaussian reference (cluster_test), and "
+                          "how the clusters agree with the species (crosstab, adjusted Rand "
+                          "index). A few seconds."),
+        epilog="example:\n  energystats demo --seed 1 --resamples 199",
+    )
+    p.add_argument("--exponent", type=float, default=1.0, help="exponent of the energy metric, in (0, 2]")
+    p.add_argument("--resamples", "-R", type=int, default=99,
+                   help="permutations of the test and reference data sets of the check (default: 99)")
+    p.add_argument("--seed", type=_seed, default=1, help="random seed (default: 1)")
+    p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+    p.set_defaults(func=_cmd_demo)
+    return parser
