@@ -7,7 +7,8 @@ on a violation:
 * no import circle between modules (strongly connected components of the graph);
 * ``energystats._core`` (and ``energystats._lib``) import no concept package;
 * a concept package (``homogeneity``, ``dependence``, ``goodness_of_fit``, ``clustering``,
-  ``cli``) uses another concept only through that package's ``__init__`` (its public names);
+  ``cli``) uses another concept only through that package's ``__init__``, and no name there
+  that starts with an underscore;
 * no module is longer than 800 lines.
 
 Run from the repository root::
@@ -46,6 +47,9 @@ def _resolve(name, mods):
     return name or None
 
 
+PRIVATE_USES = []  # (module, imported module, name): a private name taken from another concept
+
+
 def _imports(mod, path, is_pkg, mods):
     tree = ast.parse(path.read_text(), str(path))
     base = mod if is_pkg else mod.rpartition(".")[0]
@@ -63,6 +67,9 @@ def _imports(mod, path, is_pkg, mods):
             else:
                 src = node.module or ""
             targets = [f"{src}.{a.name}" for a in node.names] if src.startswith(PKG) else []
+            if src in mods and _concept(src) in CONCEPTS and _concept(src) != _concept(mod):
+                PRIVATE_USES.extend((mod, src, a.name) for a in node.names
+                                    if a.name.startswith("_") and f"{src}.{a.name}" not in mods)
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
               and node.func.attr == "import_module" and node.args
               and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
@@ -140,6 +147,8 @@ def main():
                     and t != f"{PKG}.{dst}"):
                 problems.append(f"{m} imports {t}: another concept's private module "
                                 f"(use {PKG}.{dst}'s public names)")
+    for m, src, name in PRIVATE_USES:
+        problems.append(f"{m} takes the private name {name} from {src}")
     # a package __init__ that imports its submodules lazily (import_module) is a facade, not a
     # dependency: a submodule importing its own package's facade would be a circle only through
     # it, so the facade's edges are left out of the circle check

@@ -30,16 +30,24 @@ if str(ROOT) not in sys.path:          # document the in-place build, not an ins
 #: sections of the API reference: (title, modules whose public names go there)
 API_SECTIONS = [
     ("Distances and the generated kernel", ["energystats.distance"]),
-    ("Dispersion: W, S, T", ["energystats.decomposition", "energystats.dispersion"]),
-    ("Tests of equal distributions and DISCO", ["energystats.homogeneity"]),
-    ("Energy clustering", ["energystats.clustering", "energystats.clustering.linkage"]),
+    ("Dispersion: W, S, T", ["energystats.homogeneity.dispersion", "energystats._core._grouped"]),
+    ("Tests of equal distributions and DISCO", ["energystats.homogeneity.energy_test",
+                                                "energystats.homogeneity.disco",
+                                                "energystats.homogeneity._results"]),
+    ("Energy clustering", ["energystats.clustering.estimator", "energystats.clustering._fit",
+                           "energystats.clustering.linkage"]),
     ("Significance after clustering", ["energystats.clustering.significance"]),
-    ("Dependence: distance covariance and correlation", ["energystats.dependence"]),
-    ("Goodness of fit", ["energystats.goodness_of_fit"]),
+    ("Dependence: distance covariance and correlation", [
+        "energystats.dependence.statistics", "energystats.dependence._result",
+        "energystats.dependence.independence", "energystats.dependence._centring",
+        "energystats.dependence.partial", "energystats.dependence.mutual",
+        "energystats.dependence.matrix"]),
+    ("Goodness of fit", ["energystats.goodness_of_fit.normality", "energystats.goodness_of_fit.poisson",
+                         "energystats.goodness_of_fit.distributions",
+                         "energystats.goodness_of_fit._results"]),
     ("One-dimensional methods", ["energystats.onedim"]),
     ("Data sets", ["energystats.datasets"]),
 ]
-
 
 def _write_if_changed(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)
