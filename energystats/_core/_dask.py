@@ -34,7 +34,8 @@ import pandas as pd
 
 from .._lib import _pairwise
 
-__all__ = ['is_dask', 'use_dask', 'require_dask', 'DaskData', 'as_dask_data', 'lazy_group_sums', 'lazy_permutation_null', 'block_rows', 'DASK_INSTALL']
+__all__ = ["is_dask", "use_dask", "require_dask", "DaskData", "as_dask_data", "lazy_group_sums",
+           "lazy_permutation_null", "block_rows", "DASK_INSTALL"]
 
 
 DASK_INSTALL = 'pip install "energy-statistics[dask]"'

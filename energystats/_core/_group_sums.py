@@ -38,7 +38,7 @@ import numpy as np
 from . import _engine, _memory
 from .._lib import _pairwise, _permutation
 
-__all__ = ['build_engine']
+__all__ = ["build_engine"]
 
 
 #: Default memory budget (bytes) for the n×n matrix and a batch of one-hot matrices.

@@ -8,12 +8,13 @@ group-sum matrix: shared by homogeneity's tests and clustering's significance te
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
 import numpy as np
 import pandas as pd
 
 from . import _permutation
 
-__all__ = ['DispersionResult', 'dispersion_from_sums']
+__all__ = ["DispersionResult", "dispersion_from_sums"]
 
 
 def _combine(code_arrays):

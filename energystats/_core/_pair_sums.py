@@ -7,8 +7,8 @@ Used by dependence's statistics and tests and by homogeneity's asymptotic energy
 from __future__ import annotations
 
 import math
-
 from fractions import Fraction
+
 import numpy as np
 
 from . import _engine

@@ -18,7 +18,8 @@ import numpy as np
 
 from . import _progress, _sequential
 
-__all__ = ['permutation_null', 'count_relabellings', 'enumerate_relabellings', 'draw_permutations', 'pvalue_from_null', 'DegenerateStatisticWarning']
+__all__ = ["permutation_null", "count_relabellings", "enumerate_relabellings", "draw_permutations",
+           "pvalue_from_null", "DegenerateStatisticWarning"]
 
 
 # -- relabellings ------------------------------------------------------------

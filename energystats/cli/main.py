@@ -25,7 +25,7 @@ from .._core._errors import CLIError, EXIT_INTERRUPTED, EXIT_MEMORY, EXIT_OS, EX
 from ._common import _progress
 from .parser import build_parser
 
-__all__ = ['main']
+__all__ = ["main"]
 
 
 # -- running a command -----------------------------------------------------------

@@ -13,7 +13,7 @@ from .dependence import _cmd_dcor, _cmd_dcor_matrix
 from .goodness_of_fit import _cmd_gof, _param_value
 from .homogeneity import _cmd_disco, _cmd_distance, _cmd_test
 
-__all__ = ['build_parser']
+__all__ = ["build_parser"]
 
 
 # -- parser --------------------------------------------------------------------

@@ -14,7 +14,7 @@ from .._core._validation import (as_data, as_labels, as_square_matrix, check_int
     check_rng, is_int, short_list, warn)
 from . import _engine as _ce
 
-__all__ = ['ColumnScaleWarning']
+__all__ = ["ColumnScaleWarning"]
 
 
 # -- validation ----------------------------------------------------------------

@@ -12,8 +12,8 @@ partition against true labels (eq. 22 of França, Rizzo and Vogelstein 2021).
 from __future__ import annotations
 
 import inspect
-
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
@@ -23,7 +23,7 @@ from .._core._grouped import DispersionResult
 from .._core._validation import align_labels, as_data, as_labels, check_n_threads, seeded_rng
 from ._fit import _clustering_iv, _exact_dispersion, _fit, _reject_sparse_complex
 
-__all__ = ['EnergyClustering', 'EnergyClusteringResult', 'energy_clustering', 'clustering_accuracy']
+__all__ = ["EnergyClustering", "EnergyClusteringResult", "energy_clustering", "clustering_accuracy"]
 
 
 try:  # scikit-learn is optional: inherit its mixins only when it is there

@@ -12,7 +12,7 @@ from .._core._pair_sums import _matrix_working_units, _power, _times_pow2
 from .._core._validation import as_square_matrix
 from ._input import _variable
 
-__all__ = ['u_center', 'd_center', 'u_product']
+__all__ = ["u_center", "d_center", "u_product"]
 
 
 def _double_centred(D):

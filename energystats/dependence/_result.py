@@ -4,15 +4,15 @@ pair sums, in working units and scaled back once.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
 from .._core import _dask
 from .._core._pair_sums import _power, _times_pow2
 
-__all__ = ['DistanceStatsResult']
+__all__ = ["DistanceStatsResult"]
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
@@ -19,7 +19,8 @@ from ._products import _permutation_budget, _permutation_plan, _permutation_pval
 from ._result import DistanceStatsResult, _check_constant, _finish
 from .statistics import _stats
 
-__all__ = ['independence_test', 'IndependenceTestResult', 'distance_correlation_ttest', 'DistanceCorrelationTTestResult']
+__all__ = ["independence_test", "IndependenceTestResult", "distance_correlation_ttest",
+           "DistanceCorrelationTTestResult"]
 
 
 # -- permutation test of independence ---------------------------------------------

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
@@ -19,7 +19,7 @@ from ._centring import _centred_matrix
 from ._input import _check_estimator
 from ._products import _MatrixProducts, _permutation_budget, _permutation_plan, _permutation_pvalue
 
-__all__ = ['distance_correlation_matrix', 'DistanceCorrelationMatrixResult']
+__all__ = ["distance_correlation_matrix", "DistanceCorrelationMatrixResult"]
 
 
 # -- distance-correlation matrix ------------------------------------------------------

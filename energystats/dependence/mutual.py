@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 import math
-
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
@@ -14,7 +14,7 @@ from .._core._pair_sums import _constancy
 from ._input import _variable
 from ._result import _ratio
 
-__all__ = ['mutual_independence_test', 'MutualIndependenceTestResult']
+__all__ = ["mutual_independence_test", "MutualIndependenceTestResult"]
 
 
 # -- mutual independence ------------------------------------------------------------

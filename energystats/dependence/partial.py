@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
@@ -16,7 +16,8 @@ from ._centring import _u_centred, u_product
 from ._input import _variable
 from ._products import _MatrixProducts, _permutation_pvalue
 
-__all__ = ['partial_distance_covariance', 'partial_distance_correlation', 'partial_distance_correlation_test', 'PartialDistanceTestResult']
+__all__ = ["partial_distance_covariance", "partial_distance_correlation",
+           "partial_distance_correlation_test", "PartialDistanceTestResult"]
 
 
 def _projection(A, C):

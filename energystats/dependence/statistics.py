@@ -10,7 +10,8 @@ from .._core._validation import as_square_matrix, check_n_threads
 from ._input import _check_estimator, _pair
 from ._result import _check_constant, _finish, _stats_result
 
-__all__ = ['distance_covariance', 'distance_correlation', 'distance_covariance_sqr', 'distance_correlation_sqr', 'distance_stats']
+__all__ = ["distance_covariance", "distance_correlation", "distance_covariance_sqr",
+           "distance_correlation_sqr", "distance_stats"]
 
 
 def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method="auto", backend=None,

@@ -4,6 +4,7 @@ batches, the resampled statistics and their p-value (with the sequential rules).
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pandas as pd
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
 from .._core._permutation import pvalue_se
 
-__all__ = ['GoodnessOfFitResult', 'PoissonTestsResult']
+__all__ = ["GoodnessOfFitResult", "PoissonTestsResult"]
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from ._bootstrap import (BATCH_DOUBLES, _bootstrap, _pow2_exponent, _pvalue, _re
 from ._families import Family, resolve
 from ._results import GoodnessOfFitResult
 
-__all__ = ['gof_test']
+__all__ = ["gof_test"]
 
 
 # -- any SciPy distribution -----------------------------------------------------------------------

@@ -16,7 +16,7 @@ from ._bootstrap import (BATCH_DOUBLES, _bootstrap, _pow2_exponent, _pvalue, _re
     _rule_fields, _sample, _sorted_rows)
 from ._results import GoodnessOfFitResult
 
-__all__ = ['normality_test']
+__all__ = ["normality_test"]
 
 
 # -- normality ----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from .._core._validation import seeded_rng
 from ._bootstrap import BATCH_DOUBLES, _bootstrap, _pvalue, _resamples, _rule_fields, _sample
 from ._results import GoodnessOfFitResult, PoissonTestsResult
 
-__all__ = ['poisson_test']
+__all__ = ["poisson_test"]
 
 
 # -- Poisson ------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ as tile tasks (:mod:`energystats._core._dask`), finished by the threads backend'
 from __future__ import annotations
 
 from dataclasses import replace
+
 import numpy as np
 
 from .._core import _dask_pair_sums

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
 from .._core import _sequential
 from .._core._validation import short_list
 
-__all__ = ['EnergyTestResult', 'DiscoResult']
+__all__ = ["EnergyTestResult", "DiscoResult"]
 
 
 # -- results -----------------------------------------------------------------

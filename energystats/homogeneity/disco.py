@@ -13,7 +13,7 @@ from ._dask import _dask_test
 from ._finish import _CellsToFactors, _disco_finish, _marginal_finish
 from ._setup import _prepare_any
 
-__all__ = ['disco']
+__all__ = ["disco"]
 
 
 def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional=True, dropna=False,

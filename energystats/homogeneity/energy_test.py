@@ -11,7 +11,7 @@ from ._dask import _dask_energy_asymptotic, _dask_test
 from ._finish import _energy_gamma_finish, _energy_test_finish, _pooled_dvar_u
 from ._setup import _prepare_any
 
-__all__ = ['energy_test']
+__all__ = ["energy_test"]
 
 
 # -- public functions --------------------------------------------------------
