@@ -332,3 +332,53 @@ class TestIssue30Inputs:
 
         with pytest.raises(TypeError, match=r"`rng` must be None, a non-negative integer seed"):
             es.energy_test(np.arange(6.0), labels=[0, 0, 0, 1, 1, 1], rng=rng, n_resamples=9)
+
+    # -- exponent and sigma are numbers, not text or bools (one validator, _metrics) --
+
+    _X = np.random.default_rng(0).normal(size=(12, 2))
+    _Y = np.random.default_rng(1).normal(size=(12, 1))
+    _Z = np.random.default_rng(2).normal(size=(12, 1))
+    _LAB = [0] * 6 + [1] * 6
+    _METRIC_CALLS = {
+        "energy_distance": lambda **k: es.energy_distance(TestIssue30Inputs._X, TestIssue30Inputs._X + 1, **k),
+        "energy_test": lambda **k: es.energy_test(TestIssue30Inputs._X, labels=TestIssue30Inputs._LAB,
+                                                  n_resamples=9, rng=1, **k),
+        "dispersion": lambda **k: es.dispersion(TestIssue30Inputs._X, TestIssue30Inputs._LAB, **k),
+        "disco": lambda **k: es.disco(TestIssue30Inputs._X, labels=TestIssue30Inputs._LAB, n_resamples=9,
+                                      rng=1, **k),
+        "distance_correlation": lambda **k: es.distance_correlation(TestIssue30Inputs._X, TestIssue30Inputs._Y, **k),
+        "distance_stats": lambda **k: es.distance_stats(TestIssue30Inputs._X, TestIssue30Inputs._Y, **k),
+        "independence_test": lambda **k: es.independence_test(TestIssue30Inputs._X, TestIssue30Inputs._Y,
+                                                              n_resamples=9, rng=1, **k),
+        "distance_correlation_ttest": lambda **k: es.distance_correlation_ttest(TestIssue30Inputs._X,
+                                                                                TestIssue30Inputs._Y, **k),
+        "partial_distance_correlation": lambda **k: es.partial_distance_correlation(
+            TestIssue30Inputs._X, TestIssue30Inputs._Y, TestIssue30Inputs._Z, **k),
+        "energy_clustering": lambda **k: es.energy_clustering(TestIssue30Inputs._X, 2, **k),
+        "energy_linkage": lambda **k: es.energy_linkage(TestIssue30Inputs._X, **k),
+        "gram_matrix": lambda **k: es.gram_matrix(TestIssue30Inputs._X, **k),
+        "pairwise": lambda **k: es.pairwise(TestIssue30Inputs._X, **k),
+        # these two take no sigma
+        "distance_correlation_matrix": lambda **k: es.distance_correlation_matrix(TestIssue30Inputs._X, **k),
+        "mutual_independence_test": lambda **k: es.mutual_independence_test(
+            TestIssue30Inputs._X, TestIssue30Inputs._Y, n_resamples=9, rng=1, **k),
+    }
+
+    @pytest.mark.parametrize("func", sorted(_METRIC_CALLS))
+    @pytest.mark.parametrize("value", ["1", True, np.bool_(True), b"1"])
+    def test_metric_parameters_are_numbers(self, func, value):
+        call = self._METRIC_CALLS[func]
+        with pytest.raises(TypeError, match=r"`exponent` must be a real number in \(0, 2\]; got .*not a number"):
+            call(exponent=value)                        # was accepted: '1' parsed, True taken as 1
+        if func not in ("distance_correlation_matrix", "mutual_independence_test"):
+            with pytest.raises(TypeError, match=r"`sigma` must be a positive real number; got .*not a number"):
+                call(metric="gaussian", sigma=value)
+
+    def test_metric_parameters_of_numeric_types_are_unchanged(self):
+        x, y = self._X, self._X + 1
+        ref = es.energy_distance(x, y, exponent=1.5)
+        for value in (np.float64(1.5), np.float32(1.5), np.array(1.5)):
+            assert es.energy_distance(x, y, exponent=value) == ref
+        assert es.energy_distance(x, y, exponent=np.int64(1)) == es.energy_distance(x, y, exponent=1.0)
+        assert es.energy_distance(x, y, metric="gaussian", sigma=np.int64(2)) == \
+            es.energy_distance(x, y, metric="gaussian", sigma=2.0)
