@@ -21,6 +21,7 @@ __all__ = [
     "column_kind",
     "short_list",
     "as_data",
+    "refuse_sparse",
     "align_labels",
     "as_labels",
     "as_square_matrix",
@@ -285,6 +286,19 @@ def _check_float_range(values, name, where="", index=None):
                     "it (e.g. divide by a power of ten) or correct it.") from None
 
 
+def refuse_sparse(X, name="X"):
+    """A TypeError naming ``name`` for a SciPy sparse matrix or array (never densified silently:
+    the dense copy may not fit in memory, and numpy would make a 0-d object array of it)."""
+    import sys
+
+    sparse = sys.modules.get("scipy.sparse")  # not imported: X cannot be one of its types
+    if sparse is not None and sparse.issparse(X):
+        raise TypeError(f"`{name}` is a SciPy sparse {type(X).__name__} of shape {X.shape}; "
+                        "sparse input is not supported (the statistics use every pairwise "
+                        f"distance, so nothing is gained): pass `{name}.toarray()` if the dense "
+                        "array fits in memory.")
+
+
 def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     """Convert ``X`` to a finite, C-contiguous 2-D float32/float64 array.
 
@@ -292,12 +306,14 @@ def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     DataFrames (numeric columns only) are accepted.  float32 input is kept as
     float32 (no copy when already C-contiguous); everything else becomes
     float64.  Nothing is converted silently: text, bytes, datetimes,
-    timedeltas, masked values and duplicate column names are errors that
-    name ``name``; integers beyond 2**53 warn (:class:`DataConversionWarning`).
+    timedeltas, masked values, duplicate column names and SciPy sparse
+    matrices (:func:`refuse_sparse`) are errors that name ``name``; integers
+    beyond 2**53 warn (:class:`DataConversionWarning`).
     Returns ``(array, index)`` where ``index`` is the pandas index of a
     Series/DataFrame input and ``None`` otherwise.
     """
     index = None
+    refuse_sparse(X, name)
     if hasattr(X, "__dask_graph__"):  # np.asarray would compute it, silently
         raise TypeError(f"`{name}` is a Dask collection, and this call has no Dask backend (see the "
                         "guide page \"Scaling out\" for those that do); compute it first "

@@ -382,3 +382,33 @@ class TestIssue30Inputs:
         assert es.energy_distance(x, y, exponent=np.int64(1)) == es.energy_distance(x, y, exponent=1.0)
         assert es.energy_distance(x, y, metric="gaussian", sigma=np.int64(2)) == \
             es.energy_distance(x, y, metric="gaussian", sigma=2.0)
+
+    # -- SciPy sparse input: refused by as_data, naming the argument and .toarray() --
+
+    @pytest.mark.parametrize("call", [
+        lambda S, X: es.energy_distance(S, X),
+        lambda S, X: es.energy_distance(X, S),
+        lambda S, X: es.energy_test(S, labels=[0] * 6 + [1] * 6, n_resamples=9),
+        lambda S, X: es.dispersion(S, [0] * 6 + [1] * 6),
+        lambda S, X: es.disco(S, labels=[0] * 6 + [1] * 6, n_resamples=9),
+        lambda S, X: es.distance_correlation(S, X),
+        lambda S, X: es.independence_test(X, S, n_resamples=9),
+        lambda S, X: es.distance_correlation_matrix(S),
+        lambda S, X: es.mutual_independence_test(S, X, n_resamples=9),
+        lambda S, X: es.normality_test(S, n_resamples=9),
+        lambda S, X: es.gof_test(S[:, [0]], "expon", n_resamples=9),
+        lambda S, X: es.energy_clustering(S, 2),
+        lambda S, X: es.cluster_test(S, 2, n_resamples=3),
+        lambda S, X: es.energy_linkage(S),
+        lambda S, X: es.gram_matrix(S),
+        lambda S, X: es.pairwise(S),
+        lambda S, X: es.u_center(S),
+    ])
+    @pytest.mark.parametrize("kind", ["csr_matrix", "coo_array"])
+    def test_sparse_input_is_refused_naming_the_argument(self, call, kind):
+        sparse = pytest.importorskip("scipy.sparse")
+        X = np.abs(np.random.default_rng(3).normal(size=(12, 2))) + 1
+        S = getattr(sparse, kind)(X)
+        with pytest.raises(TypeError, match=r"`[^`]+` is a SciPy sparse \w+ of shape \(12, [12]\); "
+                                            r"sparse input is not supported.*pass `[^`]+\.toarray\(\)`"):
+            call(S, X)                                  # was IndexError: tuple index out of range
