@@ -412,3 +412,22 @@ class TestIssue30Inputs:
         with pytest.raises(TypeError, match=r"`[^`]+` is a SciPy sparse \w+ of shape \(12, [12]\); "
                                             r"sparse input is not supported.*pass `[^`]+\.toarray\(\)`"):
             call(S, X)                                  # was IndexError: tuple index out of range
+
+    # -- Dask arrays with unknown chunk sizes: named, with .compute_chunk_sizes() --
+
+    def test_dask_unknown_chunks_are_named(self):
+        da = pytest.importorskip("dask.array")
+        dd = pytest.importorskip("dask.dataframe")
+        import pandas as pd
+
+        x = np.random.default_rng(4).normal(size=(20, 2))
+        one = da.from_array(x[:, 0], chunks=5)
+        two = da.from_array(x, chunks=5)
+        ddf = dd.from_pandas(pd.DataFrame(x, columns=["a", "b"]), npartitions=2)
+        msg = r"`{}` has unknown chunk sizes \(rows\).*call `{}\.compute_chunk_sizes\(\)`"
+        for unknown in (one[one > -10], two[two[:, 0] > -10], ddf.to_dask_array(),
+                        ddf["a"].to_dask_array()):
+            with pytest.raises(ValueError, match=msg.format("x", "x")):
+                es.distance_correlation(unknown, x[:, :1])  # 1-D was 'cannot convert float NaN to integer'
+            with pytest.raises(ValueError, match=msg.format("y", "y")):
+                es.energy_distance(x[:, :1], unknown)
