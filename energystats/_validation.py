@@ -131,12 +131,14 @@ def _text_hint(values):
     return ""
 
 
-def column_kind(s):
+def column_kind(s, file_rows=False):
     """Classify a column: 'numeric', 'text' (wholly non-numeric), 'temporal' or 'complex'.
 
     A column whose cells are mostly numbers but with some text is never
     classified: it raises a ValueError naming the column, the first row and
-    the value (never dropped, never coerced).
+    the value (never dropped, never coerced).  The row is the position
+    counting from 0 with the index label, or with ``file_rows=True`` (the
+    command line) the file's data row counting from 1.
     """
     dtype = s.dtype
     if pd.api.types.is_bool_dtype(dtype):
@@ -168,12 +170,17 @@ def column_kind(s):
         label = present.index[bad[0]]
         pos = s.index.get_loc(label)
         pos = pos if isinstance(pos, (int, np.integer)) else label
+        if file_rows:  # by position: the index of a file's frame need not be 0..n-1
+            row = int(np.flatnonzero(s.notna().to_numpy())[bad[0]]) + 1
+            where, advice = f"data row {row}", "correct or remove that value in the file."
+        else:
+            where = f"row {pos} (counting from 0; index {label!r})"
+            advice = ("correct or remove that value, or convert the column yourself (e.g. "
+                      "`pd.to_numeric(df[col], errors='coerce')` and drop the NaN rows).")
         raise ValueError(
             f"column {s.name!r} is numeric but for {bad.size} cell(s) of text: the first is "
-            f"{_short(values[bad[0]])} in row {pos} (counting from 0; index {label!r}). A column is never dropped "
-            "or coerced for a stray cell: correct or remove that value, or convert the column "
-            "yourself (e.g. `pd.to_numeric(df[col], errors='coerce')` and drop the NaN rows)."
-            + _text_hint(values[bad[:50]]))
+            f"{_short(values[bad[0]])} in {where}. A column is never dropped or coerced for a "
+            f"stray cell: {advice}" + _text_hint(values[bad[:50]]))
     raise ValueError(
         f"column {s.name!r} holds numbers stored as text (e.g. {_short(values[~real][0])}); they are "
         "not parsed silently: convert the column explicitly (`pd.to_numeric(df[col])`)."
@@ -189,15 +196,15 @@ def check_unique_columns(df, name="X"):
 
 
 def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, name="X",
-                    hint="`columns=[...]`", only_hint="`numeric_only=True`"):
+                    hint="`columns=[...]`", only_hint="`numeric_only=True`", file_rows=False):
     """The columns of ``df`` to use, checked, and the non-numeric ones left out.
 
     ``columns=None`` means every column not in ``exclude``; a wholly
     non-numeric column (text, categorical, datetime) among them is an error
     naming it, or, with ``numeric_only=True``, left out and returned in the
     second list (pandas' ``numeric_only`` convention).  A column of numbers
-    with stray text cells is always an error naming the row and the value.
-    Returns ``(used, left_out)``.
+    with stray text cells is always an error naming the row and the value
+    (``file_rows``: see :func:`column_kind`).  Returns ``(used, left_out)``.
     """
     check_unique_columns(df, name)
     exclude = list(exclude)
@@ -219,7 +226,7 @@ def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, name="X
         explicit = True
     used, left_out = [], []
     for c in candidates:
-        kind = column_kind(df[c])
+        kind = column_kind(df[c], file_rows)
         if kind == "numeric":
             used.append(c)
         elif kind == "complex":

@@ -431,3 +431,74 @@ class TestIssue30Inputs:
                 es.distance_correlation(unknown, x[:, :1])  # 1-D was 'cannot convert float NaN to integer'
             with pytest.raises(ValueError, match=msg.format("y", "y")):
                 es.energy_distance(x[:, :1], unknown)
+
+    # -- the command line speaks of the file's columns, options and data rows ------
+
+    @staticmethod
+    def _cli(capsys, *argv):
+        from energystats import cli
+
+        code = cli.main([str(a) for a in argv] + ["-q"])
+        err = capsys.readouterr().err
+        assert "Traceback" not in err, err
+        return code, err
+
+    def test_cli_messages_name_the_columns_and_options(self, tmp_path, capsys):
+        const = tmp_path / "const.csv"
+        const.write_text("a,b,c\n" + "".join(f"1,{i % 4},{i}\n" for i in range(8)))
+        cases = [
+            (["dcor", const, "--x", "a", "--y", "b", "-R", "9", "--seed", "1"],
+             "column 'a' (option --x) is constant"),
+            (["dcor", const, "--x", "b", "--y", "a", "--pvalue-method", "asymptotic"],
+             "column 'a' (option --y) is constant"),
+            (["gof", const, "--column", "a", "-R", "9", "--seed", "1"],
+             "column 'a' (option --column) is constant"),
+            (["cluster", const, "-k", "2", "--columns", "a", "--seed", "1"],
+             "column 'a' (option --columns): all 8 rows are identical"),
+        ]
+        for argv, words in cases:
+            code, err = self._cli(capsys, *argv)
+            line = err.strip().splitlines()[-1]
+            assert code == 2 and words in line and "`" not in line, line   # was `x` / `y` / `X`
+
+    def test_cli_big_integers_warn_once_in_the_users_words(self, tmp_path, capsys):
+        path = tmp_path / "big.csv"
+        path.write_text("a,b\n1,2\n2,3\n3,%d\n4,5\n5,1\n" % (2**60 + 1))
+        code, err = self._cli(capsys, "dcor", path, "--x", "a", "--y", "b", "-R", "0")
+        warned = [ln for ln in err.splitlines() if "2**53" in ln]
+        assert code == 0 and len(warned) == 1, err          # was `y` (column 'b') holds ...
+        assert "column 'b' (option --y) holds integers larger than 2**53" in warned[0]
+        assert "data row 3" in warned[0] and "`" not in warned[0]
+
+    @pytest.mark.parametrize("bad", ["text", "missing", "inf", "huge"])
+    def test_cli_bad_cell_in_the_third_data_row_is_data_row_3(self, bad, tmp_path, capsys):
+        cell = {"text": "O.2", "missing": "", "inf": "inf", "huge": str(10**400)}[bad]
+        rows = [f"{i},{(i * 7) % 5}.5,{'uv'[i % 2]}" for i in range(1, 9)]
+        rows[2] = f"3,{cell},v"                                      # data row 3 (line 4)
+        path = tmp_path / "bad.csv"
+        path.write_text("a,b,g\n" + "\n".join(rows) + "\n")
+        good = tmp_path / "good.csv"
+        good.write_text("a,b\n1,2\n2,3\n3,1\n")
+        commands = [["test", path, "--by", "g", "-R", "9", "--seed", "1"],
+                    ["test", good, path, "--columns", "a,b", "-R", "9", "--seed", "1"],
+                    ["distance", path, "--by", "g"],
+                    ["disco", path, "--by", "g", "-R", "9", "--seed", "1"],
+                    ["dcor", path, "--x", "a", "--y", "b", "-R", "0"],
+                    ["dcor-matrix", path, "--columns", "a,b"],
+                    ["gof", path, "--column", "b", "-R", "9", "--seed", "1"],
+                    ["cluster", path, "-k", "2", "--columns", "a,b", "--seed", "1"]]
+        for argv in commands:
+            code, err = self._cli(capsys, *argv)
+            lines = err.strip().splitlines()
+            assert code == 2 and len(lines) == 1, err
+            assert "'b'" in lines[0] and "data row 3" in lines[0], lines[0]
+            assert "row 2" not in lines[0] and "counting from 0" not in lines[0], lines[0]
+
+    def test_cli_data_rows_count_rows_dropped_by_dropna(self, tmp_path, capsys):
+        path = tmp_path / "drop.csv"
+        path.write_text("a,b\n1,2\n,3\n3,1\n4,inf\n5,2\n")    # missing in data row 2, inf in 4
+        code, err = self._cli(capsys, "dcor", path, "--x", "a", "--y", "b", "-R", "0", "--dropna")
+        assert code == 2 and "column 'b' (option --y) holds inf at data row 4" in err, err
+        path.write_text("a,b\n1,2\n,inf\n3,1\n4,0\n5,2\n")     # inf in a row that --dropna drops
+        code, err = self._cli(capsys, "dcor", path, "--x", "a", "--y", "b", "-R", "0", "--dropna")
+        assert code == 0, err
