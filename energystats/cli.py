@@ -94,10 +94,12 @@ def _read(args, path):
     return read_table(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
 
 
-def _load(args, path, *, by=(), columns=None, option="--columns"):
+def _load(args, path, *, by=(), columns=None, option="--columns", options=None):
     """Read ``path``; return ``(df, cols)`` with checked columns (and ``by``), rows with
-    missing values refused or (``--dropna``) dropped — each step reported on stderr."""
-    from ._io import check_missing, numeric_columns, split_names
+    missing values refused or (``--dropna``) dropped, the values checked (inf, integers beyond
+    float64), each message naming the column, its option (``options``: column -> option; default
+    --columns for the columns it names) and the data row — each step reported on stderr."""
+    from ._io import check_cells, check_missing, numeric_columns, split_names
     from ._validation import short_list
 
     df = _read(args, path)
@@ -109,6 +111,10 @@ def _load(args, path, *, by=(), columns=None, option="--columns"):
     cols, left_out = numeric_columns(df, wanted, exclude=by, numeric_only=args.numeric_only,
                                      path=path, option=option)
     n0 = df.shape[0]
+    if options is None:
+        options = _columns_option(args)
+    skip = df[cols + list(by)].isna().any(axis=1).to_numpy() if args.dropna else None
+    df = check_cells(df, cols, path=path, skip=skip, options=options)
     df = check_missing(df, cols + list(by), path=path, dropna=args.dropna)
     if df.shape[0] == 0:
         raise CLIError(f"{path}: no rows left after --dropna.")
@@ -121,6 +127,48 @@ def _load(args, path, *, by=(), columns=None, option="--columns"):
         note += f"; {n0 - df.shape[0]} row(s) with missing values dropped (--dropna)"
     _note(args, note)
     return df, cols
+
+
+def _columns_option(args):
+    """``{column: '--columns'}`` for the columns that --columns names."""
+    from ._io import split_names
+
+    return {c: "--columns" for c in split_names(args.columns) or ()}
+
+
+def _speak(args, name, cols, options=None, where=""):
+    """Let messages of the library that name its argument ``name`` (`` `x` ``) speak of the
+    file's columns ``cols`` passed as it, and of the options that chose them (``options``:
+    column -> option); see :func:`_user_words`."""
+    options = options or {}
+    cols = [str(c) for c in cols]
+    opts = sorted({options[c] for c in cols if c in options})
+    text = ("column " if len(cols) == 1 else "columns ") + ", ".join(repr(c) for c in cols)
+    text += (f" (option {'/'.join(opts)})" if opts else "") + where
+    args.words = {**getattr(args, "words", {}), name: (text, options)}
+
+
+def _user_words(args, msg):
+    """``msg`` with the library's argument names replaced by the user's words: the one place
+    where a message of a library function called by a command is translated (`` `x` is
+    constant `` -> ``column 'a' (option --x) is constant``; `` `y` (column 'b') `` -> ``column
+    'b' (option --y)``)."""
+    import ast
+    import re
+
+    words = getattr(args, "words", None)
+    if not words:
+        return msg
+
+    def say(m):
+        text, options = words[m.group(1)]
+        if m.group(2) is None:
+            return text
+        col = ast.literal_eval(m.group(2))
+        return f"column {col!r}" + (f" (option {options[col]})" if col in options else "")
+
+    names = "|".join(re.escape(n) for n in words)
+    return re.sub(rf"`({names})`(?: \(column ('[^']*'|\"[^\"]*\")\))?", say, msg)
 
 
 def _check_groups(df, by, path, minimum=2):
@@ -299,6 +347,8 @@ def _cmd_distance(args):
         groups = sorted(key.unique(), key=str)
         for a, b in itertools.combinations(groups, 2):
             xa, xb = df.loc[key == a, cols], df.loc[key == b, cols]
+            for name, g in (("x", a), ("y", b)):
+                _speak(args, name, cols, where=f" in group {str(g)!r} of --by {', '.join(by)}")
             rows.append(_distance_row(str(a), str(b), xa, xb, met, energy_distance))
     else:
         if len(args.files) != 2:
@@ -307,6 +357,8 @@ def _cmd_distance(args):
         pa, pb = args.files
         da, cols = _load(args, pa)
         db, _ = _load(args, pb, columns=cols)
+        _speak(args, "x", cols, where=f" of {pa}")
+        _speak(args, "y", cols, where=f" of {pb}")
         rows.append(_distance_row(pa, pb, da[cols], db[cols], met, energy_distance))
     if args.format == "json":
         _print_json({"command": "distance", "columns": cols, **met, "pairs": rows})
@@ -347,6 +399,9 @@ def _cmd_test(args):
         strata = _strata_column(args, by)
         df, cols = _load(args, path, by=by + strata)
         _check_groups(df, by, path)
+        _speak(args, "by", by, {by[0]: "--by"})
+        if strata:
+            _speak(args, "strata", strata, {strata[0]: "--strata"})
         data, kw = df, dict(kw, by=by[0], columns=cols, strata=strata[0] if strata else None)
     else:
         if args.strata:
@@ -363,6 +418,7 @@ def _cmd_test(args):
         if len(set(args.files)) != len(args.files):
             raise CLIError("the same file is given twice; each file is one group.")
         kw = dict(kw, labels=pd.Series(files, index=data.index, name="file"))
+    _speak(args, "X", cols, _columns_option(args))
     t0 = time.perf_counter()
     res = energy_test(data, **kw)
     _note_run(args, "energy test", res, t0)
@@ -411,6 +467,10 @@ def _cmd_disco(args):
     df, cols = _load(args, path, by=by + strata)
     for b in by:
         _check_groups(df, [b], path)
+    _speak(args, "X", cols, _columns_option(args))
+    _speak(args, "by", by, {b: "--by" for b in by})
+    if strata:
+        _speak(args, "strata", strata, {strata[0]: "--strata"})
     pkw = _pvalue_kwargs(args)
     seed = _draw_seed(args)
     kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
@@ -468,8 +528,11 @@ def _cmd_dcor(args):
         raise CLIError(f"options --x and --y: column(s) {overlap} in both.")
     if args.columns:
         raise CLIError("option --columns: dcor takes its columns from --x and --y.")
-    df, cols = _load(args, args.file, columns=xs + ys, option="--x/--y")
+    options = {**{c: "--x" for c in xs}, **{c: "--y" for c in ys}}
+    df, cols = _load(args, args.file, columns=xs + ys, option="--x/--y", options=options)
     x, y = df[xs], df[ys]
+    _speak(args, "x", xs, options)
+    _speak(args, "y", ys, options)
     pkw = _pvalue_kwargs(args)
     t0 = time.perf_counter()
     if pkw.get("pvalue_method") == "asymptotic":
@@ -517,6 +580,7 @@ def _cmd_dcor_matrix(args):
     df, cols = _load(args, args.file)
     if len(cols) < 2:
         raise CLIError(f"{args.file}: dcor-matrix needs at least 2 numeric columns; got {cols}.")
+    _speak(args, "data", cols)
     adjust = None if args.adjust == "none" else args.adjust
     if args.pvalue_method == "permutation":
         args.pvalues = "permutation"
@@ -585,8 +649,10 @@ def _cmd_gof(args):
         raise CLIError("options --column and --columns: give one (--columns for multivariate "
                        "normality).")
     wanted = [args.column] if args.column else split_names(args.columns)
-    df, cols = _load(args, args.file, columns=wanted,
-                     option="--column" if args.column else "--columns")
+    option = "--column" if args.column else "--columns"
+    df, cols = _load(args, args.file, columns=wanted, option=option,
+                     options={c: option for c in wanted or ()})
+    _speak(args, "x", cols, {c: option for c in wanted or ()})
     if len(cols) > 1 and dist != "norm":
         raise CLIError(f"--dist {args.dist}: the test takes one column (--column); got {cols}. "
                        "Only --dist normal takes several (multivariate normality).")
@@ -676,6 +742,8 @@ def _cmd_cluster(args):
     if args.out:
         check_out_path(args.out, inputs=[path])
     df, cols = _load(args, path)
+    _speak(args, "X", cols, _columns_option(args),
+           " (their z-scores, --standardize)" if args.standardize else "")
     if args.out and args.label_column in _read(args, path).columns:
         raise CLIError(f"option --label-column: {path} already has a column {args.label_column!r}; "
                        "choose another name.")
@@ -1198,6 +1266,7 @@ def build_parser():
 # -- running a command -----------------------------------------------------------
 
 def _error(args, msg, kind="error"):
+    msg = _user_words(args, msg)
     if sys.stderr is not None:
         try:
             print(f"energystats {getattr(args, 'command', None) or ''}: {kind}: {msg}".replace("  ", " "),

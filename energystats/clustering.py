@@ -22,7 +22,7 @@ from . import _engine
 from ._metrics import resolve_metric
 from .frames import select_frame
 from ._validation import (align_labels, as_data, check_int, is_int, as_labels, as_square_matrix,
-                          check_n_threads, check_rng, seeded_rng, short_list, warn)
+                          check_n_threads, check_rng, refuse_sparse, seeded_rng, short_list, warn)
 from .decomposition import DispersionResult, dispersion_from_sums
 
 __all__ = ["EnergyClustering", "EnergyClusteringResult", "energy_clustering", "clustering_accuracy",
@@ -143,13 +143,7 @@ def _check_not_identical(A, precomputed):
 
 
 def _reject_sparse_complex(X):
-    try:
-        import scipy.sparse as sp
-
-        if sp.issparse(X):
-            raise TypeError("`X` is a sparse matrix: sparse input is not supported; pass a dense array.")
-    except ImportError:  # pragma: no cover
-        pass
+    refuse_sparse(X, "X")  # the shared message (as_data's)
     if isinstance(X, np.ndarray) and np.iscomplexobj(X):
         raise ValueError("Complex data not supported: `X` must be real; got dtype "
                          f"{X.dtype}.")

@@ -1899,8 +1899,9 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     dask = backends.use_dask(backend, compute, variables + (data,))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, dask=dask)
     gen, seed = seeded_rng(rng)
-    if not (isinstance(exponent, (int, float)) and 0 < exponent <= 2):
-        raise ValueError(f"`exponent` must be in (0, 2]; got {exponent!r}.")
+    from ._metrics import _check_exponent
+
+    exponent = _check_exponent(exponent)  # the one validator: '1' and True are refused
     if dask:
         return _mutual_dask(variables, data, exponent, R, gen, seed, compute)
     blocks, names = _mutual_variables(variables, data)
@@ -2254,6 +2255,9 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         check_int(n_resamples, "n_resamples", 1)
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"`alpha` must be a number in (0, 1); got {alpha!r}.")
+    from ._metrics import _check_exponent
+
+    exponent = _check_exponent(exponent)  # was unchecked unless pvalue='permutation'
     nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
         raise ValueError(f"`adjust` must be 'holm', 'bh' or None; got {adjust!r}.")

@@ -472,7 +472,7 @@ class TestIOHelpers:
         with pytest.raises(CLIError, match="grouping column"):
             numeric_columns(df, ["g"], exclude=["g"], path="f.csv")
         stray = df.assign(b=["x", "3"], d=["1.5", "2.5"])[["b", "d"]].assign(b=["1", "x"])
-        with pytest.raises(CLIError, match=r"column 'b' is numeric but for 1 cell\(s\) of text: the first is 'x' in row 1"):
+        with pytest.raises(CLIError, match=r"column 'b' is numeric but for 1 cell\(s\) of text: the first is 'x' in data row 2"):
             numeric_columns(stray, ["b"], path="f.csv")
         with pytest.raises(CLIError, match=r"1 row\(s\) have missing values \(columns \['c'\], first in data row 2\)"):
             check_missing(df, ["a", "c"], path="f.csv")
@@ -523,13 +523,13 @@ class TestDataPath:
         d, df = files
         text = (d / "data.csv").read_text().splitlines()
         fields = text[6].split(",")
-        fields[0] = "oops"                                  # x of data row 6 (index 5)
+        fields[0] = "oops"                                  # x of data row 6 (line 7)
         text[6] = ",".join(fields)
         (tmp_path / "stray.csv").write_text("\n".join(text) + "\n")
         for extra in ([], ["--numeric-only"], ["--columns", "x,y"]):
             rc, out, err = run_cli("test", tmp_path / "stray.csv", "--by", "group", "-R", "9", *extra)
             line = _one_line(err)
-            assert rc == 2 and "column 'x'" in line and "'oops'" in line and "row 5" in line, line
+            assert rc == 2 and "column 'x'" in line and "'oops'" in line and "data row 6" in line, line
 
     def test_comma_decimal_file_is_explained_and_readable(self, files, tmp_path):
         d, df = files
