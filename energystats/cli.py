@@ -479,17 +479,26 @@ def _cmd_disco(args):
     t0 = time.perf_counter()
     res = disco(df, **kw)
     _note_run(args, "disco", res, t0)
+    tests = res.row_tests()  # what each row tests, its df and F (None: one-way table)
     if args.format == "json":
-        _print_json({"command": "disco", **_record(res), "alpha": args.alpha})
+        rows = None if tests is None else dict(zip(list(res.factors) + ["Within", "Total"], tests))
+        _print_json({"command": "disco", **_record(res), "tests": rows, "alpha": args.alpha})
         return 0
     title = {"one-way": "DISCO (distance components)",
              "stratified": f"DISCO (distance components), groups compared within the strata of "
                            f"{res.strata_name}",
              "conditional": "DISCO (distance components), each factor tested given the others "
-                            "(the rows do not add up to Total)",
-             "marginal": "DISCO (distance components), each factor tested alone (marginal, as R "
-                         "energy's disco)"}[res.test]
-    emit([(title, _with_seed(res.to_frame(), res.seed))], args.format)
+                            "(the rows do not add up to Total; --marginal gives R energy's table)",
+             "marginal": "DISCO (distance components), each factor tested alone (marginal, "
+                         "--marginal: R energy's disco table)"}[res.test]
+    table = _with_seed(res.to_frame(), res.seed)
+    if args.format == "text" and tests is not None:  # the tests under the table, one line a row
+        table = table.drop(columns="tests")
+    emit([(title, table)], args.format)
+    if args.format == "text" and tests is not None:
+        print("rows:")
+        for row, text in zip(table.index, tests):
+            print(f"  {row}: {text}")
     if res.pvalue is not None and res.pvalue_method != "full":
         if len(by) == 1:
             _test_verdict(args, res, f"the groups of {by[0]} differ",
