@@ -387,7 +387,7 @@ def _cmd_test(args):
         raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
     pkw = _pvalue_kwargs(args)
     seed = None if pkw.get("pvalue_method") == "asymptotic" else _draw_seed(args)
-    kw = dict(n_resamples=args.resamples, rng=seed, progress=_progress(args), **met, **pkw)
+    kw = dict(n_resamples=args.resamples, rng=seed, **met, **pkw)  # progress: main's ambient
     if len(args.files) == 1:
         path = args.files[0]
         if not args.by:
@@ -474,7 +474,7 @@ def _cmd_disco(args):
     pkw = _pvalue_kwargs(args)
     seed = _draw_seed(args)
     kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
-              rng=seed, progress=_progress(args), strata=strata[0] if strata else None,
+              rng=seed, strata=strata[0] if strata else None,  # progress: main's ambient
               conditional=not args.marginal, **met, **pkw)
     t0 = time.perf_counter()
     res = disco(df, **kw)
@@ -786,7 +786,7 @@ def _cmd_cluster(args):
                         f"restarts), then the same on {args.resamples} reference data sets drawn "
                         f"from the {args.null!r} null; seed {seed}")
             tres = cluster_test(X, args.k, null=args.null, n_resamples=args.resamples, rng=seed,
-                                random_state=seed, progress=_progress(args), **opts, **pkw)
+                                random_state=seed, **opts, **pkw)  # progress: main's ambient
             labels = np.asarray(tres.labels)
         else:
             _note(args, f"clustering {n} rows{on} into k={args.k} ({args.algorithm}, {args.n_init} "

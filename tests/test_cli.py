@@ -705,7 +705,8 @@ class TestDataPath:
         rc, out, _ = run_cli("disco", d / "data.csv", "--by", "group", "--numeric-only", "-R", "9",
                              "--seed", "1", "--format", "json")
         fields = {f.name for f in dataclasses.fields(energystats.DiscoResult)}
-        assert set(json.loads(out)) == (fields - {"null_distribution"}) | {"command", "alpha"}
+        # plus what each row of the table tests (DiscoResult.row_tests())
+        assert set(json.loads(out)) == (fields - {"null_distribution"}) | {"command", "alpha", "tests"}
         assert "p-value" not in out
 
     def test_long_lists_are_cut(self, tmp_path):
