@@ -4,6 +4,10 @@ Metadata lives in ``pyproject.toml``; this file only declares the Cython
 extensions, their compiler directives and the OpenMP flags.  A compiler
 without OpenMP still builds a working (single-threaded) package: the flags
 are probed first.  Set ``ENERGYSTATS_DEBUG=1`` to turn bounds checks on.
+
+The extensions are translated (Cython) and compiled (C) in parallel, one job
+per CPU; ``ENERGYSTATS_BUILD_JOBS=N`` sets the number of jobs (1: serial), and
+``python setup.py build_ext -j N`` overrides it for the compilation.
 """
 import os
 import sys
@@ -18,6 +22,23 @@ from setuptools.command.build_ext import build_ext
 DEBUG = os.environ.get("ENERGYSTATS_DEBUG", "0") not in ("", "0")
 SIMD_HEADERS = ["_simd.h", "_simd_body.h"]
 KERNELS = ["_pairwise", "_sorted1d", "_hartigan", "_permutation", "_dependence", "_gof"]
+
+
+def _build_jobs():
+    """Parallel jobs for the build: ``ENERGYSTATS_BUILD_JOBS`` or the CPU count."""
+    raw = os.environ.get("ENERGYSTATS_BUILD_JOBS", "").strip()
+    if not raw:
+        return os.cpu_count() or 1
+    try:
+        jobs = int(raw)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise SystemExit(f"ENERGYSTATS_BUILD_JOBS must be a positive integer; got {raw!r}.")
+    return jobs
+
+
+BUILD_JOBS = _build_jobs()
 
 
 def _openmp_flags(compiler):
@@ -55,6 +76,13 @@ def _openmp_flags(compiler):
 
 
 class BuildExt(build_ext):
+    def finalize_options(self):
+        # Compile the extensions in parallel (setuptools' ``build_ext -j``), unless the
+        # command line asked for a number of jobs.
+        if self.parallel is None and BUILD_JOBS > 1:
+            self.parallel = BUILD_JOBS
+        super().finalize_options()
+
     def build_extensions(self):
         cflags, lflags = _openmp_flags(self.compiler)
         # -fno-math-errno: sqrt and friends need not set errno (never read here), so the
@@ -84,6 +112,7 @@ def _extensions():
         )
     return cythonize(
         exts,
+        nthreads=BUILD_JOBS if BUILD_JOBS > 1 else 0,
         compiler_directives={
             "language_level": 3,
             "boundscheck": DEBUG,

@@ -185,18 +185,19 @@ def plot(res, xs, xname, title, path, bayes):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, ax = plt.subplots(figsize=(7, 4))
     for m in res:
         mean = [mean_se(res[m][x])[0] for x in xs]
         se = [mean_se(res[m][x])[1] for x in xs]
         ax.errorbar(xs, mean, yerr=se, marker="o", ms=3, capsize=2, label=m)
-    ax.axhline(bayes, ls="--", c="k", lw=1, label="Bayes")
+    ax.axhline(bayes, ls="--", c="k", lw=1, label=f"Bayes ≈ {bayes}")
     ax.set_xlabel(xname)
     ax.set_ylabel("accuracy")
+    ax.set_xticks(xs, [str(x) for x in xs], fontsize=8)   # one label per grid point
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))   # beside the axes, off the bars
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 

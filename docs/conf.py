@@ -50,7 +50,46 @@ numpydoc_xref_param_type = False
 math_number_all = False
 nitpicky = False
 suppress_warnings = []
-mathjax3_config = {"tex": {"macros": {"E": r"\mathcal{E}"}}}
+# MathJax 3 is served with the pages, so the formulas render offline and no page
+# loads a CDN: the startup loader, TeX input and CommonHTML output, copied into
+# _static/mathjax by _copy_mathjax below from the package sphinx-mathjax-offline
+# (the `docs` extra), which ships MathJax 3.2.2.
+mathjax_path = "mathjax/startup.js"
+mathjax3_config = {
+    "loader": {"load": ["input/tex", "output/chtml"]},
+    "tex": {"macros": {"E": r"\mathcal{E}"}},
+}
+#: What the pages load from MathJax: the loader and core, TeX input (its extensions
+#: load on demand) and CommonHTML output with its fonts.  Not copied: the combined
+#: components, the contextual menu and the speech engine, whose code names CDN
+#: addresses (for Internet Explorer and the speech rules).
+MATHJAX_FILES = ["startup.js", "core.js", "input/tex.js", "input/tex-base.js", "input/tex/extensions",
+                 "output/chtml.js", "output/chtml/fonts/tex.js", "output/chtml/fonts/woff-v2"]
+
+
+def _mathjax_source():
+    import importlib.util
+
+    spec = importlib.util.find_spec("sphinx-mathjax-offline")   # its import name has hyphens
+    if spec is None or spec.origin is None:
+        raise ImportError("the documentation serves MathJax from the package sphinx-mathjax-offline: "
+                          "python -m pip install -e \".[docs]\"")
+    return Path(spec.origin).parent / "static" / "mathjax"
+
+
+def _copy_mathjax(app, exc):
+    """Copy the MathJax files the pages load into ``_static/mathjax``."""
+    import shutil
+
+    if exc is not None or app.builder.format != "html":
+        return
+    src, dst = _mathjax_source(), Path(app.outdir) / "_static" / "mathjax"
+    for name in MATHJAX_FILES:
+        (dst / name).parent.mkdir(parents=True, exist_ok=True)
+        if (src / name).is_dir():
+            shutil.copytree(src / name, dst / name, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src / name, dst / name)
 
 
 def _generate(app):
@@ -72,4 +111,6 @@ def _generate(app):
 
 
 def setup(app):
+    _mathjax_source()   # fail at once, not after the build, when MathJax is missing
     app.connect("builder-inited", _generate)
+    app.connect("build-finished", _copy_mathjax)

@@ -1,11 +1,12 @@
-"""The command-line tool, driven as a subprocess (``python -m energystats ...``).
+"""The command-line tool, driven in-process through ``energystats.cli.main`` (``run_cli``) and,
+where only a real process shows it, as a subprocess (``python -m energystats ...``).
 
 Every subcommand, every output format, and the error paths (missing file,
 missing column, non-numeric column, empty file, k > n, ...) with their exit
 status and one-line message.  Numbers printed by the tool are checked against
 independent numpy double loops over SPEC §3, not against the library itself.
-Each subprocess costs about half a second, so several checks share one run
-where that keeps each behaviour visible.
+Each subprocess costs about half a second to a second, so only the entry point, pipes and
+exit statuses seen by the shell run in one (``run_cli_subprocess``, ``_run_raw``).
 """
 from __future__ import annotations
 
@@ -26,13 +27,60 @@ import energystats
 PKG_ROOT = str(Path(energystats.__file__).resolve().parents[1])
 
 
-def run_cli(*args, cwd=None, stdin=None):
-    """Run ``python -m energystats *args``; return (returncode, stdout, stderr)."""
+def run_cli_subprocess(*args, cwd=None, stdin=None):
+    """Run ``python -m energystats *args`` in a child process; return (returncode, stdout, stderr).
+
+    For what only a real process shows: the entry point, exit statuses set by ``sys.exit``,
+    closed or broken pipes, signals.  Everything else goes through :func:`run_cli`.
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = PKG_ROOT + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-m", "energystats", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, env=env, input=stdin, timeout=300)
     return proc.returncode, proc.stdout, proc.stderr
+
+
+class _Stdin(io.StringIO):
+    """Text standard input with the ``buffer`` of bytes that the Parquet reader takes."""
+
+    @property
+    def buffer(self):
+        return io.BytesIO(self.getvalue().encode())
+
+
+def run_cli(*args, cwd=None, stdin=None):
+    """Run ``energystats *args`` in this process, as ``python -m energystats`` would (the same
+    ``main``, argparse's exits, an uncaught exception printed as a traceback with status 1);
+    return (returncode, stdout, stderr).
+
+    In-process saves the ~0.5-1 s that each child spends importing NumPy, pandas and the
+    package (the suite ran ~150 of them); ``run_cli_subprocess`` keeps the real process.
+    """
+    import contextlib
+    import traceback
+    import warnings
+
+    from energystats import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    old_cwd, old_stdin = os.getcwd(), sys.stdin
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin = _Stdin(stdin or "")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                warnings.catch_warnings():          # main() installs its one-line warning printer
+            try:
+                code = cli.main([str(a) for a in args])
+            except SystemExit as exc:               # argparse: --help, usage errors
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except Exception:                       # noqa: BLE001 - as the interpreter would
+                traceback.print_exc()
+                code = 1
+    finally:
+        sys.stdin = old_stdin
+        os.chdir(old_cwd)
+    return code, out.getvalue(), err.getvalue()
 
 
 def has(*names):
@@ -117,7 +165,7 @@ class TestHelp:
         assert "example" in text and f"energystats {command}" in text
 
     def test_top_level_help_and_no_command(self):
-        rc, out, err = run_cli("--help")
+        rc, out, err = run_cli_subprocess("--help")     # the real entry point, in a process
         assert rc == 0
         for command in ("distance", "test", "disco", "cluster", "demo"):
             assert command in out
@@ -472,7 +520,7 @@ class TestIOHelpers:
         with pytest.raises(CLIError, match="grouping column"):
             numeric_columns(df, ["g"], exclude=["g"], path="f.csv")
         stray = df.assign(b=["x", "3"], d=["1.5", "2.5"])[["b", "d"]].assign(b=["1", "x"])
-        with pytest.raises(CLIError, match=r"column 'b' is numeric but for 1 cell\(s\) of text: the first is 'x' in row 1"):
+        with pytest.raises(CLIError, match=r"column 'b' is numeric but for 1 cell\(s\) of text: the first is 'x' in data row 2"):
             numeric_columns(stray, ["b"], path="f.csv")
         with pytest.raises(CLIError, match=r"1 row\(s\) have missing values \(columns \['c'\], first in data row 2\)"):
             check_missing(df, ["a", "c"], path="f.csv")
@@ -523,13 +571,13 @@ class TestDataPath:
         d, df = files
         text = (d / "data.csv").read_text().splitlines()
         fields = text[6].split(",")
-        fields[0] = "oops"                                  # x of data row 6 (index 5)
+        fields[0] = "oops"                                  # x of data row 6 (line 7)
         text[6] = ",".join(fields)
         (tmp_path / "stray.csv").write_text("\n".join(text) + "\n")
         for extra in ([], ["--numeric-only"], ["--columns", "x,y"]):
             rc, out, err = run_cli("test", tmp_path / "stray.csv", "--by", "group", "-R", "9", *extra)
             line = _one_line(err)
-            assert rc == 2 and "column 'x'" in line and "'oops'" in line and "row 5" in line, line
+            assert rc == 2 and "column 'x'" in line and "'oops'" in line and "data row 6" in line, line
 
     def test_comma_decimal_file_is_explained_and_readable(self, files, tmp_path):
         d, df = files
@@ -657,7 +705,8 @@ class TestDataPath:
         rc, out, _ = run_cli("disco", d / "data.csv", "--by", "group", "--numeric-only", "-R", "9",
                              "--seed", "1", "--format", "json")
         fields = {f.name for f in dataclasses.fields(energystats.DiscoResult)}
-        assert set(json.loads(out)) == (fields - {"null_distribution"}) | {"command", "alpha"}
+        # plus what each row of the table tests (DiscoResult.row_tests())
+        assert set(json.loads(out)) == (fields - {"null_distribution"}) | {"command", "alpha", "tests"}
         assert "p-value" not in out
 
     def test_long_lists_are_cut(self, tmp_path):

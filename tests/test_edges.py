@@ -336,6 +336,176 @@ class TestIssue30Inputs:
         with pytest.raises(TypeError, match=r"`rng` must be None, a non-negative integer seed"):
             es.energy_test(np.arange(6.0), labels=[0, 0, 0, 1, 1, 1], rng=rng, n_resamples=9)
 
+    # -- exponent and sigma are numbers, not text or bools (one validator, _metrics) --
+
+    _X = np.random.default_rng(0).normal(size=(12, 2))
+    _Y = np.random.default_rng(1).normal(size=(12, 1))
+    _Z = np.random.default_rng(2).normal(size=(12, 1))
+    _LAB = [0] * 6 + [1] * 6
+    _METRIC_CALLS = {
+        "energy_distance": lambda **k: es.energy_distance(TestIssue30Inputs._X, TestIssue30Inputs._X + 1, **k),
+        "energy_test": lambda **k: es.energy_test(TestIssue30Inputs._X, labels=TestIssue30Inputs._LAB,
+                                                  n_resamples=9, rng=1, **k),
+        "dispersion": lambda **k: es.dispersion(TestIssue30Inputs._X, TestIssue30Inputs._LAB, **k),
+        "disco": lambda **k: es.disco(TestIssue30Inputs._X, labels=TestIssue30Inputs._LAB, n_resamples=9,
+                                      rng=1, **k),
+        "distance_correlation": lambda **k: es.distance_correlation(TestIssue30Inputs._X, TestIssue30Inputs._Y, **k),
+        "distance_stats": lambda **k: es.distance_stats(TestIssue30Inputs._X, TestIssue30Inputs._Y, **k),
+        "independence_test": lambda **k: es.independence_test(TestIssue30Inputs._X, TestIssue30Inputs._Y,
+                                                              n_resamples=9, rng=1, **k),
+        "distance_correlation_ttest": lambda **k: es.distance_correlation_ttest(TestIssue30Inputs._X,
+                                                                                TestIssue30Inputs._Y, **k),
+        "partial_distance_correlation": lambda **k: es.partial_distance_correlation(
+            TestIssue30Inputs._X, TestIssue30Inputs._Y, TestIssue30Inputs._Z, **k),
+        "energy_clustering": lambda **k: es.energy_clustering(TestIssue30Inputs._X, 2, **k),
+        "energy_linkage": lambda **k: es.energy_linkage(TestIssue30Inputs._X, **k),
+        "gram_matrix": lambda **k: es.gram_matrix(TestIssue30Inputs._X, **k),
+        "pairwise": lambda **k: es.pairwise(TestIssue30Inputs._X, **k),
+        # these two take no sigma
+        "distance_correlation_matrix": lambda **k: es.distance_correlation_matrix(TestIssue30Inputs._X, **k),
+        "mutual_independence_test": lambda **k: es.mutual_independence_test(
+            TestIssue30Inputs._X, TestIssue30Inputs._Y, n_resamples=9, rng=1, **k),
+    }
+
+    @pytest.mark.parametrize("func", sorted(_METRIC_CALLS))
+    @pytest.mark.parametrize("value", ["1", True, np.bool_(True), b"1"])
+    def test_metric_parameters_are_numbers(self, func, value):
+        call = self._METRIC_CALLS[func]
+        with pytest.raises(TypeError, match=r"`exponent` must be a real number in \(0, 2\]; got .*not a number"):
+            call(exponent=value)                        # was accepted: '1' parsed, True taken as 1
+        if func not in ("distance_correlation_matrix", "mutual_independence_test"):
+            with pytest.raises(TypeError, match=r"`sigma` must be a positive real number; got .*not a number"):
+                call(metric="gaussian", sigma=value)
+
+    def test_metric_parameters_of_numeric_types_are_unchanged(self):
+        x, y = self._X, self._X + 1
+        ref = es.energy_distance(x, y, exponent=1.5)
+        for value in (np.float64(1.5), np.float32(1.5), np.array(1.5)):
+            assert es.energy_distance(x, y, exponent=value) == ref
+        assert es.energy_distance(x, y, exponent=np.int64(1)) == es.energy_distance(x, y, exponent=1.0)
+        assert es.energy_distance(x, y, metric="gaussian", sigma=np.int64(2)) == \
+            es.energy_distance(x, y, metric="gaussian", sigma=2.0)
+
+    # -- SciPy sparse input: refused by as_data, naming the argument and .toarray() --
+
+    @pytest.mark.parametrize("call", [
+        lambda S, X: es.energy_distance(S, X),
+        lambda S, X: es.energy_distance(X, S),
+        lambda S, X: es.energy_test(S, labels=[0] * 6 + [1] * 6, n_resamples=9),
+        lambda S, X: es.dispersion(S, [0] * 6 + [1] * 6),
+        lambda S, X: es.disco(S, labels=[0] * 6 + [1] * 6, n_resamples=9),
+        lambda S, X: es.distance_correlation(S, X),
+        lambda S, X: es.independence_test(X, S, n_resamples=9),
+        lambda S, X: es.distance_correlation_matrix(S),
+        lambda S, X: es.mutual_independence_test(S, X, n_resamples=9),
+        lambda S, X: es.normality_test(S, n_resamples=9),
+        lambda S, X: es.gof_test(S[:, [0]], "expon", n_resamples=9),
+        lambda S, X: es.energy_clustering(S, 2),
+        lambda S, X: es.cluster_test(S, 2, n_resamples=3),
+        lambda S, X: es.energy_linkage(S),
+        lambda S, X: es.gram_matrix(S),
+        lambda S, X: es.pairwise(S),
+        lambda S, X: es.u_center(S),
+    ])
+    @pytest.mark.parametrize("kind", ["csr_matrix", "coo_array"])
+    def test_sparse_input_is_refused_naming_the_argument(self, call, kind):
+        sparse = pytest.importorskip("scipy.sparse")
+        X = np.abs(np.random.default_rng(3).normal(size=(12, 2))) + 1
+        S = getattr(sparse, kind)(X)
+        with pytest.raises(TypeError, match=r"`[^`]+` is a SciPy sparse \w+ of shape \(12, [12]\); "
+                                            r"sparse input is not supported.*pass `[^`]+\.toarray\(\)`"):
+            call(S, X)                                  # was IndexError: tuple index out of range
+
+    # -- Dask arrays with unknown chunk sizes: named, with .compute_chunk_sizes() --
+
+    def test_dask_unknown_chunks_are_named(self):
+        da = pytest.importorskip("dask.array")
+        dd = pytest.importorskip("dask.dataframe")
+        import pandas as pd
+
+        x = np.random.default_rng(4).normal(size=(20, 2))
+        one = da.from_array(x[:, 0], chunks=5)
+        two = da.from_array(x, chunks=5)
+        ddf = dd.from_pandas(pd.DataFrame(x, columns=["a", "b"]), npartitions=2)
+        msg = r"`{}` has unknown chunk sizes \(rows\).*call `{}\.compute_chunk_sizes\(\)`"
+        for unknown in (one[one > -10], two[two[:, 0] > -10], ddf.to_dask_array(),
+                        ddf["a"].to_dask_array()):
+            with pytest.raises(ValueError, match=msg.format("x", "x")):
+                es.distance_correlation(unknown, x[:, :1])  # 1-D was 'cannot convert float NaN to integer'
+            with pytest.raises(ValueError, match=msg.format("y", "y")):
+                es.energy_distance(x[:, :1], unknown)
+
+    # -- the command line speaks of the file's columns, options and data rows ------
+
+    @staticmethod
+    def _cli(capsys, *argv):
+        from energystats import cli
+
+        code = cli.main([str(a) for a in argv] + ["-q"])
+        err = capsys.readouterr().err
+        assert "Traceback" not in err, err
+        return code, err
+
+    def test_cli_messages_name_the_columns_and_options(self, tmp_path, capsys):
+        const = tmp_path / "const.csv"
+        const.write_text("a,b,c\n" + "".join(f"1,{i % 4},{i}\n" for i in range(8)))
+        cases = [
+            (["dcor", const, "--x", "a", "--y", "b", "-R", "9", "--seed", "1"],
+             "column 'a' (option --x) is constant"),
+            (["dcor", const, "--x", "b", "--y", "a", "--pvalue-method", "asymptotic"],
+             "column 'a' (option --y) is constant"),
+            (["gof", const, "--column", "a", "-R", "9", "--seed", "1"],
+             "column 'a' (option --column) is constant"),
+            (["cluster", const, "-k", "2", "--columns", "a", "--seed", "1"],
+             "column 'a' (option --columns): all 8 rows are identical"),
+        ]
+        for argv, words in cases:
+            code, err = self._cli(capsys, *argv)
+            line = err.strip().splitlines()[-1]
+            assert code == 2 and words in line and "`" not in line, line   # was `x` / `y` / `X`
+
+    def test_cli_big_integers_warn_once_in_the_users_words(self, tmp_path, capsys):
+        path = tmp_path / "big.csv"
+        path.write_text("a,b\n1,2\n2,3\n3,%d\n4,5\n5,1\n" % (2**60 + 1))
+        code, err = self._cli(capsys, "dcor", path, "--x", "a", "--y", "b", "-R", "0")
+        warned = [ln for ln in err.splitlines() if "2**53" in ln]
+        assert code == 0 and len(warned) == 1, err          # was `y` (column 'b') holds ...
+        assert "column 'b' (option --y) holds integers larger than 2**53" in warned[0]
+        assert "data row 3" in warned[0] and "`" not in warned[0]
+
+    @pytest.mark.parametrize("bad", ["text", "missing", "inf", "huge"])
+    def test_cli_bad_cell_in_the_third_data_row_is_data_row_3(self, bad, tmp_path, capsys):
+        cell = {"text": "O.2", "missing": "", "inf": "inf", "huge": str(10**400)}[bad]
+        rows = [f"{i},{(i * 7) % 5}.5,{'uv'[i % 2]}" for i in range(1, 9)]
+        rows[2] = f"3,{cell},v"                                      # data row 3 (line 4)
+        path = tmp_path / "bad.csv"
+        path.write_text("a,b,g\n" + "\n".join(rows) + "\n")
+        good = tmp_path / "good.csv"
+        good.write_text("a,b\n1,2\n2,3\n3,1\n")
+        commands = [["test", path, "--by", "g", "-R", "9", "--seed", "1"],
+                    ["test", good, path, "--columns", "a,b", "-R", "9", "--seed", "1"],
+                    ["distance", path, "--by", "g"],
+                    ["disco", path, "--by", "g", "-R", "9", "--seed", "1"],
+                    ["dcor", path, "--x", "a", "--y", "b", "-R", "0"],
+                    ["dcor-matrix", path, "--columns", "a,b"],
+                    ["gof", path, "--column", "b", "-R", "9", "--seed", "1"],
+                    ["cluster", path, "-k", "2", "--columns", "a,b", "--seed", "1"]]
+        for argv in commands:
+            code, err = self._cli(capsys, *argv)
+            lines = err.strip().splitlines()
+            assert code == 2 and len(lines) == 1, err
+            assert "'b'" in lines[0] and "data row 3" in lines[0], lines[0]
+            assert "row 2" not in lines[0] and "counting from 0" not in lines[0], lines[0]
+
+    def test_cli_data_rows_count_rows_dropped_by_dropna(self, tmp_path, capsys):
+        path = tmp_path / "drop.csv"
+        path.write_text("a,b\n1,2\n,3\n3,1\n4,inf\n5,2\n")    # missing in data row 2, inf in 4
+        code, err = self._cli(capsys, "dcor", path, "--x", "a", "--y", "b", "-R", "0", "--dropna")
+        assert code == 2 and "column 'b' (option --y) holds inf at data row 4" in err, err
+        path.write_text("a,b\n1,2\n,inf\n3,1\n4,0\n5,2\n")     # inf in a row that --dropna drops
+        code, err = self._cli(capsys, "dcor", path, "--x", "a", "--y", "b", "-R", "0", "--dropna")
+        assert code == 0, err
+
 
 @pytest.mark.parametrize("fmt", ["text", "csv"])
 def test_cli_disco_prints_its_seed(tmp_path, fmt):

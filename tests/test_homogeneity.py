@@ -576,7 +576,7 @@ class TestDisco:
         assert res.df_within == 145 and list(res.df_between) == [2, 2]
         table = res.to_frame()
         assert list(table.index) == ["species", "f2", "Within", "Total"]
-        assert list(table.columns) == ["df", "dispersion", "F", "pvalue", "pvalue_se"]
+        assert list(table.columns) == ["df", "dispersion", "F", "pvalue", "pvalue_se", "tests"]
         assert table.loc["Within", "dispersion"] == pytest.approx(res.total - res.between.sum())
         # the same through a DataFrame of factors as `labels`
         res2 = es.disco(iris.iloc[:, :4], labels=iris[["species", "f2"]], n_resamples=0,
@@ -637,6 +637,119 @@ class TestDisco:
             es.disco(df, by=["a", "c"])
         with pytest.raises(ValueError, match="`n_resamples`"):
             es.disco(df, by="a", n_resamples=-5)
+
+
+class TestDiscoTableSays:
+    """Issue 30: the conditional table's df (a 3-level factor given a 2-level one: 4, not 2)
+    were never explained, nor that R's numbers need ``conditional=False``.  Each row now says
+    what it tests and how its df and F are formed; the counts here come from pandas, and each
+    F is recomputed from the table's own numbers by the formula the row states."""
+
+    @staticmethod
+    def frame(seed=4, n=60):
+        rng = np.random.default_rng(seed)
+        return pd.DataFrame({"y": rng.normal(size=n), "a": rng.integers(0, 3, n),
+                             "b": rng.integers(0, 2, n), "s": rng.integers(0, 2, n)})
+
+    def test_one_factor_table_unchanged(self):
+        res = es.disco(self.frame(), by="a", columns=["y"], n_resamples=19, rng=1)
+        assert res.row_tests() is None
+        assert list(res.to_frame().columns) == ["df", "dispersion", "F", "pvalue", "pvalue_se"]
+        assert "rows:" not in repr(res)
+
+    def test_two_factors_conditional(self):
+        df = self.frame()
+        res = es.disco(df, by=["a", "b"], columns=["y"], n_resamples=19, rng=1)
+        table = res.to_frame()
+        n = len(df)
+        cells = df.groupby(["a", "b"]).ngroups            # 6
+        cells_of = {"a": df["b"].nunique(), "b": df["a"].nunique()}   # the others' cells: 2, 3
+        assert list(table.columns) == ["df", "dispersion", "F", "pvalue", "pvalue_se", "tests"]
+        assert table.loc["a", "tests"] == (
+            f"a given b (a + a:b): the groups of a compared within the {cells_of['a']} cells of b; "
+            f"df = {cells} cells - {cells_of['a']}; F = (S/{cells - cells_of['a']}) / (Within/{n - cells})")
+        assert table.loc["b", "tests"].startswith("b given a (b + a:b): ")
+        assert table.loc["Within", "tests"] == (f"within the {cells} cells of a, b: df = {n} - {cells}; "
+                                                "the denominator of every F")
+        assert table.loc["Total", "tests"] == f"df = {n} - 1; the rows do not add up to Total"
+        W = table.loc["Within", "dispersion"]
+        assert cells == 6 and {f: cells - c for f, c in cells_of.items()} == {"a": 4, "b": 3}
+        for f in ("a", "b"):
+            d = cells - cells_of[f]
+            assert table.loc[f, "df"] == d
+            assert table.loc[f, "F"] == pytest.approx((table.loc[f, "dispersion"] / d) / (W / (n - cells)),
+                                                      rel=1e-12)
+        assert table.loc["Within", "df"] == n - cells
+        text = repr(res)
+        assert "conditional=False gives R energy's table" in text
+        assert "rows:" in text and all(f"  {r}: {t}" in text for r, t in table["tests"].items())
+
+    def test_two_factors_marginal(self):
+        df = self.frame()
+        res = es.disco(df, by=["a", "b"], columns=["y"], n_resamples=19, rng=1, conditional=False)
+        table = res.to_frame()
+        n, T = len(df), table.loc["Total", "dispersion"]
+        for f in ("a", "b"):
+            k = df[f].nunique()
+            assert table.loc[f, "tests"] == (f"{f} alone (marginal, R energy's disco; conditional=False): "
+                                             f"df = {k} levels - 1; F = (S/{k - 1}) / ((Total - S)/{n - k})")
+            S = table.loc[f, "dispersion"]
+            assert table.loc[f, "F"] == pytest.approx((S / (k - 1)) / ((T - S) / (n - k)), rel=1e-12)
+        ka, kb = df["a"].nunique(), df["b"].nunique()
+        assert table.loc["Within", "tests"] == f"Total - S_a - S_b: df = {n} - 1 - {ka - 1} - {kb - 1}; no F uses it"
+        assert table.loc["Within", "df"] == n - 1 - (ka - 1) - (kb - 1)
+        assert table.loc["Within", "dispersion"] == pytest.approx(
+            T - table.loc["a", "dispersion"] - table.loc["b", "dispersion"], rel=1e-12)
+        assert "conditional=False: R energy's disco table" in repr(res)
+
+    def test_strata(self):
+        df = self.frame()
+        n = len(df)
+        res = es.disco(df, by="a", strata="s", columns=["y"], n_resamples=19, rng=1)
+        table = res.to_frame()
+        cells, strata = df.groupby(["a", "s"]).ngroups, df["s"].nunique()
+        assert table.loc["Between", "tests"] == (
+            f"the groups compared within the {strata} strata of 's': df = {cells} cells - {strata} strata; "
+            f"F = (S/{cells - strata}) / (Within/{n - cells})")
+        assert table.loc["Between", "df"] == cells - strata
+        assert table.loc["Between", "F"] == pytest.approx(
+            (table.loc["Between", "dispersion"] / (cells - strata))
+            / (table.loc["Within", "dispersion"] / (n - cells)), rel=1e-12)
+        assert table.loc["Within", "tests"].startswith(f"within the {cells} cells (groups within strata)")
+        # two factors given each other and the strata
+        res = es.disco(df, by=["a", "b"], strata="s", columns=["y"], n_resamples=19, rng=1)
+        table = res.to_frame()
+        cells = df.groupby(["a", "b", "s"]).ngroups
+        others = df.groupby(["b", "s"]).ngroups
+        assert table.loc["a", "tests"] == (
+            f"a given b and the strata of 's' (a + a:b, within strata): the groups of a compared within the "
+            f"{others} cells of b and the strata of 's'; df = {cells} cells - {others}; "
+            f"F = (S/{cells - others}) / (Within/{n - cells})")
+        assert table.loc["a", "df"] == cells - others
+
+    def test_cli_prints_the_rows(self, tmp_path, capsys, monkeypatch):
+        import json
+        import warnings
+
+        from energystats import cli
+
+        monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # cli.main replaces it
+        path = tmp_path / "d.csv"
+        df = self.frame()
+        df.to_csv(path, index=False)
+        want = es.disco(df, by=["a", "b"], columns=["y"], n_resamples=0).row_tests()
+        base = ["disco", str(path), "--by", "a,b", "--columns", "y", "-R", "0", "-q"]
+        assert cli.main(base) == 0
+        out = capsys.readouterr().out
+        assert "--marginal gives R energy's table" in out
+        assert f"  a: {want[0]}" in out and f"  Within: {want[2]}" in out
+        assert cli.main(base + ["--format", "csv"]) == 0
+        csv = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out), index_col=0)
+        assert list(csv["tests"]) == want
+        assert cli.main(base + ["--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["tests"] == dict(zip(["a", "b", "Within", "Total"], want))
+        assert cli.main(["disco", str(path), "--by", "a", "--columns", "y", "-R", "0", "-q"]) == 0
+        assert "rows:" not in capsys.readouterr().out
 
 
 # -- statistical checks ----------------------------------------------------------

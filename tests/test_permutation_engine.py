@@ -284,3 +284,124 @@ class TestMatrixEngineBlocks:
             L = np.eye(k)[codes[b]]
             np.testing.assert_allclose(M[b], L.T @ D @ L, rtol=1e-11)
             np.testing.assert_allclose(M_full[b], L.T @ D @ L, rtol=1e-11)
+
+
+class TestConcurrentCalls:
+    """Issue 30, item 7: the BLAS thread count is a setting of the whole process, and BLAS
+    products give other bits on one thread than on two, so a test's one-BLAS-thread region
+    must hold while any test (from any Python thread) computes, and be lifted only by the last."""
+
+    @staticmethod
+    def _two_blas_threads():
+        threadpoolctl = pytest.importorskip("threadpoolctl")
+        # at least two BLAS threads, so that a region that is not held shows in the bits
+        return threadpoolctl.threadpool_limits(limits=2, user_api="blas")
+
+    def test_threads_give_the_serial_bits(self):
+        import threading
+
+        import energystats as es
+        from energystats.goodness_of_fit import _limit as _gof_limit
+
+        rng = np.random.default_rng(3)
+        X = rng.normal(size=(400, 3))
+        labels = np.repeat(np.arange(20), 20)  # 20 groups: the BLAS products of the matrix engine
+
+        def test(seed):
+            res = es.energy_test(X, labels=labels, rng=seed, n_resamples=199, n_threads=2)
+            assert res.engine == "matrix"
+            return res.null_distribution
+
+        def eigen():  # SciPy's own OpenBLAS, in the same region
+            return _gof_limit._nystrom_eigenvalues(300, 50, _gof_limit.HALF_WIDTH)
+
+        with self._two_blas_threads():
+            serial = {s: test(s) for s in range(8)}
+            serial_ev = eigen()
+            out, evs, errors = {}, [], []
+
+            def worker(i):
+                try:
+                    for s in range(i, 8, 4):
+                        out[s] = test(s)
+                        evs.append(eigen())
+                except Exception as exc:  # pragma: no cover - reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        assert not errors
+        differ = [s for s in range(8) if not np.array_equal(out[s], serial[s])]
+        assert differ == [], f"null distributions differing from the serial run: seeds {differ}"
+        assert len(evs) == 8 and all(np.array_equal(ev, serial_ev) for ev in evs)
+
+    def test_region_held_until_the_last_call_leaves(self):
+        import threading
+
+        controller = pytest.importorskip("threadpoolctl").ThreadpoolController()
+
+        def counts():
+            return [lib.num_threads for lib in controller.select(user_api="blas").lib_controllers]
+
+        with self._two_blas_threads():
+            before = counts()
+            a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+            seen = {}
+
+            def a():  # enters first, leaves while b is still inside
+                with _group_sums._blas_limits(1):
+                    a_in.set()
+                    b_in.wait()
+                a_out.set()
+
+            def b():
+                a_in.wait()
+                with _group_sums._blas_limits(1):
+                    b_in.set()
+                    a_out.wait()
+                    seen["b after a left"] = counts()
+                    with _group_sums._blas_limits(1):  # nested
+                        pass
+                    seen["b after nested"] = counts()
+
+            ts = [threading.Thread(target=a), threading.Thread(target=b)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            assert seen["b after a left"] == [1] * len(before)
+            assert seen["b after nested"] == [1] * len(before)
+            assert counts() == before  # restored by the last to leave
+        # threadpoolctl's own limits still work in this thread afterwards
+        with pytest.importorskip("threadpoolctl").threadpool_limits(limits=1, user_api="blas"):
+            assert counts() == [1] * len(before)
+
+
+def test_region_limits_scipys_blas_loaded_later():
+    """SciPy's own OpenBLAS (``scipy.linalg``: the eigenvalue problem of the normality limit)
+    is limited too when SciPy was imported after the first region (a fresh process)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("threadpoolctl")
+    code = (
+        "import sys, numpy as np\n"
+        "from energystats._core import _group_sums as P\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "with P._blas_limits(1):\n"
+        "    pass\n"
+        "import scipy.linalg\n"
+        "from threadpoolctl import threadpool_info\n"
+        "with P._blas_limits(1):\n"
+        "    inside = [d['num_threads'] for d in threadpool_info() if d['user_api'] == 'blas']\n"
+        "print(inside)\n"
+    )
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert set(eval(out.stdout.strip().splitlines()[-1])) == {1}, out.stdout

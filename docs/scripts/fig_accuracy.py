@@ -73,19 +73,24 @@ def main():
             m, se = mean_se(v)
             rows.append(dict(experiment="eq. 24", x=n, method=alg, mean=m, se=se))
     df = pd.DataFrame(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (exp, xlabel, bayes) in zip(axes, [("eq. 26", "dimension D", 0.86), ("eq. 24", "n", 0.88)]):
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
+    for ax, (exp, xlabel, bayes, grid) in zip(axes, [("eq. 26", "dimension D", 0.86, Ds),
+                                                     ("eq. 24", "n (log scale)", 0.88, ns)]):
         for alg, g in df[df.experiment == exp].groupby("method", sort=False):
             ax.errorbar(g.x, g["mean"], yerr=g.se, marker="o", capsize=3, label=alg)
         ax.axhline(bayes, color="k", ls="--", lw=1, label=f"Bayes ≈ {bayes}")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("accuracy")
-        ax.set_title(f"França et al. (2021) {exp}, {trials} trials per point")
+        ax.set_title(f"França, Rizzo and Vogelstein (2021), {exp}\n{trials} trials per point", fontsize=10)
         if exp == "eq. 24":
             ax.set_xscale("log")
-        ax.legend(fontsize=8)
+        # one labelled tick per grid point, no minor labels (they overlapped on the log axis)
+        ax.set_xticks(grid, [str(v) for v in grid])
+        ax.minorticks_off()
+        ax.tick_params(axis="x", labelsize=8)
+        # the legend below the axes, not over the error bars
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
         ax.grid(alpha=0.3)
-    fig.tight_layout()
     save(fig, a.out, "accuracy")
     parts = []
     for exp, label in (("eq. 26", "D"), ("eq. 24", "n")):

@@ -141,14 +141,14 @@ def as_dask_data(X, name="X", *, min_samples=1):
     if X.dtype.kind not in "fiub" or X.dtype.kind == "f" and X.dtype.itemsize > 8:
         raise TypeError(f"`{name}` must be numeric (float, integer or bool); got a Dask array of "
                         f"dtype {X.dtype}.")
+    if X.ndim in (1, 2) and any(math.isnan(c) for c in X.chunks[0]):  # before reshape (1-D)
+        raise ValueError(f"`{name}` has unknown chunk sizes (rows), so its rows cannot be counted "
+                         f"or matched with other rows or groups; call `{name}.compute_chunk_sizes()` "
+                         "first (or, from a Dask DataFrame, `ddf.to_dask_array(lengths=True)`).")
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     if X.ndim != 2:
         raise ValueError(f"`{name}` must be a 1-D or 2-D array; got shape {X.shape}.")
-    if any(math.isnan(c) for c in X.chunks[0]):
-        raise ValueError(f"`{name}` has unknown chunk sizes (rows), so its rows cannot be matched "
-                         "with their groups; call `x.compute_chunk_sizes()` first (or "
-                         "`ddf.to_dask_array(lengths=True)`).")
     if X.shape[0] < min_samples:
         got = "it is empty" if X.shape[0] == 0 else f"got {X.shape[0]}"
         raise ValueError(f"`{name}` must have at least {min_samples} sample(s); {got}.")

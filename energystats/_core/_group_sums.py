@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
+import threading
 
 import numpy as np
 
@@ -45,7 +47,8 @@ __all__ = ["build_engine"]
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
 
 
-_CONTROLLER = []
+_CONTROLLER = []  # [threadpoolctl's BLAS controller or None, len(sys.modules) at its scan]
+_CONTROLLER_LOCK = threading.Lock()
 
 #: multiply-adds of one BLAS task of the matrix engines (about 10-20 ms on one core).  The
 #: tasks' sizes follow from the data's shape alone, so the products, hence every bit of the
@@ -61,23 +64,111 @@ def chunk_size(per_relabelling_work):
 
 
 def _blas():
-    """threadpoolctl's view of the BLAS libraries, or None when it is not installed."""
-    if not _CONTROLLER:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _CONTROLLER.append(ThreadpoolController().select(user_api="blas"))
-        except ImportError:  # pragma: no cover - optional
-            _CONTROLLER.append(None)
-    return _CONTROLLER[0]
+    """threadpoolctl's view of the BLAS libraries, or None when it is not installed.
+
+    Scanned again when modules were imported since the last scan: SciPy brings its own
+    OpenBLAS (used by ``scipy.linalg``), which a scan made before SciPy was imported misses.
+    """
+    with _CONTROLLER_LOCK:
+        if not _CONTROLLER or (_CONTROLLER[0] is not None and _CONTROLLER[1] != len(sys.modules)):
+            try:
+                from threadpoolctl import ThreadpoolController
+            except ImportError:  # pragma: no cover - optional
+                _CONTROLLER[:] = [None, 0]
+            else:
+                n_modules = len(sys.modules)
+                _CONTROLLER[:] = [ThreadpoolController().select(user_api="blas"), n_modules]
+        return _CONTROLLER[0]
+
+
+def _per_thread_pool(lib):
+    """Whether ``lib``'s thread count is a setting of the calling thread (OpenBLAS built on
+    OpenMP) rather than of the whole process."""
+    return getattr(lib, "internal_api", "") == "openblas" and getattr(lib, "threading_layer", "") == "openmp"
+
+
+def _set_blas_threads(lib, n):
+    """Set ``lib``'s thread count from any thread.  threadpoolctl >= 3.8 lets only one
+    "controlling" thread (the first to set a limit, until it leaves a ``with`` block) change a
+    process-wide OpenBLAS pool and silently ignores the others, so a limit set by a test
+    running in another thread (or after a test in the main thread) did nothing; this module
+    serialises its own changes (:class:`_SingleThreadedBlas`), so it sets the count itself."""
+    getattr(lib, "_real_set_num_threads", lib.set_num_threads)(n)
+
+
+class _SingleThreadedBlas:
+    """One BLAS thread while any call is inside (process-wide, re-entrant, thread-safe).
+
+    BLAS products give different bits on one and on several threads, and the thread count
+    of a BLAS library (NumPy's, and SciPy's own OpenBLAS) is a setting of the whole process.
+    The first call to enter sets every such library to one thread; the last one to leave
+    restores the counts it found, never while another call (another Python thread's test,
+    or a nested region) is still inside.  So a test gives the same bits whatever other
+    threads do.  Other code's BLAS products run on one thread meanwhile.  Libraries whose
+    count is per thread (OpenBLAS on OpenMP) are limited in each entering thread.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.inside = 0
+        self.blas = None
+        self.saved = []  # (library, thread count) of the process-wide pools set to one thread
+        self.local = threading.local()
+
+    def __enter__(self):
+        with self.lock:
+            if self.inside == 0:
+                self.blas = _blas()
+                libs = [] if self.blas is None else self.blas.lib_controllers
+                self.saved = [(lib, lib.num_threads) for lib in libs if not _per_thread_pool(lib)]
+                self.saved = [(lib, n) for lib, n in self.saved if n is not None and n > 1]
+                for lib, _ in self.saved:
+                    _set_blas_threads(lib, 1)
+            self.inside += 1
+            blas = self.blas
+        depth = getattr(self.local, "depth", 0)
+        if depth == 0:
+            own = [] if blas is None else [lib for lib in blas.lib_controllers if _per_thread_pool(lib)]
+            self.local.saved = [(lib, lib.num_threads) for lib in own]
+            for lib, _ in self.local.saved:
+                _set_blas_threads(lib, 1)
+        self.local.depth = depth + 1
+        return self
+
+    def __exit__(self, *exc):
+        self.local.depth -= 1
+        if self.local.depth == 0:
+            for lib, n in self.local.saved:
+                _set_blas_threads(lib, n)
+            self.local.saved = []
+        with self.lock:
+            self.inside -= 1
+            if self.inside == 0:
+                for lib, n in self.saved:
+                    _set_blas_threads(lib, n)
+                self.saved = []
+        return False
+
+
+_SINGLE_BLAS = _SingleThreadedBlas()
+
+
+def _in_region(fn):
+    """``fn`` run inside the one-BLAS-thread region: for the worker threads of a region
+    (a no-op for a process-wide pool, which the caller's region already holds at one thread;
+    a per-thread pool is limited in the worker itself)."""
+    def run(*args):
+        with _SINGLE_BLAS:
+            return fn(*args)
+    return run
 
 
 def _blas_limits(n_threads):
-    """Limit BLAS threads to ``n_threads`` when threadpoolctl is available
-    (a no-op when BLAS already uses no more threads)."""
-    blas = _blas()
-    if blas is None or all(lib.num_threads <= n_threads for lib in blas.lib_controllers):
-        return contextlib.nullcontext()
-    return blas.limit(limits=n_threads)
+    """The process-wide one-BLAS-thread region (:class:`_SingleThreadedBlas`); only
+    ``n_threads=1`` is supported."""
+    if n_threads != 1:
+        raise ValueError(f"`n_threads` must be 1 (the only BLAS limit used); got {n_threads!r}.")
+    return _SINGLE_BLAS
 
 
 def map_chunks(fn, codes, n_threads, chunk):
@@ -102,7 +193,7 @@ def map_chunks(fn, codes, n_threads, chunk):
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=min(n_threads, len(chunks))) as pool:
-                parts = list(pool.map(lambda c: fn(c, 1), chunks))
+                parts = list(pool.map(_in_region(lambda c: fn(c, 1)), chunks))
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
@@ -537,7 +628,7 @@ class TiledEngine(MatrixEngine):
             # number of threads, and at most n_threads tiles' sums alive
             for r0 in range(0, len(tiles), self.n_threads):
                 chunk = tiles[r0:r0 + self.n_threads]
-                for part in (map(one, chunk) if pool is None else pool.map(one, chunk)):
+                for part in (map(one, chunk) if pool is None else pool.map(_in_region(one), chunk)):
                     M = part if M is None else M + part
                 _part_done(self, (r0 + len(chunk)) / len(tiles))
         M = 0.5 * (M + M.transpose(0, 2, 1))
@@ -632,7 +723,7 @@ class _RowChunks:
             for r0, r1 in self.ranges:
                 fn(r0, r1)
         else:
-            for f in [self.pool.submit(fn, r0, r1) for r0, r1 in self.ranges]:
+            for f in [self.pool.submit(_in_region(fn), r0, r1) for r0, r1 in self.ranges]:
                 f.result()
 
     def __exit__(self, *exc):

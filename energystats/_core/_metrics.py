@@ -20,21 +20,26 @@ import numpy as np
 __all__ = ["METRICS", "MetricInfo", "ResolvedMetric", "resolve_metric"]
 
 
-def _check_exponent(exponent):
+def _real(value, name, rule):
+    """``value`` as a float; text, bytes, bools and arrays are refused, never parsed or cast."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
+        what = type(value).__name__
+        raise TypeError(f"`{name}` must be {rule}; got {value!r} (a {what}, not a number).")
     try:
-        value = float(exponent)
+        return float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"`exponent` must be a real number in (0, 2]; got {exponent!r}.") from None
+        raise TypeError(f"`{name}` must be {rule}; got {value!r}.") from None
+
+
+def _check_exponent(exponent):
+    value = _real(exponent, "exponent", "a real number in (0, 2]")
     if not (0.0 < value <= 2.0):
         raise ValueError(f"`exponent` must lie in (0, 2]; got {exponent!r}.")
     return value
 
 
 def _check_sigma(sigma):
-    try:
-        value = float(sigma)
-    except (TypeError, ValueError):
-        raise TypeError(f"`sigma` must be a positive real number; got {sigma!r}.") from None
+    value = _real(sigma, "sigma", "a positive real number")
     if not (np.isfinite(value) and value > 0.0):
         raise ValueError(f"`sigma` must be a finite number > 0; got {sigma!r}.")
     return value

@@ -3,8 +3,9 @@
 On a terminal one line is redrawn in place (percent, count/total,
 elapsed<time left, rate): ``permutations:  37% 370/999 [00:04<00:07, 92.1 perm/s]``.
 Elsewhere (a log file, a pipe) a full line is printed every ``LOG_INTERVAL``
-(5) seconds and once at the end, if the run took that long (a short run
-writes nothing: its callers report the time taken anyway).  A heartbeat thread redraws the line when no
+(5) seconds and once at the end (a bar asked for with ``progress=True`` always
+writes that final line; the command line's ambient bars leave it out when the
+run took less than the interval, since the command reports the time anyway).  A heartbeat thread redraws the line when no
 step has been counted for that long (a long batch), so that the elapsed time
 still advances.  A closed or broken stream never raises.
 
@@ -65,6 +66,9 @@ class Progress:
         when no step was counted for a redraw interval; default True.
     clock : callable, optional
         Seconds as a float (default :func:`time.monotonic`); tests pass a fake one.
+    quiet_if_short : bool, optional
+        When the stream is not a terminal, leave the final line out if the run
+        took less than one interval (the command line's ambient bars).
 
     Notes
     -----
@@ -74,8 +78,9 @@ class Progress:
     """
 
     def __init__(self, total, desc, unit, *, file=None, min_interval=0.5, enabled=True,
-                 nested=False, heartbeat=True, clock=None):
+                 nested=False, heartbeat=True, clock=None, quiet_if_short=False):
         self.total = int(total)
+        self.quiet_if_short = bool(quiet_if_short)
         self.n = 0
         self.nested = bool(nested)
         self._clock = time.monotonic if clock is None else clock
@@ -170,7 +175,8 @@ class Progress:
                 if self in _OPEN:
                     _OPEN.remove(self)
             now = self._clock()
-            if self._enabled and (self._tty or now - self._start >= self.interval):
+            if self._enabled and (self._tty or not self.quiet_if_short
+                                  or now - self._start >= self.interval):
                 self._draw(now, final=True)
 
     def __enter__(self):
@@ -188,13 +194,15 @@ def progress_bar(total, progress, desc="permutations", unit="perm", *, nested=Fa
     (with ``write``) to write to; ``desc`` and ``unit`` as in :class:`Progress`.
     A false ``progress`` takes the :func:`ambient` setting when no bar is open.
     """
+    from_ambient = False
     if not progress and not hasattr(progress, "write"):
         with _OPEN_LOCK:
             progress = _AMBIENT["progress"] if not _OPEN else False
+        from_ambient = True
     file = progress if hasattr(progress, "write") else None
     if total <= 0 or (file is None and not progress):
         return None
-    return Progress(total, desc, unit, file=file, nested=nested)
+    return Progress(total, desc, unit, file=file, nested=nested, quiet_if_short=from_ambient)
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ __all__ = [
     "column_kind",
     "short_list",
     "as_data",
+    "refuse_sparse",
     "align_labels",
     "as_labels",
     "as_square_matrix",
@@ -131,12 +132,14 @@ def _text_hint(values):
     return ""
 
 
-def column_kind(s):
+def column_kind(s, file_rows=False):
     """Classify a column: 'numeric', 'text' (wholly non-numeric), 'temporal' or 'complex'.
 
     A column whose cells are mostly numbers but with some text is never
     classified: it raises a ValueError naming the column, the first row and
-    the value (never dropped, never coerced).
+    the value (never dropped, never coerced).  The row is the position
+    counting from 0 with the index label, or with ``file_rows=True`` (the
+    command line) the file's data row counting from 1.
     """
     dtype = s.dtype
     if pd.api.types.is_bool_dtype(dtype):
@@ -168,12 +171,17 @@ def column_kind(s):
         label = present.index[bad[0]]
         pos = s.index.get_loc(label)
         pos = pos if isinstance(pos, (int, np.integer)) else label
+        if file_rows:  # by position: the index of a file's frame need not be 0..n-1
+            row = int(np.flatnonzero(s.notna().to_numpy())[bad[0]]) + 1
+            where, advice = f"data row {row}", "correct or remove that value in the file."
+        else:
+            where = f"row {pos} (counting from 0; index {label!r})"
+            advice = ("correct or remove that value, or convert the column yourself (e.g. "
+                      "`pd.to_numeric(df[col], errors='coerce')` and drop the NaN rows).")
         raise ValueError(
             f"column {s.name!r} is numeric but for {bad.size} cell(s) of text: the first is "
-            f"{_short(values[bad[0]])} in row {pos} (counting from 0; index {label!r}). A column is never dropped "
-            "or coerced for a stray cell: correct or remove that value, or convert the column "
-            "yourself (e.g. `pd.to_numeric(df[col], errors='coerce')` and drop the NaN rows)."
-            + _text_hint(values[bad[:50]]))
+            f"{_short(values[bad[0]])} in {where}. A column is never dropped or coerced for a "
+            f"stray cell: {advice}" + _text_hint(values[bad[:50]]))
     raise ValueError(
         f"column {s.name!r} holds numbers stored as text (e.g. {_short(values[~real][0])}); they are "
         "not parsed silently: convert the column explicitly (`pd.to_numeric(df[col])`)."
@@ -189,15 +197,15 @@ def check_unique_columns(df, name="X"):
 
 
 def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, name="X",
-                    hint="`columns=[...]`", only_hint="`numeric_only=True`"):
+                    hint="`columns=[...]`", only_hint="`numeric_only=True`", file_rows=False):
     """The columns of ``df`` to use, checked, and the non-numeric ones left out.
 
     ``columns=None`` means every column not in ``exclude``; a wholly
     non-numeric column (text, categorical, datetime) among them is an error
     naming it, or, with ``numeric_only=True``, left out and returned in the
     second list (pandas' ``numeric_only`` convention).  A column of numbers
-    with stray text cells is always an error naming the row and the value.
-    Returns ``(used, left_out)``.
+    with stray text cells is always an error naming the row and the value
+    (``file_rows``: see :func:`column_kind`).  Returns ``(used, left_out)``.
     """
     check_unique_columns(df, name)
     exclude = list(exclude)
@@ -219,7 +227,7 @@ def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, name="X
         explicit = True
     used, left_out = [], []
     for c in candidates:
-        kind = column_kind(df[c])
+        kind = column_kind(df[c], file_rows)
         if kind == "numeric":
             used.append(c)
         elif kind == "complex":
@@ -286,6 +294,19 @@ def _check_float_range(values, name, where="", index=None):
                     "it (e.g. divide by a power of ten) or correct it.") from None
 
 
+def refuse_sparse(X, name="X"):
+    """A TypeError naming ``name`` for a SciPy sparse matrix or array (never densified silently:
+    the dense copy may not fit in memory, and numpy would make a 0-d object array of it)."""
+    import sys
+
+    sparse = sys.modules.get("scipy.sparse")  # not imported: X cannot be one of its types
+    if sparse is not None and sparse.issparse(X):
+        raise TypeError(f"`{name}` is a SciPy sparse {type(X).__name__} of shape {X.shape}; "
+                        "sparse input is not supported (the statistics use every pairwise "
+                        f"distance, so nothing is gained): pass `{name}.toarray()` if the dense "
+                        "array fits in memory.")
+
+
 def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     """Convert ``X`` to a finite, C-contiguous 2-D float32/float64 array.
 
@@ -293,12 +314,14 @@ def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     DataFrames (numeric columns only) are accepted.  float32 input is kept as
     float32 (no copy when already C-contiguous); everything else becomes
     float64.  Nothing is converted silently: text, bytes, datetimes,
-    timedeltas, masked values and duplicate column names are errors that
-    name ``name``; integers beyond 2**53 warn (:class:`DataConversionWarning`).
+    timedeltas, masked values, duplicate column names and SciPy sparse
+    matrices (:func:`refuse_sparse`) are errors that name ``name``; integers
+    beyond 2**53 warn (:class:`DataConversionWarning`).
     Returns ``(array, index)`` where ``index`` is the pandas index of a
     Series/DataFrame input and ``None`` otherwise.
     """
     index = None
+    refuse_sparse(X, name)
     if hasattr(X, "__dask_graph__"):  # np.asarray would compute it, silently
         raise TypeError(f"`{name}` is a Dask collection, and this call has no Dask backend (see the "
                         "guide page \"Scaling out\" for those that do); compute it first "

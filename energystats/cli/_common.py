@@ -76,10 +76,12 @@ def _read(args, path):
     return read_table(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
 
 
-def _load(args, path, *, by=(), columns=None, option="--columns"):
+def _load(args, path, *, by=(), columns=None, option="--columns", options=None):
     """Read ``path``; return ``(df, cols)`` with checked columns (and ``by``), rows with
-    missing values refused or (``--dropna``) dropped — each step reported on stderr."""
-    from ._io import check_missing, numeric_columns, split_names
+    missing values refused or (``--dropna``) dropped, the values checked (inf, integers beyond
+    float64), each message naming the column, its option (``options``: column -> option; default
+    --columns for the columns it names) and the data row — each step reported on stderr."""
+    from ._io import check_cells, check_missing, numeric_columns, split_names
     from .._core._validation import short_list
 
     df = _read(args, path)
@@ -91,6 +93,10 @@ def _load(args, path, *, by=(), columns=None, option="--columns"):
     cols, left_out = numeric_columns(df, wanted, exclude=by, numeric_only=args.numeric_only,
                                      path=path, option=option)
     n0 = df.shape[0]
+    if options is None:
+        options = _columns_option(args)
+    skip = df[cols + list(by)].isna().any(axis=1).to_numpy() if args.dropna else None
+    df = check_cells(df, cols, path=path, skip=skip, options=options)
     df = check_missing(df, cols + list(by), path=path, dropna=args.dropna)
     if df.shape[0] == 0:
         raise CLIError(f"{path}: no rows left after --dropna.")
@@ -103,6 +109,48 @@ def _load(args, path, *, by=(), columns=None, option="--columns"):
         note += f"; {n0 - df.shape[0]} row(s) with missing values dropped (--dropna)"
     _note(args, note)
     return df, cols
+
+
+def _columns_option(args):
+    """``{column: '--columns'}`` for the columns that --columns names."""
+    from ._io import split_names
+
+    return {c: "--columns" for c in split_names(args.columns) or ()}
+
+
+def _speak(args, name, cols, options=None, where=""):
+    """Let messages of the library that name its argument ``name`` (`` `x` ``) speak of the
+    file's columns ``cols`` passed as it, and of the options that chose them (``options``:
+    column -> option); see :func:`_user_words`."""
+    options = options or {}
+    cols = [str(c) for c in cols]
+    opts = sorted({options[c] for c in cols if c in options})
+    text = ("column " if len(cols) == 1 else "columns ") + ", ".join(repr(c) for c in cols)
+    text += (f" (option {'/'.join(opts)})" if opts else "") + where
+    args.words = {**getattr(args, "words", {}), name: (text, options)}
+
+
+def _user_words(args, msg):
+    """``msg`` with the library's argument names replaced by the user's words: the one place
+    where a message of a library function called by a command is translated (`` `x` is
+    constant `` -> ``column 'a' (option --x) is constant``; `` `y` (column 'b') `` -> ``column
+    'b' (option --y)``)."""
+    import ast
+    import re
+
+    words = getattr(args, "words", None)
+    if not words:
+        return msg
+
+    def say(m):
+        text, options = words[m.group(1)]
+        if m.group(2) is None:
+            return text
+        col = ast.literal_eval(m.group(2))
+        return f"column {col!r}" + (f" (option {options[col]})" if col in options else "")
+
+    names = "|".join(re.escape(n) for n in words)
+    return re.sub(rf"`({names})`(?: \(column ('[^']*'|\"[^\"]*\")\))?", say, msg)
 
 
 def _check_groups(df, by, path, minimum=2):

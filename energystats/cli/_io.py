@@ -169,13 +169,76 @@ def numeric_columns(df, columns=None, *, exclude=(), numeric_only=False, path="d
     """
     try:
         return _numeric_columns(df, columns, exclude=exclude, numeric_only=numeric_only, name=path,
-                                hint=f"option {option}", only_hint="--numeric-only")
+                                hint=f"option {option}", only_hint="--numeric-only",
+                                file_rows=True)
     except (KeyError, ValueError, TypeError) as exc:
         msg = exc.args[0] if exc.args else str(exc)
         msg = msg.replace(f"`{path}`", path)
         if not msg.startswith(path):
             msg = f"{path}: {msg}"
         raise CLIError(msg) from None
+
+
+def check_cells(df, cols, *, path="data", skip=None, options=None):
+    """The values of the used columns, checked here so that messages name the file's column and
+    data row (counting from 1: the first line after the header is data row 1).
+
+    An infinite value, or an integer beyond the float64 range, is a :class:`CLIError`; integers
+    beyond 2**53 (digits lost as float64) warn (:class:`DataConversionWarning`) and their column
+    is converted to float64 here, so that the library does not warn again in its own words.
+    Rows where ``skip`` is true (dropped by --dropna) are not looked at.  ``options`` maps a
+    column to the option that chose it.  Returns ``df`` (a copy when a column was converted).
+    """
+    import numbers
+    import warnings
+
+    from .._core._validation import _EXACT_INT, DataConversionWarning
+
+    options = options or {}
+    keep = np.ones(df.shape[0], dtype=bool) if skip is None else ~np.asarray(skip, dtype=bool)
+
+    def column(c):
+        return f"column {c!r}" + (f" (option {options[c]})" if c in options else "")
+
+    converted = {}
+    for c in cols:
+        s = df[c]
+        big = None
+        if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":  # within the float64 range
+            v = s.to_numpy()
+            rows = np.flatnonzero(((v > _EXACT_INT) | (v < -_EXACT_INT if v.dtype.kind == "i"
+                                                      else False)) & keep)
+            big = rows[0] if rows.size else None
+        elif s.dtype == object or s.dtype.kind in "iu":  # Python ints of any size; Int64 with NA
+            values = s.to_numpy(dtype=object)
+            for i in np.flatnonzero(keep):
+                v = values[i]
+                if not isinstance(v, numbers.Integral) or isinstance(v, (bool, np.bool_)):
+                    continue
+                if abs(int(v)) > _EXACT_INT and big is None:
+                    big = i
+                try:
+                    float(v)
+                except OverflowError:
+                    raise CLIError(f"{path}: {column(c)} holds an integer of {len(str(abs(int(v))))} "
+                                   f"digits at data row {i + 1}, beyond the float64 range (about "
+                                   "1.8e308) in which statistics are computed; rescale it (e.g. "
+                                   "divide by a power of ten) or correct it.") from None
+        if s.dtype.kind == "f" or s.dtype == object:
+            with np.errstate(invalid="ignore"):
+                inf = np.flatnonzero(np.isinf(s.to_numpy(dtype=np.float64, na_value=np.nan)) & keep)
+            if inf.size:
+                v = float(s.iloc[inf[0]])
+                raise CLIError(f"{path}: {column(c)} holds {'-inf' if v < 0 else 'inf'} at data row "
+                               f"{inf[0] + 1} ({inf.size} infinite value(s) in the column); "
+                               "correct or remove those rows.")
+        if big is not None:
+            warnings.warn(f"{path}: {column(c)} holds integers larger than 2**53 in magnitude "
+                          f"(the first at data row {big + 1}); as float64 they lose their last "
+                          "digits (statistics are computed in floating point). Rescale or centre "
+                          "them first if those digits matter.", DataConversionWarning)
+            converted[c] = s.astype(np.float64)
+    return df.assign(**converted) if converted else df
 
 
 def check_missing(df, cols, *, path="data", dropna=False):

@@ -6,8 +6,8 @@ import os
 import time
 
 from .._core._errors import CLIError
-from ._common import (_draw_seed, _load, _metric_kwargs, _note, _print_json, _progress,
-    _pvalue_kwargs, _pvalue_text, _read, _record, _test_verdict, _verdict)
+from ._common import (_columns_option, _draw_seed, _load, _metric_kwargs, _note, _print_json,
+    _pvalue_kwargs, _pvalue_text, _read, _record, _speak, _test_verdict, _verdict)
 
 
 def _cmd_cluster(args):
@@ -21,6 +21,8 @@ def _cmd_cluster(args):
     if args.out:
         check_out_path(args.out, inputs=[path])
     df, cols = _load(args, path)
+    _speak(args, "X", cols, _columns_option(args),
+           " (their z-scores, --standardize)" if args.standardize else "")
     if args.out and args.label_column in _read(args, path).columns:
         raise CLIError(f"option --label-column: {path} already has a column {args.label_column!r}; "
                        "choose another name.")
@@ -54,7 +56,7 @@ def _cmd_cluster(args):
                         f"restarts), then the same on {args.resamples} reference data sets drawn "
                         f"from the {args.null!r} null; seed {seed}")
             tres = cluster_test(X, args.k, null=args.null, n_resamples=args.resamples, rng=seed,
-                                random_state=seed, progress=_progress(args), **opts, **pkw)
+                                random_state=seed, **opts, **pkw)  # progress: main's ambient
             labels = np.asarray(tres.labels)
         else:
             _note(args, f"clustering {n} rows{on} into k={args.k} ({args.algorithm}, {args.n_init} "

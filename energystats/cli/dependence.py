@@ -6,7 +6,7 @@ import time
 
 from .._core._errors import CLIError
 from ._common import (_draw_seed, _load, _metric_kwargs, _note, _note_run, _print_json,
-    _pvalue_kwargs, _test_verdict)
+    _pvalue_kwargs, _speak, _test_verdict)
 
 
 def _cmd_dcor(args):
@@ -24,8 +24,11 @@ def _cmd_dcor(args):
         raise CLIError(f"options --x and --y: column(s) {overlap} in both.")
     if args.columns:
         raise CLIError("option --columns: dcor takes its columns from --x and --y.")
-    df, cols = _load(args, args.file, columns=xs + ys, option="--x/--y")
+    options = {**{c: "--x" for c in xs}, **{c: "--y" for c in ys}}
+    df, cols = _load(args, args.file, columns=xs + ys, option="--x/--y", options=options)
     x, y = df[xs], df[ys]
+    _speak(args, "x", xs, options)
+    _speak(args, "y", ys, options)
     pkw = _pvalue_kwargs(args)
     t0 = time.perf_counter()
     if pkw.get("pvalue_method") == "asymptotic":
@@ -73,6 +76,7 @@ def _cmd_dcor_matrix(args):
     df, cols = _load(args, args.file)
     if len(cols) < 2:
         raise CLIError(f"{args.file}: dcor-matrix needs at least 2 numeric columns; got {cols}.")
+    _speak(args, "data", cols)
     adjust = None if args.adjust == "none" else args.adjust
     if args.pvalue_method == "permutation":
         args.pvalues = "permutation"

@@ -7,7 +7,7 @@ import time
 
 from .._core._errors import CLIError
 from ._common import (_draw_seed, _load, _note, _print_json, _pvalue_kwargs, _pvalue_text, _record,
-    _test_verdict, _verdict)
+    _speak, _test_verdict, _verdict)
 
 
 def _param_value(text):
@@ -36,8 +36,10 @@ def _cmd_gof(args):
         raise CLIError("options --column and --columns: give one (--columns for multivariate "
                        "normality).")
     wanted = [args.column] if args.column else split_names(args.columns)
-    df, cols = _load(args, args.file, columns=wanted,
-                     option="--column" if args.column else "--columns")
+    option = "--column" if args.column else "--columns"
+    df, cols = _load(args, args.file, columns=wanted, option=option,
+                     options={c: option for c in wanted or ()})
+    _speak(args, "x", cols, {c: option for c in wanted or ()})
     if len(cols) > 1 and dist != "norm":
         raise CLIError(f"--dist {args.dist}: the test takes one column (--column); got {cols}. "
                        "Only --dist normal takes several (multivariate normality).")

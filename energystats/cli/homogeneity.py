@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from .._core._errors import CLIError
-from ._common import (_check_groups, _draw_seed, _load, _metric_kwargs, _note_run, _print_json,
-    _progress, _pvalue_kwargs, _pvalue_text, _record, _test_verdict, _verdict, _with_seed)
+from ._common import (_check_groups, _columns_option, _draw_seed, _load, _metric_kwargs, _note_run,
+    _print_json, _pvalue_kwargs, _pvalue_text, _record, _speak, _test_verdict, _verdict, _with_seed)
 
 
 # -- commands ------------------------------------------------------------------
@@ -32,6 +32,8 @@ def _cmd_distance(args):
         groups = sorted(key.unique(), key=str)
         for a, b in itertools.combinations(groups, 2):
             xa, xb = df.loc[key == a, cols], df.loc[key == b, cols]
+            for name, g in (("x", a), ("y", b)):
+                _speak(args, name, cols, where=f" in group {str(g)!r} of --by {', '.join(by)}")
             rows.append(_distance_row(str(a), str(b), xa, xb, met, energy_distance))
     else:
         if len(args.files) != 2:
@@ -40,6 +42,8 @@ def _cmd_distance(args):
         pa, pb = args.files
         da, cols = _load(args, pa)
         db, _ = _load(args, pb, columns=cols)
+        _speak(args, "x", cols, where=f" of {pa}")
+        _speak(args, "y", cols, where=f" of {pb}")
         rows.append(_distance_row(pa, pb, da[cols], db[cols], met, energy_distance))
     if args.format == "json":
         _print_json({"command": "distance", "columns": cols, **met, "pairs": rows})
@@ -68,7 +72,7 @@ def _cmd_test(args):
         raise CLIError(f"option --resamples: must be >= 0; got {args.resamples}.")
     pkw = _pvalue_kwargs(args)
     seed = None if pkw.get("pvalue_method") == "asymptotic" else _draw_seed(args)
-    kw = dict(n_resamples=args.resamples, rng=seed, progress=_progress(args), **met, **pkw)
+    kw = dict(n_resamples=args.resamples, rng=seed, **met, **pkw)  # progress: main's ambient
     if len(args.files) == 1:
         path = args.files[0]
         if not args.by:
@@ -80,6 +84,9 @@ def _cmd_test(args):
         strata = _strata_column(args, by)
         df, cols = _load(args, path, by=by + strata)
         _check_groups(df, by, path)
+        _speak(args, "by", by, {by[0]: "--by"})
+        if strata:
+            _speak(args, "strata", strata, {strata[0]: "--strata"})
         data, kw = df, dict(kw, by=by[0], columns=cols, strata=strata[0] if strata else None)
     else:
         if args.strata:
@@ -96,6 +103,7 @@ def _cmd_test(args):
         if len(set(args.files)) != len(args.files):
             raise CLIError("the same file is given twice; each file is one group.")
         kw = dict(kw, labels=pd.Series(files, index=data.index, name="file"))
+    _speak(args, "X", cols, _columns_option(args))
     t0 = time.perf_counter()
     res = energy_test(data, **kw)
     _note_run(args, "energy test", res, t0)
@@ -144,25 +152,38 @@ def _cmd_disco(args):
     df, cols = _load(args, path, by=by + strata)
     for b in by:
         _check_groups(df, [b], path)
+    _speak(args, "X", cols, _columns_option(args))
+    _speak(args, "by", by, {b: "--by" for b in by})
+    if strata:
+        _speak(args, "strata", strata, {strata[0]: "--strata"})
     pkw = _pvalue_kwargs(args)
     seed = _draw_seed(args)
     kw = dict(by=by[0] if len(by) == 1 else by, columns=cols, n_resamples=args.resamples,
-              rng=seed, progress=_progress(args), strata=strata[0] if strata else None,
+              rng=seed, strata=strata[0] if strata else None,  # progress: main's ambient
               conditional=not args.marginal, **met, **pkw)
     t0 = time.perf_counter()
     res = disco(df, **kw)
     _note_run(args, "disco", res, t0)
+    tests = res.row_tests()  # what each row tests, its df and F (None: one-way table)
     if args.format == "json":
-        _print_json({"command": "disco", **_record(res), "alpha": args.alpha})
+        rows = None if tests is None else dict(zip(list(res.factors) + ["Within", "Total"], tests))
+        _print_json({"command": "disco", **_record(res), "tests": rows, "alpha": args.alpha})
         return 0
     title = {"one-way": "DISCO (distance components)",
              "stratified": f"DISCO (distance components), groups compared within the strata of "
                            f"{res.strata_name}",
              "conditional": "DISCO (distance components), each factor tested given the others "
-                            "(the rows do not add up to Total)",
-             "marginal": "DISCO (distance components), each factor tested alone (marginal, as R "
-                         "energy's disco)"}[res.test]
-    emit([(title, _with_seed(res.to_frame(), res.seed))], args.format)
+                            "(the rows do not add up to Total; --marginal gives R energy's table)",
+             "marginal": "DISCO (distance components), each factor tested alone (marginal, "
+                         "--marginal: R energy's disco table)"}[res.test]
+    table = _with_seed(res.to_frame(), res.seed)
+    if args.format == "text" and tests is not None:  # the tests under the table, one line a row
+        table = table.drop(columns="tests")
+    emit([(title, table)], args.format)
+    if args.format == "text" and tests is not None:
+        print("rows:")
+        for row, text in zip(table.index, tests):
+            print(f"  {row}: {text}")
     if res.pvalue is not None and res.pvalue_method != "full":
         if len(by) == 1:
             _test_verdict(args, res, f"the groups of {by[0]} differ",

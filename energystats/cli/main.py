@@ -22,7 +22,7 @@ import os
 import sys
 
 from .._core._errors import CLIError, EXIT_INTERRUPTED, EXIT_MEMORY, EXIT_OS, EXIT_USAGE
-from ._common import _progress
+from ._common import _progress, _user_words
 from .parser import build_parser
 
 __all__ = ["main"]
@@ -31,6 +31,7 @@ __all__ = ["main"]
 # -- running a command -----------------------------------------------------------
 
 def _error(args, msg, kind="error"):
+    msg = _user_words(args, msg)
     if sys.stderr is not None:
         try:
             print(f"energystats {getattr(args, 'command', None) or ''}: {kind}: {msg}".replace("  ", " "),

@@ -11,7 +11,7 @@ from .._core import _engine
 from .._core._grouped import dispersion_from_sums
 from .._core._metrics import resolve_metric
 from .._core._validation import (as_data, as_labels, as_square_matrix, check_int, check_n_threads,
-    check_rng, is_int, short_list, warn)
+    check_rng, is_int, refuse_sparse, short_list, warn)
 from . import _engine as _ce
 
 __all__ = ["ColumnScaleWarning"]
@@ -91,13 +91,7 @@ def _check_not_identical(A, precomputed):
 
 
 def _reject_sparse_complex(X):
-    try:
-        import scipy.sparse as sp
-
-        if sp.issparse(X):
-            raise TypeError("`X` is a sparse matrix: sparse input is not supported; pass a dense array.")
-    except ImportError:  # pragma: no cover
-        pass
+    refuse_sparse(X, "X")  # the shared message (as_data's)
     if isinstance(X, np.ndarray) and np.iscomplexobj(X):
         raise ValueError("Complex data not supported: `X` must be real; got dtype "
                          f"{X.dtype}.")

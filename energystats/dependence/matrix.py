@@ -209,6 +209,9 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         check_int(n_resamples, "n_resamples", 1)
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"`alpha` must be a number in (0, 1); got {alpha!r}.")
+    from .._core._metrics import _check_exponent
+
+    exponent = _check_exponent(exponent)  # was unchecked unless pvalue='permutation'
     nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
         raise ValueError(f"`adjust` must be 'holm', 'bh' or None; got {adjust!r}.")

@@ -159,8 +159,9 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     dask = _dask.use_dask(backend, compute, variables + (data,))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, dask=dask)
     gen, seed = seeded_rng(rng)
-    if not (isinstance(exponent, (int, float)) and 0 < exponent <= 2):
-        raise ValueError(f"`exponent` must be in (0, 2]; got {exponent!r}.")
+    from .._core._metrics import _check_exponent
+
+    exponent = _check_exponent(exponent)  # the one validator: '1' and True are refused
     if dask:
         return _mutual_dask(variables, data, exponent, R, gen, seed, compute)
     blocks, names = _mutual_variables(variables, data)

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -206,7 +207,13 @@ class DiscoResult:
 
     def to_frame(self):
         """ANOVA-style table: one row per factor, then Within and Total;
-        columns ``df``, ``dispersion``, ``F``, ``pvalue`` and ``pvalue_se``."""
+        columns ``df``, ``dispersion``, ``F``, ``pvalue`` and ``pvalue_se``.
+
+        With several factors or with strata, a last column ``tests`` says what each row
+        tests and how its df and F are formed (see :meth:`row_tests`); a one-way table
+        has none (Between: the groups, df k - 1, F = (S/(k-1)) / (W/(n-k)); Within: W,
+        df n - k; Total: T = S + W, df n - 1).
+        """
         S = np.atleast_1d(self.between).astype(float)
         F = np.atleast_1d(self.statistic).astype(float)
         dfb = np.atleast_1d(self.df_between).astype(int)
@@ -216,14 +223,84 @@ class DiscoResult:
             p = np.atleast_1d(self.pvalue).astype(float)
             se = np.atleast_1d(self.pvalue_se).astype(float) * np.ones(S.size)
         nan = [np.nan, np.nan]
-        return pd.DataFrame(
-            {"df": list(dfb) + [self.df_within, self.df_total],
-             "dispersion": list(S) + [self.within, self.total],
-             "F": list(F) + nan,
-             "pvalue": list(p) + nan,
-             "pvalue_se": list(se) + nan},
-            index=pd.Index(list(self.factors) + ["Within", "Total"], name="component"),
-        )
+        columns = {"df": list(dfb) + [self.df_within, self.df_total],
+                   "dispersion": list(S) + [self.within, self.total],
+                   "F": list(F) + nan,
+                   "pvalue": list(p) + nan,
+                   "pvalue_se": list(se) + nan}
+        tests = self.row_tests()
+        if tests is not None:
+            columns["tests"] = tests
+        return pd.DataFrame(columns,
+                            index=pd.Index(list(self.factors) + ["Within", "Total"], name="component"))
+
+    def row_tests(self):
+        """What each row of :meth:`to_frame` tests and how its df and F are formed: a list of
+        texts (factors, Within, Total), or None for a one-way table (one factor, no strata).
+
+        * ``'conditional'``: a factor ``a`` given ``b`` is compared within the cells of
+          ``b``, so its row tests ``a + a:b`` (the factor and its interaction with the
+          others): df = cells of all factors - cells of the others; F divides by the
+          Within row (the cells of all factors).
+        * ``'marginal'`` (``conditional=False``, R ``energy``'s ``disco`` table): each
+          factor alone, df = k_f - 1, F over its own W = Total - S_f with n - k_f df;
+          Within = Total - sum of S_f, which no F uses.
+        * ``'stratified'``: the groups compared within strata: df = cells - strata.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, energystats as es
+        >>> df = pd.DataFrame({"y": np.arange(24.0) % 7, "a": np.repeat([0, 1, 2], 8),
+        ...                    "b": np.tile([0, 1], 12)})
+        >>> res = es.disco(df, by=["a", "b"], n_resamples=0)
+        >>> for row, text in zip(res.to_frame().index, res.row_tests()):
+        ...     print(f"{row}: {text}")
+        a: a given b (a + a:b): the groups of a compared within the 2 cells of b; df = 6 cells - 2; F = (S/4) / (Within/18)
+        b: b given a (b + a:b): the groups of b compared within the 3 cells of a; df = 6 cells - 3; F = (S/3) / (Within/18)
+        Within: within the 6 cells of a, b: df = 24 - 6; the denominator of every F
+        Total: df = 24 - 1; the rows do not add up to Total
+        """
+        if self.test == "one-way":
+            return None
+        n = int(self.df_total) + 1
+        dfb = [int(v) for v in np.atleast_1d(self.df_between)]
+        dfw = int(self.df_within)
+        cells = n - dfw
+        names = [str(f) for f in self.factors]
+        strata = None
+        if self.strata is not None:
+            strata = f"the strata of {self.strata_name!r}" if self.strata_name is not None else "the strata"
+        if self.test == "stratified":
+            m = cells - dfb[0]
+            return [f"the groups compared within {strata.replace('the strata', f'the {m} strata', 1)}: "
+                    f"df = {cells} cells - {m} strata; F = (S/{dfb[0]}) / (Within/{dfw})",
+                    f"within the {cells} cells (groups within strata): df = {n} - {cells}; the "
+                    "denominator of F",
+                    f"df = {n} - 1; Total = the strata's between component + Between + Within"]
+        if self.test == "marginal":
+            within = "Total - " + " - ".join(f"S_{f}" for f in names)
+            return ([f"{f} alone (marginal, R energy's disco; conditional=False): df = {d + 1} levels - 1; "
+                     f"F = (S/{d}) / ((Total - S)/{n - d - 1})" for f, d in zip(names, dfb)]
+                    + [f"{within}: df = {n} - 1 - {' - '.join(map(str, dfb))}; no F uses it",
+                       f"df = {n} - 1"])
+        rows = []
+        for f, d in zip(names, dfb):
+            others = [o for o in names if o != f]
+            given = ", ".join(others) + ("" if strata is None else f" and {strata}")
+            if len(others) < 3:  # the factor and its interactions with every set of the others
+                sets = [c for r in range(1, len(others) + 1) for c in itertools.combinations(others, r)]
+                terms = " + ".join([f] + [":".join(o for o in names if o == f or o in c) for c in sets])
+            else:
+                terms = f"{f} + its interactions with {', '.join(others)}"
+            if strata is not None:
+                terms += ", within strata"
+            m = cells - d
+            rows.append(f"{f} given {given} ({terms}): the groups of {f} compared within the {m} cells "
+                        f"of {given}; df = {cells} cells - {m}; F = (S/{d}) / (Within/{dfw})")
+        everything = ", ".join(names) + ("" if strata is None else f" and {strata}")
+        return rows + [f"within the {cells} cells of {everything}: df = {n} - {cells}; the "
+                       "denominator of every F",
+                       f"df = {n} - 1; the rows do not add up to Total"]
 
     def __repr__(self):
         counts = np.atleast_1d(self.n_resamples)  # one per factor when they stopped one by one
@@ -241,10 +318,17 @@ class DiscoResult:
         what = {"one-way": "",
                 "stratified": "\nthe factor's groups compared within each stratum (relabelled within strata)",
                 "conditional": "\neach factor tested given the others (relabelled within the cells of "
-                               "the other factors); the rows are not additive",
-                "marginal": "\neach factor tested alone (marginal tests, as R energy's disco)"}[self.test]
+                               "the other factors); the rows are not additive; conditional=False gives "
+                               "R energy's table",
+                "marginal": "\neach factor tested alone (marginal tests, conditional=False: R energy's "
+                            "disco table)"}[self.test]
         if self.strata is not None:
             nm = f" of {self.strata_name!r}" if self.strata_name is not None else ""
             what += f"\nrelabelled within {len(self.strata)} strata{nm}"
-        table = self.to_frame().to_string(float_format=lambda v: f"{v:.6g}", na_rep="")
-        return f"DISCO (distance components; F test, {how}){what}\n{table}"
+        frame = self.to_frame()
+        notes = ""
+        if "tests" in frame.columns:  # one line per row under the table (too wide as a column)
+            notes = "".join(f"\n  {row}: {text}" for row, text in zip(frame.index, frame.pop("tests")))
+            notes = "\nrows:" + notes
+        table = frame.to_string(float_format=lambda v: f"{v:.6g}", na_rep="")
+        return f"DISCO (distance components; F test, {how}){what}\n{table}{notes}"

@@ -86,9 +86,14 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
       (as with ``strata`` = those cells) and relabelled within them, so an
       effect of another factor, even one associated with it, does not make
       it significant.  Its null hypothesis: within every cell of the other
-      factors, the distribution does not depend on this factor.  The Within
-      row is the dispersion within the cells of all factors; the rows do not
-      add up to Total.  Random relabellings only (each factor has its own).
+      factors, the distribution does not depend on this factor.  So its row
+      tests the factor together with its interactions with the others
+      (``a + a:b``), with degrees of freedom the cells of all factors less
+      the cells of the others (a 3-level factor given a 2-level one: 6 - 2 =
+      4, where R's table has 2), and its F divides by the Within row: the
+      dispersion within the cells of all factors, :math:`n -` cells degrees
+      of freedom.  The rows do not add up to Total.  Random relabellings
+      only (each factor has its own).
     * ``conditional=False``: R ``energy``'s ``disco(x, factors)`` table, with
       *marginal* tests: each factor gets its one-way between component
       :math:`S_f`, its one-way F (as if that factor alone grouped the data,
@@ -101,7 +106,9 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
       each factor separately).
 
     The result's ``test`` says which ('one-way', 'stratified', 'conditional'
-    or 'marginal'), and so does its printout.
+    or 'marginal'), and so does its printout; with several factors or strata
+    ``to_frame()`` has a ``tests`` column (:meth:`DiscoResult.row_tests`)
+    that says, row by row, what is tested and how df and F are formed.
 
     References
     ----------
