@@ -390,12 +390,15 @@ def _draw(gen, cells, count, strata, k):
 
 
 def _perm_tile(XI, XJ, codes, i0, i1, j0, j1, k, inv, plan, diagonal, n_threads):
-    """:func:`energystats._core._group_sums.tile_group_sums` on blocks in working units."""
-    from ._group_sums import tile_group_sums
+    """:func:`energystats._core._group_sums.tile_group_sums` on blocks in working units, inside
+    the one-BLAS-thread region as in the threads driver (a worker runs several tasks at once,
+    and the products' bits depend on BLAS's thread count)."""
+    from ._group_sums import _blas_limits, tile_group_sums
 
     met, scale = plan
-    return tile_group_sums(_scaled(XI, scale), _scaled(XJ, scale), codes, i0, i1, j0, j1, k, inv, met,
-                           diagonal, n_threads)
+    with _blas_limits(1):
+        return tile_group_sums(_scaled(XI, scale), _scaled(XJ, scale), codes, i0, i1, j0, j1, k, inv,
+                               met, diagonal, n_threads)
 
 
 def _batch_statistic(M, inv, statistic):
