@@ -77,7 +77,13 @@ def call(fn, /, *args, cancel=None, reset=None, grace=GRACE_S, inline=False, **k
                 reset()
             raise
     box = {}
-    done = threading.Event()
+    # held until the worker is done.  The main thread waits on the lock itself, not on a
+    # threading.Event: a KeyboardInterrupt raised inside Event.wait's Python code can land
+    # between its condition's acquire and release ("RuntimeError: release unlocked lock",
+    # seen once in the Ctrl-C tests on a loaded machine); a raw lock's acquire returns or
+    # raises without leaving state half-changed
+    running = threading.Lock()
+    running.acquire()
 
     def target():
         try:
@@ -85,19 +91,19 @@ def call(fn, /, *args, cancel=None, reset=None, grace=GRACE_S, inline=False, **k
         except BaseException as exc:  # noqa: BLE001 - handed to the caller unchanged
             box["error"] = exc
         finally:
-            done.set()
+            running.release()
 
     worker = threading.Thread(target=target, daemon=True,
                               name=f"energystats-{getattr(fn, '__name__', 'call')}")
     try:
         worker.start()
-        while not done.wait(POLL_S):
+        while not running.acquire(timeout=POLL_S):
             pass
     except KeyboardInterrupt:
         try:
             if cancel is not None:
                 cancel()
-                done.wait(grace)
+                running.acquire(timeout=grace)
         finally:
             if reset is not None:
                 reset()
