@@ -524,3 +524,24 @@ def test_cli_disco_prints_its_seed(tmp_path, fmt):
     header, between = proc.stdout.splitlines()[1 if fmt == "text" else 0], \
         next(l for l in proc.stdout.splitlines() if l.startswith("Between"))
     assert "seed" in header and "12345" in between
+
+
+class TestResamplesBound:
+    # issue 30: n_resamples = 10**12 failed with NumPy's message (or ran) outside the
+    # homogeneity tests; every entry point that resamples names the bound
+    @pytest.mark.parametrize("call", [
+        lambda R: es.independence_test(np.arange(8.0), np.arange(8.0) ** 2, n_resamples=R),
+        lambda R: es.partial_distance_correlation_test(np.arange(8.0), np.arange(8.0) ** 2,
+                                                       np.arange(8.0) % 3, n_resamples=R),
+        lambda R: es.mutual_independence_test(np.arange(8.0), np.arange(8.0) ** 2, n_resamples=R),
+        lambda R: es.distance_correlation_matrix(np.c_[np.arange(8.0), np.arange(8.0) ** 2],
+                                                 pvalue="permutation", n_resamples=R),
+        lambda R: es.normality_test(np.arange(8.0) ** 1.5, n_resamples=R),
+        lambda R: es.poisson_test(np.arange(8) % 3, n_resamples=R),
+        lambda R: es.gof_test(np.arange(1.0, 9.0), "expon", n_resamples=R),
+        lambda R: es.cluster_test(np.r_[np.arange(8.0), 20 + np.arange(8.0)], 2, n_resamples=R),
+        lambda R: es.energy_test(np.arange(8.0), labels=np.arange(8) % 2, n_resamples=R),
+    ])
+    def test_n_resamples_beyond_the_bound_is_named(self, call):
+        with pytest.raises(ValueError, match=r"`n_resamples` must be an integer in \[[01], 10\*\*9\]; got 1000000000000"):
+            call(10**12)

@@ -259,12 +259,12 @@ def check_rule_options(h=10, alpha=0.05, epsilon=1e-3):
 MAX_RESAMPLES = 10**9
 
 
-def check_resamples(n_resamples):
-    """``n_resamples`` as an int in [0, MAX_RESAMPLES], else a ValueError naming the bound."""
+def check_resamples(n_resamples, low=0):
+    """``n_resamples`` as an int in [low, MAX_RESAMPLES], else a ValueError naming the bound."""
     from ._validation import is_int
 
-    if not is_int(n_resamples) or not 0 <= n_resamples <= MAX_RESAMPLES:
-        raise ValueError(f"`n_resamples` must be an integer in [0, 10**9]; got {n_resamples!r}.")
+    if not is_int(n_resamples) or not low <= n_resamples <= MAX_RESAMPLES:
+        raise ValueError(f"`n_resamples` must be an integer in [{low}, 10**9]; got {n_resamples!r}.")
     return int(n_resamples)
 
 

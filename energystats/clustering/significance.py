@@ -21,7 +21,7 @@ from .._core._grouped import DispersionResult, dispersion_from_sums
 from .._core._permutation import pvalue_from_null, pvalue_se, sum_error
 from .._core._progress import progress_bar
 from .._core._frames import select_frame
-from .._core._validation import check_int, seeded_rng
+from .._core._validation import seeded_rng
 
 __all__ = ["cluster_test", "ClusterTestResult", "AntiConservativeWarning"]
 
@@ -359,7 +359,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     if not isinstance(init, str):
         raise ValueError("`init` must be 'k-means++' or 'random' in cluster_test: a fixed initial "
                          "labelling cannot be re-run on the reference data sets.")
-    B = check_int(n_resamples, "n_resamples", 1)
+    B = _sequential.check_resamples(n_resamples, 1)
     rule = _sequential.make_rule(pvalue_method, B, h=sequential_h, alpha=alpha)
     if rule is not None and naive:
         raise ValueError(f"`pvalue_method={pvalue_method!r}` is for the reference calibration; "

@@ -207,7 +207,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     0.001
     """
     from .._core._permutation import Strata, pvalue_se
-    from .._core._validation import check_int, seeded_rng
+    from .._core._validation import seeded_rng
 
     if statistic not in (None, "dcov", "dcor", "bcdcor"):
         raise ValueError(f"`statistic` must be 'dcov', 'dcor' or 'bcdcor'; got {statistic!r}.")
@@ -226,7 +226,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
         raise ValueError("`statistic='bcdcor'` is the statistic of the χ² test; it needs "
                          "pvalue_method='asymptotic' (its permutation null is not implemented).")
     statistic = "dcov" if statistic is None else statistic
-    R = check_int(n_resamples, "n_resamples", 0)
+    R = _sequential.check_resamples(n_resamples)
     gen, seed = seeded_rng(rng)
     dask = _dask.use_dask(backend, compute, (x, y, strata))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, exact=exact, dask=dask,

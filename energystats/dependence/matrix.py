@@ -195,7 +195,8 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     from .._core._frames import select_frame
     from scipy import stats
 
-    from .._core._validation import check_int, seeded_rng
+    from .._core._sequential import check_resamples
+    from .._core._validation import seeded_rng
 
     _check_estimator(estimator)
     if pvalue not in (None, "ttest", "permutation"):
@@ -206,7 +207,7 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
                         "Dask backend takes the table in memory (a DataFrame or array; "
                         "`ddf.compute()` first) and spreads the column pairs over the workers.")
     if n_resamples is not None:
-        check_int(n_resamples, "n_resamples", 1)
+        check_resamples(n_resamples, 1)
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"`alpha` must be a number in (0, 1); got {alpha!r}.")
     from .._core._metrics import _check_exponent

@@ -153,9 +153,9 @@ def mutual_independence_test(*variables, data=None, n_resamples=999, exponent=1.
     >>> es.mutual_independence_test(a, b, c, n_resamples=199, rng=1).pvalue
     0.005
     """
-    from .._core._validation import check_int, seeded_rng
+    from .._core._validation import seeded_rng
 
-    R = check_int(n_resamples, "n_resamples", 0)
+    R = _sequential.check_resamples(n_resamples)
     dask = _dask.use_dask(backend, compute, variables + (data,))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, dask=dask)
     gen, seed = seeded_rng(rng)

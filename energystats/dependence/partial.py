@@ -269,9 +269,9 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
     (0.008, True)
     """
     from .._core._permutation import draw_permutations
-    from .._core._validation import check_int, seeded_rng
+    from .._core._validation import seeded_rng
 
-    R = check_int(n_resamples, "n_resamples", 0)
+    R = _sequential.check_resamples(n_resamples)
     dask = _dask.use_dask(backend, compute, (x, y, z, data))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, dask=dask)
     gen, seed = seeded_rng(rng)

@@ -11,7 +11,7 @@ import pandas as pd
 from .._core import _sequential
 from .._core._frames import select_frame
 from .._core._permutation import pvalue_from_null, pvalue_se
-from .._core._validation import as_data, check_int
+from .._core._validation import as_data
 
 
 #: rounding allowance of a statistic, in units of eps times the sum of its terms' magnitudes:
@@ -38,7 +38,7 @@ def _sample(x, columns, name="x", allow_2d=True):
 
 
 def _resamples(n_resamples):
-    check_int(n_resamples, "n_resamples", 0)
+    _sequential.check_resamples(n_resamples)
     return int(n_resamples)
 
 
