@@ -520,7 +520,8 @@ def clustering_accuracy(y_true, y_pred):
 
     Notes
     -----
-    Paper 001 eq. 22,
+    Equation 22 of França, Rizzo and Vogelstein (2021), "Kernel k-Groups via
+    Hartigan's Method",
     :math:`\max_\pi \frac1n \sum_i \sum_j \hat Z_{i\pi(j)} Z_{ij}`, solved as a
     linear assignment problem on the contingency table
     (:func:`scipy.optimize.linear_sum_assignment`), not by enumerating the
