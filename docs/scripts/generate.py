@@ -27,27 +27,22 @@ ROOT = DOCS.parent
 if str(ROOT) not in sys.path:          # document the in-place build, not an installed copy
     sys.path.insert(0, str(ROOT))
 
-#: sections of the API reference: (title, modules whose public names go there)
+#: sections of the API reference, one per subpackage: (package, title, what it holds).  Every
+#: public name goes to the section of the subpackage that exports it (``energystats._EXPORTS``),
+#: so a new public name needs no edit here; only a new subpackage needs a line.
 API_SECTIONS = [
-    ("Distances and the generated kernel", ["energystats.distance"]),
-    ("Dispersion: W, S, T", ["energystats.homogeneity.dispersion", "energystats._core._grouped"]),
-    ("Tests of equal distributions and DISCO", ["energystats.homogeneity.energy_test",
-                                                "energystats.homogeneity.disco",
-                                                "energystats.homogeneity._results"]),
-    ("Energy clustering", ["energystats.clustering.estimator", "energystats.clustering._fit",
-                           "energystats.clustering.linkage"]),
-    ("Significance after clustering", ["energystats.clustering.significance"]),
-    ("Dependence: distance covariance and correlation", [
-        "energystats.dependence.statistics", "energystats.dependence._result",
-        "energystats.dependence.independence", "energystats.dependence._centring",
-        "energystats.dependence.partial", "energystats.dependence.mutual",
-        "energystats.dependence.matrix"]),
-    ("Goodness of fit", ["energystats.goodness_of_fit.normality", "energystats.goodness_of_fit.poisson",
-                         "energystats.goodness_of_fit.distributions",
-                         "energystats.goodness_of_fit._results"]),
-    ("One-dimensional methods", ["energystats.onedim"]),
-    ("Data sets", ["energystats.datasets"]),
+    ("homogeneity", "Homogeneity", "Tests of equal distributions, DISCO and the W/S/T dispersion."),
+    ("dependence", "Dependence", "Distance covariance and correlation, their tests, "
+                                 "partial and mutual dependence."),
+    ("goodness_of_fit", "Goodness of fit", "Energy tests of normality, the Poisson law and "
+                                           "one-dimensional SciPy families."),
+    ("clustering", "Clustering", "Energy clustering, its significance test and energy linkage."),
+    ("distance", "Distance", "Pairwise semimetrics, the generated kernel and the energy distance."),
+    ("_core", "Warnings shared by every subpackage", "Raised by the input layer and the "
+                                                     "resampling engine below the subpackages."),
+    ("datasets", "Data sets", "Small real data sets shipped with the package."),
 ]
+
 
 def _write_if_changed(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,29 +74,46 @@ def _stub(qualname, obj):
 def write_api_listing(outdir):
     """``api_listing.inc`` (autosummary tables) and one stub per public name.
 
-    Every name in ``energystats.__all__`` is listed, grouped by the module that
-    defines it, so the reference follows the package without editing the docs.
+    Every name in ``energystats.__all__`` is listed under a heading for the subpackage
+    that exports it (homogeneity, dependence, goodness of fit, clustering, distance, ...),
+    in the order of that subpackage's ``__all__``; the names stay ``energystats.X``.  A subpackage missing from :data:`API_SECTIONS` is an
+    error, so that no public name is left out of the reference.
     """
+    import importlib
+
     import energystats
     import energystats.datasets
 
     names = {name: getattr(energystats, name) for name in energystats.__all__}
     names["datasets.load_iris"] = energystats.datasets.load_iris
+    home = {name: energystats._EXPORTS[name].split(".")[0] for name in energystats.__all__}
+    home["datasets.load_iris"] = "datasets"
+    known = {pkg for pkg, _, _ in API_SECTIONS}
+    unknown = sorted({pkg for pkg in home.values() if pkg not in known})
+    if unknown:
+        raise RuntimeError(f"docs/scripts/generate.py: API_SECTIONS has no section for the "
+                           f"subpackage(s) {unknown}; add one.")
     lines = []
-    sections = list(API_SECTIONS)
-    modules = {getattr(obj, "__module__", "") for obj in names.values()}
-    known = {m for _, mods in sections for m in mods}
-    extra = sorted(m for m in modules if m not in known)
-    if extra:
-        sections.append(("Other", extra))
     stubdir = Path(outdir) / "api"
-    for title, mods in sections:
-        members = [n for n, obj in names.items() if getattr(obj, "__module__", "") in mods]
+    for pkg, title, blurb in API_SECTIONS:
+        members = [n for n in names if home[n] == pkg]
         if not members:
             continue
-        # functions and classes first, result classes last
-        members.sort(key=lambda n: (n.split(".")[-1].endswith("Result"), n.lower()))
-        lines += [title, "-" * len(title), "", ".. autosummary::", "   :toctree: generated/api", ""]
+        order = list(getattr(importlib.import_module(f"energystats.{pkg}"), "__all__", []))
+
+        def key(n, order=order):
+            short = n.split(".")[-1]
+            return (order.index(short) if short in order else len(order), n.lower())
+
+        members.sort(key=key)
+        if pkg == "datasets":
+            where = "Imported from ``energystats.datasets``."
+        elif pkg.startswith("_"):
+            where = "Imported as ``energystats.<name>``."
+        else:
+            where = f"Defined in ``energystats.{pkg}``; imported as ``energystats.<name>``."
+        lines += [title, "-" * len(title), "", f"{blurb} {where}", ""]
+        lines += [".. autosummary::", "   :toctree: generated/api", ""]
         lines += [f"   {n}" for n in members]
         lines.append("")
         for n in members:
