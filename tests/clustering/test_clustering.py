@@ -15,7 +15,7 @@ import energystats as es
 from energystats.clustering import _engine as ce
 from energystats._lib import _hartigan
 
-from .reference import ref_wst
+from ..reference import ref_wst
 
 # -- independent references ------------------------------------------------------
 

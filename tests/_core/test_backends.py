@@ -16,7 +16,7 @@ from energystats._core import _dask
 from energystats.dependence import matrix, mutual, partial
 from energystats._core._metrics import resolve_metric
 
-from .reference import ref_group_sums
+from ..reference import ref_group_sums
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")

@@ -7,7 +7,7 @@ import scipy.stats
 import energystats as es
 from energystats._core._metrics import METRICS
 
-from .reference import ref_energy, ref_matrix
+from ..reference import ref_energy, ref_matrix
 
 METRIC_PARAMS = [("energy", 0.5), ("energy", 1.0), ("energy", 1.5), ("energy", 2.0),
                  ("laplacian", 0.7), ("laplacian", 2.0), ("gaussian", 0.7), ("gaussian", 2.0)]

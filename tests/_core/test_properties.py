@@ -26,7 +26,7 @@ from hypothesis.extra import numpy as hnp
 import energystats as es
 from energystats._core import _engine
 
-from .reference import as2d, ref_group_sums, ref_stats
+from ..reference import as2d, ref_group_sums, ref_stats
 
 finite = st.floats(min_value=-100, max_value=100, allow_nan=False, allow_infinity=False, width=64)
 metrics = st.sampled_from([("energy", 0.5), ("energy", 1.0), ("energy", 1.5), ("energy", 2.0),

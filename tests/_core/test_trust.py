@@ -23,7 +23,7 @@ import pytest
 import energystats as es
 from energystats.datasets import load_iris
 
-from .reference import ref_energy, ref_wst
+from ..reference import ref_energy, ref_wst
 
 PKG_ROOT = str(Path(es.__file__).resolve().parents[1])
 

@@ -5,8 +5,8 @@ import pytest
 
 import energystats as es
 
-from .reference import ref_matrix, ref_wst
-from .test_distance import METRIC_PARAMS, _kw, _layouts
+from ..reference import ref_matrix, ref_wst
+from ..distance.test_distance import METRIC_PARAMS, _kw, _layouts
 
 
 @pytest.fixture

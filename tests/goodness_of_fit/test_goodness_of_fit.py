@@ -72,7 +72,7 @@ class TestAgainstR:
     def test_poisson_tests_against_R(self):
         # the public test uses the cancellation-free recursion for M-CvM/M-AD: equal to R's
         # values (tests/test_gof_poisson.py's R_CASES, R energy 1.7.11) where R is accurate
-        from tests.test_gof_poisson import R_CASES
+        from .test_gof_poisson import R_CASES
 
         for cmd, x, m, e in R_CASES[:5]:
             res = es.poisson_test(x, statistic="all", n_resamples=0)

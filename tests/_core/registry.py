@@ -1,0 +1,177 @@
+"""One registry of the package's public entry points, for the cross-cutting tests.
+
+Every function and estimator in ``energystats.__all__`` (the result and warning
+classes aside) has an :class:`Entry` here: a small call on a 16×3 float array
+``X`` and the markers of which guarantees apply to it.  ``test_registry.py``
+fails when a public name is missing from :data:`REGISTRY`, so a new entry point
+is covered by the seed, magnitude, ties, fork-safety and memory tests as soon as
+it is exported.
+
+An entry's ``fields`` map what is compared (an attribute of the result, or
+``""`` for the returned value itself) to its *degree*: scaling all the data by
+``c`` scales that field by ``c**degree`` (exponent 1 distances: degree 1; a
+squared distance covariance: degree 2; correlations, p-values, labels: 0).
+Scaling by ``c = 2**k`` is exact in floating point, so the fields must agree to
+rounding at any ``k`` that neither overflows nor underflows.
+
+Interrupts are not parametrised here: a long call cannot be set up cheaply for
+every entry.  The Ctrl-C tests of the entry points that run long compiled calls
+(energy_clustering, EnergyClustering, energy_linkage, cluster_test) are in
+``tests/_core/test_interrupt.py``; ``Entry.interrupt`` names them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Callable
+
+import numpy as np
+
+import energystats as es
+
+__all__ = ["Entry", "REGISTRY", "public_entry_points", "values"]
+
+N = 16                    # rows of the registry's data: every call stays tiny
+NR = 19                   # resamples of the randomised calls
+
+
+@dataclass(frozen=True)
+class Entry:
+    #: ``call(X, seed)`` runs the entry point on data built from ``X`` (16×3 floats);
+    #: ``seed`` is passed as ``rng``/``random_state`` where the entry draws randomness
+    call: Callable
+    #: compared quantities: attribute name (``""``: the returned value) -> degree in the data's scale
+    fields: dict
+    #: draws randomness: same seed -> same result, and the result records the seed (``seed``)
+    random: bool = False
+    #: the ``fields`` scale as declared at X·2**k (False: the data are not on a ratio scale)
+    magnitudes: bool = True
+    #: ``memory(X, budget)`` calls the entry with ``memory_budget=budget`` (None: no budget argument)
+    memory: Callable | None = None
+    #: where the Ctrl-C guarantee is tested (None: the entry runs no long uninterruptible call)
+    interrupt: str | None = None
+    #: why a guarantee does not apply
+    notes: str = field(default="")
+
+
+def _split2(X):
+    return X[: N // 2], X[N // 2:]
+
+
+def _split3(X):
+    return X[:5], X[5:10], X[10:]
+
+
+def _xyz(X):
+    return X[:, :1], X[:, 1:2], X[:, 2:]
+
+
+def _counts(X):
+    return np.floor(np.abs(X[:, 0]) * 3).astype(np.int64)
+
+
+def _fit_estimator(X, seed):
+    m = es.EnergyClustering(2, random_state=seed).fit(X)
+    return m
+
+
+def _linkage(X, seed):
+    Z = es.energy_linkage(X)                      # merged clusters, their sizes: degree 0; heights: 1
+    return SimpleNamespace(merges=Z[:, [0, 1, 3]], heights=Z[:, 2])
+
+
+REGISTRY: dict[str, Entry] = {
+    # -- distance ------------------------------------------------------------------------
+    "pairwise": Entry(lambda X, s: es.pairwise(X), {"": 1}),
+    "gram_matrix": Entry(lambda X, s: es.gram_matrix(X), {"": 1}),
+    "is_negative_type": Entry(lambda X, s: es.is_negative_type(es.pairwise(X)), {"": 0}),
+    # -- homogeneity ---------------------------------------------------------------------
+    "energy_distance": Entry(lambda X, s: es.energy_distance(*_split2(X)), {"": 1}),
+    "energy_test": Entry(
+        lambda X, s: es.energy_test(*_split2(X), n_resamples=NR, rng=s),
+        {"statistic": 1, "pvalue": 0, "null_distribution": 1}, random=True,
+        memory=lambda X, b: es.energy_test(*_split2(X), n_resamples=NR, rng=0, memory_budget=b)),
+    "disco": Entry(
+        lambda X, s: es.disco(*_split3(X), n_resamples=NR, rng=s),
+        {"statistic": 0, "pvalue": 0, "between": 1, "within": 1}, random=True,
+        memory=lambda X, b: es.disco(*_split3(X), n_resamples=NR, rng=0, memory_budget=b)),
+    "dispersion": Entry(lambda X, s: es.dispersion(X, np.repeat([0, 1], N // 2)),
+                        {"F": 0, "W": 1, "S": 1, "T": 1}),
+    # -- dependence ----------------------------------------------------------------------
+    "distance_covariance": Entry(lambda X, s: es.distance_covariance(*_xyz(X)[:2]), {"": 1}),
+    "distance_covariance_sqr": Entry(lambda X, s: es.distance_covariance_sqr(*_xyz(X)[:2]),
+                                     {"": 2}),
+    "distance_correlation": Entry(lambda X, s: es.distance_correlation(*_xyz(X)[:2]), {"": 0}),
+    "distance_correlation_sqr": Entry(lambda X, s: es.distance_correlation_sqr(*_xyz(X)[:2]),
+                                      {"": 0}),
+    "distance_stats": Entry(lambda X, s: es.distance_stats(*_xyz(X)[:2]),
+                            {"dcov": 1, "dcov_sqr": 2, "dcor": 0, "dcor_u": 0, "dvar_x": 1}),
+    "distance_correlation_ttest": Entry(
+        lambda X, s: es.distance_correlation_ttest(*_xyz(X)[:2]),
+        {"statistic": 0, "pvalue": 0, "estimate": 0}),
+    "distance_correlation_matrix": Entry(
+        lambda X, s: es.distance_correlation_matrix(X), {"dcor": 0},
+        memory=lambda X, b: es.distance_correlation_matrix(X, memory_budget=b)),
+    "independence_test": Entry(
+        lambda X, s: es.independence_test(*_xyz(X)[:2], n_resamples=NR, rng=s),
+        {"statistic": 2, "pvalue": 0, "null_distribution": 2}, random=True,
+        memory=lambda X, b: es.independence_test(*_xyz(X)[:2], n_resamples=NR, rng=0,
+                                                 memory_budget=b)),
+    "mutual_independence_test": Entry(
+        lambda X, s: es.mutual_independence_test(*_xyz(X), n_resamples=NR, rng=s),
+        {"statistic": 0, "pvalue": 0, "estimates": 0}, random=True),     # sums of bias-corrected dcor
+    "partial_distance_covariance": Entry(lambda X, s: es.partial_distance_covariance(*_xyz(X)),
+                                         {"": 2}),
+    "partial_distance_correlation": Entry(
+        lambda X, s: es.partial_distance_correlation(*_xyz(X)), {"": 0}),
+    "partial_distance_correlation_test": Entry(
+        lambda X, s: es.partial_distance_correlation_test(*_xyz(X), n_resamples=NR, rng=s),
+        {"statistic": 0, "pvalue": 0, "partial_dcov": 2}, random=True),
+    "d_center": Entry(lambda X, s: es.d_center(es.pairwise(X)), {"": 1}),
+    "u_center": Entry(lambda X, s: es.u_center(es.pairwise(X)), {"": 1}),
+    "u_product": Entry(lambda X, s: es.u_product(es.u_center(es.pairwise(X[:, :1])),
+                                                  es.u_center(es.pairwise(X[:, 1:]))), {"": 2}),
+    # -- goodness of fit -----------------------------------------------------------------
+    "gof_test": Entry(lambda X, s: es.gof_test(X[:, 0], "normal", n_resamples=NR, rng=s),
+                      {"statistic": 0, "pvalue": 0}, random=True),
+    "normality_test": Entry(lambda X, s: es.normality_test(X, n_resamples=NR, rng=s),
+                            {"statistic": 0, "pvalue": 0}, random=True),
+    "poisson_test": Entry(lambda X, s: es.poisson_test(_counts(X), n_resamples=NR, rng=s),
+                          {"statistic": 0, "pvalue": 0}, random=True, magnitudes=False,
+                          notes="counts: scaling the data is not a Poisson sample"),
+    # -- clustering ----------------------------------------------------------------------
+    "energy_clustering": Entry(lambda X, s: es.energy_clustering(X, 2, rng=s),
+                               {"labels": 0, "W": 1, "S": 1}, random=True,
+                               interrupt="test_interrupt.py"),
+    "EnergyClustering": Entry(_fit_estimator, {"labels_": 0, "W_": 1, "S_": 1}, random=True,
+                              interrupt="test_interrupt.py",
+                              notes="an estimator: records random_state, not seed"),
+    "energy_linkage": Entry(_linkage, {"merges": 0, "heights": 1},
+                            interrupt="test_interrupt.py"),
+    "cluster_test": Entry(lambda X, s: es.cluster_test(X, 2, n_resamples=NR, rng=s),
+                          {"statistic": 0, "pvalue": 0, "labels": 0}, random=True,
+                          interrupt="test_interrupt.py"),
+    "clustering_accuracy": Entry(
+        lambda X, s: es.clustering_accuracy((X[:, 0] > 0).astype(int), (X[:, 1] > 0).astype(int)),
+        {"": 0}),
+}
+
+
+def public_entry_points():
+    """The names in ``energystats.__all__`` that are functions or estimators."""
+    names = set()
+    for name in es.__all__:
+        obj = getattr(es, name)
+        if isinstance(obj, type) and (issubclass(obj, Warning) or name.endswith("Result")):
+            continue
+        names.add(name)
+    return names
+
+
+def values(entry, result):
+    """The entry's compared fields of ``result``, as float arrays."""
+    out = {}
+    for name in entry.fields:
+        v = result if name == "" else getattr(result, name)
+        out[name] = np.asarray(v, dtype=float)
+    return out

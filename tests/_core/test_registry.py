@@ -1,0 +1,151 @@
+"""Cross-cutting guarantees, once, over every public entry point (see ``registry.py``).
+
+Seeds (same seed -> same result, the seed recorded), magnitudes (X·2**k),
+ties (duplicated rows), fork safety (a call in a forked child after the parent
+ran threads) and memory budgets (a tiny ``memory_budget`` honoured or refused
+with a MemoryError naming it).  All on 16 rows: the whole file runs in seconds.
+"""
+import os
+import pickle
+import select
+import signal
+import warnings
+
+import numpy as np
+import pytest
+
+import energystats as es
+
+from .registry import REGISTRY, public_entry_points, values
+
+
+def _data(seed=0):
+    return np.random.default_rng(seed).normal(size=(16, 3))
+
+
+def _run(entry, X, seed=7):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # degenerate-statistic notes etc. are not the point here
+        return entry.call(X, seed)
+
+
+def _names(pred):
+    return [pytest.param(n, id=n) for n, e in sorted(REGISTRY.items()) if pred(e)]
+
+
+def test_every_public_entry_point_is_registered():
+    public = public_entry_points()
+    missing = public - set(REGISTRY)
+    stale = set(REGISTRY) - public
+    assert not missing, f"public entry points missing from tests/_core/registry.py: {sorted(missing)}"
+    assert not stale, f"registry names that are not in energystats.__all__: {sorted(stale)}"
+
+
+@pytest.mark.parametrize("name", _names(lambda e: True))
+def test_small_call_gives_finite_fields(name):
+    entry = REGISTRY[name]
+    got = values(entry, _run(entry, _data()))
+    for field, v in got.items():
+        assert np.all(np.isfinite(v)), (name, field, v)
+
+
+@pytest.mark.parametrize("name", _names(lambda e: e.random))
+def test_same_seed_same_result_and_seed_recorded(name):
+    entry = REGISTRY[name]
+    X = _data()
+    a, b = _run(entry, X, 7), _run(entry, X, 7)
+    for field, v in values(entry, a).items():
+        np.testing.assert_array_equal(v, values(entry, b)[field], err_msg=f"{name}.{field}")
+    if name == "EnergyClustering":
+        assert a.get_params()["random_state"] == 7
+    else:
+        assert a.seed == 7, f"{name}'s result does not record the seed it was given"
+
+
+@pytest.mark.parametrize("k", [-300, -40, 40, 300])
+@pytest.mark.parametrize("name", _names(lambda e: e.magnitudes))
+def test_magnitudes_scale_as_declared(name, k):
+    # 2**k scales every difference, square, square root and sum exactly (no overflow or
+    # underflow of the squares of 2**±300 · N(0, 1)), so the fields agree to rounding
+    entry = REGISTRY[name]
+    X = _data()
+    base = values(entry, _run(entry, X))
+    scaled = values(entry, _run(entry, X * 2.0**k))
+    for field, degree in entry.fields.items():
+        want = base[field] * 2.0 ** (k * degree)
+        got = scaled[field]
+        assert np.all(np.isfinite(got)), (name, field, k, got)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=0, err_msg=f"{name}.{field} at 2**{k}")
+
+
+@pytest.mark.parametrize("name", _names(lambda e: True))
+def test_duplicated_rows(name):
+    # every row twice (rows 2i and 2i+1 equal): ties in every distance matrix and in every split
+    entry = REGISTRY[name]
+    X = np.repeat(_data()[:8], 2, axis=0)
+    got = values(entry, _run(entry, X))
+    for field, v in got.items():
+        assert np.all(np.isfinite(v)), (name, field, v)
+        if field == "pvalue":
+            assert 0 < v <= 1
+
+
+def _warm_threads():
+    # the parent runs the package's threaded kernels before forking
+    X = _data(1)
+    es.pairwise(np.repeat(X, 8, axis=0), n_threads=2)
+    es.energy_test(X[:8], X[8:], n_resamples=19, rng=0, n_threads=2)
+    es.distance_correlation(X[:, :1], X[:, 1:], n_threads=2)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+@pytest.mark.parametrize("name", _names(lambda e: True))
+def test_call_in_forked_child_after_threads(name):
+    entry = REGISTRY[name]
+    X = _data()
+    _warm_threads()
+    want = values(entry, _run(entry, X))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                          # child: never return into pytest
+        code = 1
+        try:
+            os.close(r)
+            payload = pickle.dumps(values(entry, _run(entry, X)))
+            with os.fdopen(w, "wb") as f:
+                f.write(payload)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        ready, _, _ = select.select([r], [], [], 60)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"{name} hung in a forked child (killed after 60 s)")
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+    finally:
+        _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (name, status)
+    got = pickle.loads(data)
+    for field, v in want.items():
+        np.testing.assert_array_equal(got[field], v, err_msg=f"{name}.{field} in the child")
+
+
+@pytest.mark.parametrize("name", _names(lambda e: e.memory is not None))
+def test_tiny_memory_budget_is_honoured_or_refused(name):
+    entry = REGISTRY[name]
+    X = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = values(entry, entry.memory(X, 2**30))
+        try:
+            got = entry.memory(X, 1)
+        except MemoryError as exc:
+            msg = str(exc)
+            assert "memory_budget" in msg and "1 bytes" in msg, msg
+            return
+    # honoured: the same result (a streamed path may sum in another order: rounding only)
+    for field, v in values(entry, got).items():
+        np.testing.assert_allclose(v, want[field], rtol=1e-13, atol=0, err_msg=f"{name}.{field}")
