@@ -204,7 +204,7 @@ def map_chunks(fn, codes, n_threads, chunk):
 # (the n×n matrix, a row block, the sorted data) and, per relabelling of a
 # batch, the drawn codes and their copies, the one-hot and product rows of the
 # BLAS path, and the k×k sums with the statistic's temporaries.  The counts
-# below were measured with tracemalloc (tests/test_memory.py checks the peak).
+# below were measured with tracemalloc (tests/_core/test_memory.py checks the peak).
 
 #: copies of the n codes of one relabelling alive at once (draw, factor map, internal order)
 _CODE_COPIES = 3

@@ -73,7 +73,7 @@ def _constancy(V, precomputed):
 
 #: from this many rows on, 1-D x and y with exponent 1 take the O(n log n) path (below it the
 #: streamed O(n²) pass takes well under a second); both agree with the exact rational value of
-#: the statistic to about 1e-15 relative (tests/test_dependence.py, against exact integer
+#: the statistic to about 1e-15 relative (tests/dependence/test_dependence.py, against exact integer
 #: arithmetic at n = 10⁵)
 FAST_1D_MIN_N = 10_000
 

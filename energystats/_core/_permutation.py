@@ -200,7 +200,7 @@ def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0, key=None)
 #: different engines (BLAS blocks, the largest group by subtraction, sorted prefix sums)
 #: differ by a few units; a statistic's tie allowance (:func:`pvalue_from_null`'s ``tol``)
 #: is this error carried through the statistic's formula (first order).  The largest
-#: difference between exactly tied relabellings measured by tests/test_ties.py on every
+#: difference between exactly tied relabellings measured by tests/_core/test_ties.py on every
 #: engine is a small fraction of the resulting allowance.
 SUM_ERROR_ULPS = 64
 

@@ -61,7 +61,7 @@ class TestAgainstR:
         # statistic = 0.46503, p-value = 0.2869
         # R's p-value comes from its table of 125 eigenvalues, whose sum is 0.3977 where the
         # limit's mean (the operator's trace) is 0.4231: the table's tail is too small, and
-        # R's p-values are 12-13 % low.  tests/test_gof_limit.py reproduces R's 0.2869 from
+        # R's p-values are 12-13 % low.  tests/goodness_of_fit/test_gof_limit.py reproduces R's 0.2869 from
         # that table's summary and shows by simulating the statistic that the limit p-value
         # here is 0.3244 (Monte Carlo 0.3243 ± 0.003 at n = 2000).
         res = es.normality_test(load_iris().iloc[:50, 0], method="limit")
@@ -71,7 +71,7 @@ class TestAgainstR:
 
     def test_poisson_tests_against_R(self):
         # the public test uses the cancellation-free recursion for M-CvM/M-AD: equal to R's
-        # values (tests/test_gof_poisson.py's R_CASES, R energy 1.7.11) where R is accurate
+        # values (tests/goodness_of_fit/test_gof_poisson.py's R_CASES, R energy 1.7.11) where R is accurate
         from .test_gof_poisson import R_CASES
 
         for cmd, x, m, e in R_CASES[:5]:

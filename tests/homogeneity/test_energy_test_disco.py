@@ -434,7 +434,7 @@ class TestEnergyTest:
 
     def test_sample_of_one_point_is_a_group(self):
         # as R's eqdist.etest: a one-point group is allowed (its g(C, C) = 0); the
-        # numbers against R are in tests/test_trust.py
+        # numbers against R are in tests/_core/test_trust.py
         res = es.energy_test(np.arange(5.0), np.array([1.0]), n_resamples=0)
         assert list(res.sizes) == [5, 1]
         res = es.energy_test(np.arange(6.0), labels=[0, 0, 0, 0, 0, 1])
