@@ -400,7 +400,10 @@ def test_region_limits_scipys_blas_loaded_later():
         "    inside = [d['num_threads'] for d in threadpool_info() if d['user_api'] == 'blas']\n"
         "print(inside)\n"
     )
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2")
+    # the child imports this checkout's package (as the other child-process tests do)
+    root = str(__import__("pathlib").Path(_permutation.__file__).resolve().parents[2])
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2",
+               PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), timeout=120)
     assert out.returncode == 0, out.stderr
