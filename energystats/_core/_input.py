@@ -1,11 +1,13 @@
 """The input layer: every public function turns its arguments into validated data here.
 
-Entry points, each raising the package's named errors with the argument, the rule and
+Three entry points, each raising the package's named errors with the argument, the rule and
 the value:
 
 * :func:`sample_matrix` — one sample matrix (array or DataFrame; or an n×n distance matrix);
 * :func:`grouped_input` — grouped data: several samples, ``X, labels=``, ``df, by=``, with
   ``strata=`` (built on :func:`~energystats._core._frames.grouped_data`);
+* :func:`paired_variables` — two paired variables (arrays, pandas objects or column names of
+  ``data``), with :func:`variable` for one and :func:`strata_labels` for their strata.
 
 The Dask backend's lazy twins are in :mod:`energystats._core._dask`.
 """
@@ -18,7 +20,7 @@ from ._frames import grouped_data, match_columns, select_frame
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
     short_list)
 
-__all__ = ["sample_matrix", "grouped_input"]
+__all__ = ["sample_matrix", "grouped_input", "paired_variables", "variable", "strata_labels"]
 
 
 # -- one sample matrix -----------------------------------------------------------
@@ -189,3 +191,59 @@ def grouped_input(samples, labels, by, columns, dropna, numeric_only, fname, all
     return (Xa, labs, names, cols, as_labels(values, n, "strata"),
             strata if isinstance(strata, str) else None)
 
+
+# -- paired variables ------------------------------------------------------------
+
+def variable(v, data, name):
+    """One variable as ((n, d) array, columns used, index): from data, a column name or names."""
+    if data is not None and (isinstance(v, str) or (isinstance(v, (list, tuple)) and v
+                                                   and all(isinstance(c, str) for c in v))):
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"`{name}` as column name(s) needs `data=` to be a DataFrame; got "
+                            f"{type(data).__name__}.")
+        cols = [v] if isinstance(v, str) else list(v)
+        missing = [c for c in cols if c not in data.columns]
+        if missing:
+            raise KeyError(f"`{name}`: column(s) {missing} not found in `data`; it has "
+                           f"{list(data.columns)[:8]}.")
+        v = data[cols]
+    index = v.index if isinstance(v, (pd.Series, pd.DataFrame)) else None
+    cols = list(v.columns) if isinstance(v, pd.DataFrame) else None
+    arr, _ = as_data(v, name)
+    return arr, cols, index
+
+
+def paired_variables(x, y, data=None, with_index=False):
+    """Two paired variables, checked once: ``(X, Y, columns of x, columns of y)``, and with
+    ``with_index`` the rows' pandas index (x's or y's; None for arrays).
+
+    Each of ``x``, ``y`` is an array, a Series/DataFrame, or column name(s) of ``data``
+    (:func:`variable`); the rows must agree in number and, for pandas input, in index.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.5, 0.1, 0.2]})
+    >>> X, Y, cx, cy = paired_variables("a", "b", df)
+    >>> X.shape, Y.shape, cx, cy
+    ((3, 1), (3, 1), ['a'], ['b'])
+    """
+    X, cx, ix = variable(x, data, "x")
+    Y, cy, iy = variable(y, data, "y")
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"`x` and `y` must have the same number of rows (paired samples); got "
+                         f"{X.shape[0]} and {Y.shape[0]}.")
+    if ix is not None and iy is not None and not ix.equals(iy):
+        raise ValueError("`x` and `y` have different indexes: the rows must be paired. Align "
+                         "them first (e.g. `y = y.loc[x.index]`) or pass arrays.")
+    return (X, Y, cx, cy, ix if ix is not None else iy) if with_index else (X, Y, cx, cy)
+
+
+def strata_labels(strata, index, n):
+    """``strata`` as :class:`~energystats._core._validation.Labels` of the n rows: a Series is aligned
+    with the rows' index (``index``, from DataFrame/Series x and y) by the same code as
+    energy_test and disco (:func:`~energystats._core._validation.align_labels`), plain arrays are
+    taken by position."""
+    if index is not None:
+        strata = align_labels(pd.DataFrame(index=index), strata, "strata")
+    return as_labels(strata, n, "strata")
