@@ -3,7 +3,8 @@
 Three entry points, each raising the package's named errors with the argument, the rule and
 the value:
 
-* :func:`sample_matrix` — one sample matrix (array or DataFrame; or an n×n distance matrix);
+* :func:`sample_matrix` — one sample matrix (array or DataFrame with ``columns``/
+  ``numeric_only``; or an n×n distance matrix);
 * :func:`grouped_input` — grouped data: several samples, ``X, labels=``, ``df, by=``, with
   ``strata=`` (built on :func:`~energystats._core._frames.grouped_data`);
 * :func:`paired_variables` — two paired variables (arrays, pandas objects or column names of
@@ -13,6 +14,8 @@ The Dask backend's lazy twins are in :mod:`energystats._core._dask`.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -20,30 +23,44 @@ from ._frames import grouped_data, match_columns, select_frame
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
     short_list)
 
-__all__ = ["sample_matrix", "grouped_input", "paired_variables", "variable", "strata_labels"]
+__all__ = ["sample_matrix", "SampleMatrix", "grouped_input", "paired_variables", "variable", "strata_labels"]
 
 
 # -- one sample matrix -----------------------------------------------------------
 
-def sample_matrix(X, *, precomputed=False, name="X"):
-    """One sample matrix, checked once: ``(A, index)`` — a C-contiguous float array and the
-    rows' pandas index (None for arrays).
+class SampleMatrix(NamedTuple):
+    """One validated sample matrix (:func:`sample_matrix`)."""
 
-    With ``precomputed`` ``X`` is an n×n distance matrix
-    (:func:`~energystats._core._validation.as_square_matrix`); otherwise
-    :func:`~energystats._core._validation.as_data` (numeric columns, finite values).
+    X: np.ndarray  #: C-contiguous float array (n×d; n×n with ``precomputed``)
+    index: object  #: the rows' pandas index, None for arrays
+    columns: list | None  #: the DataFrame columns used, None for other input
+    left_out: list  #: non-numeric columns left out by ``numeric_only=True``
+
+
+def sample_matrix(X, *, columns=None, numeric_only=False, precomputed=False, dtype=None, name="X"):
+    """One sample matrix, checked once: a :class:`SampleMatrix` ``(X, index, columns, left_out)``.
+
+    The columns of a DataFrame are chosen by
+    :func:`~energystats._core._frames.select_frame` (``columns``, ``numeric_only``; both need a
+    DataFrame), then the data are converted by
+    :func:`~energystats._core._validation.as_data` (numeric, finite; ``dtype``) or, with
+    ``precomputed``, checked as an n×n distance matrix
+    (:func:`~energystats._core._validation.as_square_matrix`).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> A, index = sample_matrix(np.arange(6.0).reshape(3, 2))
-    >>> A.shape, index is None
-    ((3, 2), True)
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": [1.0, 2.0, 4.0], "b": [0.0, 1.0, 0.0], "g": ["x", "y", "x"]})
+    >>> s = sample_matrix(df, numeric_only=True)
+    >>> s.X.shape, s.columns, s.left_out
+    ((3, 2), ['a', 'b'], ['g'])
     """
+    X, used, left_out = select_frame(X, columns, name, numeric_only)
     if precomputed:
         index = X.index if isinstance(X, pd.DataFrame) else None
-        return as_square_matrix(X, name), index
-    return as_data(X, name)
+        return SampleMatrix(as_square_matrix(X, name), index, used, left_out)
+    arr, index = as_data(X, name, dtype=dtype)
+    return SampleMatrix(arr, index, used, left_out)
 
 
 # -- grouped data ----------------------------------------------------------------
