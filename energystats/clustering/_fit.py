@@ -9,9 +9,10 @@ import pandas as pd
 
 from .._core import _engine
 from .._core._grouped import dispersion_from_sums
+from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
-from .._core._validation import (as_data, as_labels, as_square_matrix, check_int, check_n_threads,
-    check_rng, is_int, refuse_sparse, short_list, warn)
+from .._core._validation import (as_labels, check_int, check_n_threads, check_rng, is_int,
+    refuse_sparse, short_list, warn)
 from . import _engine as _ce
 
 __all__ = ["ColumnScaleWarning"]
@@ -120,13 +121,7 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
     met = resolve_metric(metric, exponent, sigma)
     if algorithm not in _ce.ALGORITHMS:
         raise ValueError(f"`algorithm` must be one of {list(_ce.ALGORITHMS)}; got {algorithm!r}.")
-    index = None
-    if met.kind == "precomputed":
-        if isinstance(X, pd.DataFrame):
-            index = X.index
-        A = as_square_matrix(X, "X")
-    else:
-        A, index = as_data(X, "X")
+    A, index = sample_matrix(X, precomputed=met.kind == "precomputed")[:2]
     n = A.shape[0]
     k = _check_n_clusters(n_clusters, n)
     _check_not_identical(A, met.kind == "precomputed")

@@ -8,8 +8,8 @@ from .._core import _interrupt
 from .._lib import _hartigan
 from .._core._memory import check_fits
 from .._core._metrics import resolve_metric
-from .._core._validation import as_data, as_square_matrix, check_n_threads
-from .._core._frames import select_frame
+from .._core._validation import check_n_threads
+from .._core._input import sample_matrix
 
 __all__ = ["energy_linkage"]
 
@@ -89,11 +89,8 @@ def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", expo
     """
     met = resolve_metric(metric, exponent, sigma)
     nt = check_n_threads(n_threads)
-    X = select_frame(X, columns, numeric_only=numeric_only)[0]
-    if met.kind == "precomputed":
-        A = as_square_matrix(X, "X")
-    else:
-        A, _ = as_data(X, "X")
+    A = sample_matrix(X, columns=columns, numeric_only=numeric_only,
+                      precomputed=met.kind == "precomputed").X
     n = A.shape[0]
     if n < 2:
         raise ValueError(f"`X` must have at least 2 samples to build a hierarchy; got {n}.")

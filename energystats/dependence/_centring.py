@@ -8,9 +8,9 @@ import math
 import numpy as np
 
 from .._core import _engine
+from .._core._input import variable
 from .._core._pair_sums import _matrix_working_units, _power, _times_pow2
 from .._core._validation import as_square_matrix
-from ._input import _variable
 
 __all__ = ["u_center", "d_center", "u_product"]
 
@@ -145,7 +145,7 @@ def _u_centred(v, name, data, met, nt, n=None):
 
     if met.kind == "precomputed":
         return _u_center_working(_square(v, name))
-    X, _, _ = _variable(v, data, name)
+    X, _, _ = variable(v, data, name)
     if n is not None and X.shape[0] != n:
         raise ValueError(f"`x`, `y` and `z` must have the same number of rows; `{name}` has "
                          f"{X.shape[0]}, expected {n}.")

@@ -12,9 +12,9 @@ import pandas as pd
 
 from . import _dask as _dep_dask
 from .._core import _asymptotic, _dask, _dask_pair_sums, _sequential
+from .._core._input import paired_variables, strata_labels
 from .._core._metrics import resolve_metric
 from .._core._validation import as_square_matrix, check_n_threads
-from ._input import _pair, _strata_labels
 from ._products import _permutation_budget, _permutation_plan, _permutation_pvalue, _products
 from ._result import DistanceStatsResult, _check_constant, _finish
 from .statistics import _stats
@@ -241,11 +241,11 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     if met.kind == "precomputed":
         X, Y = as_square_matrix(x, "x"), as_square_matrix(y, "y")
     else:
-        X, Y, _, _, index = _pair(x, y, data, with_index=True)
+        X, Y, _, _, index = paired_variables(x, y, data, with_index=True)
     n = X.shape[0]
     st = None
     if strata is not None:
-        lab = _strata_labels(strata, index, n)
+        lab = strata_labels(strata, index, n)
         st = Strata(lab.codes)
     _check_constant(est, "test of independence")
     kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget))
@@ -295,14 +295,14 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
     index = None
     if not _dask.is_dask(x) and not _dask.is_dask(y):
         # in memory: the threads input layer (names, indexes)
-        x, y, _, _, index = _pair(x, y, data, with_index=True)
+        x, y, _, _, index = paired_variables(x, y, data, with_index=True)
     X, Y = _dask.as_dask_data(x, "x"), _dask.as_dask_data(y, "y")
     n = X.n
     st = lab = None
     if strata is not None:
         if _dask.is_dask(strata):
             strata = strata.compute()
-        lab = _strata_labels(strata, index, n)
+        lab = strata_labels(strata, index, n)
         st = Strata(lab.codes)
     is_exact, total, perms = _permutation_plan(n, st, R, exact, gen)
     VU, sx, sy, prep, terms = _dask_pair_sums.lazy_dependence_sums(X, Y, met, nt, parts=True)

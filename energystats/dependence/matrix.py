@@ -13,7 +13,7 @@ from . import _dask as _dep_dask
 from .._core import _dask
 from .._core._metrics import resolve_metric
 from .._core._pair_sums import _constancy
-from .._core._validation import as_data, check_n_threads, warn
+from .._core._validation import check_n_threads, warn
 from .._lib import _dependence
 from ._centring import _centred_matrix
 from ._input import _check_estimator
@@ -192,7 +192,7 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
            [0, 0, 0]])
     """
     from .._core import _memory
-    from .._core._frames import select_frame
+    from .._core._input import sample_matrix
     from scipy import stats
 
     from .._core._sequential import check_resamples
@@ -216,8 +216,8 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
         raise ValueError(f"`adjust` must be 'holm', 'bh' or None; got {adjust!r}.")
-    X, cols, left_out = select_frame(data, columns, "data", numeric_only)
-    X, _ = as_data(X, "data")
+    X, _, cols, left_out = sample_matrix(data, columns=columns, numeric_only=numeric_only,
+                                         name="data")
     n, p = X.shape
     names = cols if cols is not None else list(range(p))
     if p < 2:

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from .._core import _dask, _sequential
+from .._core._input import variable
 from .._core._pair_sums import _constancy
-from ._input import _variable
 from ._result import _ratio
 
 __all__ = ["mutual_independence_test", "MutualIndependenceTestResult"]
@@ -185,7 +185,7 @@ def _mutual_variables(variables, data):
     """The variables of :func:`mutual_independence_test` (threads input layer) and their names."""
     blocks, names = [], []
     if len(variables) == 1 and not (data is not None and isinstance(variables[0], str)):
-        X, cols, _ = _variable(variables[0], data, "variables[0]")
+        X, cols, _ = variable(variables[0], data, "variables[0]")
         if X.shape[1] < 2:
             raise ValueError("one variable given: pass a 2-D array (one column per variable) or "
                              "several variables.")
@@ -193,7 +193,7 @@ def _mutual_variables(variables, data):
         names = cols if cols is not None else [f"x{j}" for j in range(X.shape[1])]
     else:
         for j, v in enumerate(variables):
-            X, cols, _ = _variable(v, data, f"variables[{j}]")
+            X, cols, _ = variable(v, data, f"variables[{j}]")
             blocks.append(X)
             names.append(v if isinstance(v, str) else ("+".join(map(str, cols)) if cols else f"x{j}"))
     _mutual_shapes([b.shape[0] for b in blocks])

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 from .._core import _dask, _dask_pair_sums, _sequential
+from .._core._input import variable
 from .._core._metrics import resolve_metric
 from .._core._validation import check_n_threads, warn
 from ._centring import _u_centred, u_product
-from ._input import _variable
 from ._products import _MatrixProducts, _permutation_pvalue
 
 __all__ = ["partial_distance_covariance", "partial_distance_correlation",
@@ -116,7 +116,7 @@ def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads):
     V = []
     for v, name in ((x, "x"), (y, "y"), (z, "z")):
         if in_memory:
-            v = _variable(v, data, name)[0]  # the threads input layer (column names)
+            v = variable(v, data, name)[0]  # the threads input layer (column names)
         V.append(_dask.as_dask_data(v, name))
     n = V[0].n
     for d, name in zip(V[1:], ("y", "z")):

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from .._core import _dask, _dask_pair_sums
+from .._core._input import paired_variables
 from .._core._metrics import resolve_metric
 from .._core._pair_sums import _constancy, _sums
 from .._core._validation import as_square_matrix, check_n_threads
-from ._input import _check_estimator, _pair
+from ._input import _check_estimator
 from ._result import _check_constant, _finish, _stats_result
 
 __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_sqr",
@@ -27,7 +28,7 @@ def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method=
                              f"and {Y.shape}.")
         cx = cy = None
     else:
-        X, Y, cx, cy = _pair(x, y, data)
+        X, Y, cx, cy = paired_variables(x, y, data)
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"distance covariance needs at least 2 paired samples; got {n}.")
@@ -45,7 +46,7 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
                         f"got {met.name!r}.")
     cx = cy = None
     if not _dask.is_dask(x) and not _dask.is_dask(y) and not _dask.is_dask(data):
-        x, y, cx, cy = _pair(x, y, data)  # in memory: the threads input layer (names, indexes)
+        x, y, cx, cy = paired_variables(x, y, data)  # in memory: the threads input layer (names, indexes)
     elif data is not None:
         raise TypeError("`data=` (column names) is not available with Dask input; pass the "
                         "columns as Dask arrays (e.g. `ddf[cols].to_dask_array(lengths=True)`).")

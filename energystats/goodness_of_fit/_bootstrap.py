@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 
 from .._core import _sequential
-from .._core._frames import select_frame
+from .._core._input import sample_matrix
 from .._core._permutation import pvalue_from_null, pvalue_se
-from .._core._validation import as_data
 
 
 #: rounding allowance of a statistic, in units of eps times the sum of its terms' magnitudes:
@@ -27,10 +26,9 @@ def _sample(x, columns, name="x", allow_2d=True):
     """``(array n×d float64, columns used or None)``."""
     if isinstance(columns, str):
         columns = [columns]
-    x, used, _ = select_frame(x, columns, name=name)
+    arr, _, used, _ = sample_matrix(x, columns=columns, dtype=np.float64, name=name)
     if isinstance(x, pd.Series) and x.name is not None:
         used = [x.name]
-    arr, _ = as_data(x, name, dtype=np.float64)
     if not allow_2d and arr.shape[1] != 1:
         raise ValueError(f"`{name}` must be one-dimensional (one column); got {arr.shape[1]} "
                          "columns. Choose one with `columns=`.")

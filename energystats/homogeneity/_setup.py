@@ -1,19 +1,17 @@
-"""Input of homogeneity's tests: samples or grouped data (labels, ``by``, strata) checked
-and converted once, for the threads backend and for Dask (:class:`_Setup`).
+"""Setup of homogeneity's tests: the options checked once and the data (samples or grouped
+data with labels, ``by``, strata) read by the input layer
+(:func:`energystats._core._input.grouped_input`), for the threads backend and for Dask
+(:class:`_Setup`).
 """
 from __future__ import annotations
 
 import numbers
 
-import numpy as np
-import pandas as pd
-
 from .._core import _dask, _engine, _group_sums, _sequential
-from .._core._frames import grouped_data, match_columns, select_frame
+from .._core._input import grouped_input
 from .._core._group_sums import DEFAULT_MEMORY_BUDGET
 from .._core._metrics import resolve_metric
-from .._core._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
-    check_n_threads, seeded_rng, short_list)
+from .._core._validation import as_square_matrix, check_n_threads, seeded_rng, short_list
 
 
 # -- input handling ----------------------------------------------------------
@@ -35,133 +33,6 @@ def _check_exact(exact):
     if exact not in (None, True, False):
         raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
     return exact
-
-
-def _samples_data(samples, name):
-    """Stack several samples into one array with group codes 0..k-1 (and the columns used)."""
-    samples, cols = match_columns(samples, [f"samples[{i}]" for i in range(len(samples))])
-    arrays = []
-    for i, s in enumerate(samples):
-        arr, _ = as_data(s, f"samples[{i}]")
-        arrays.append(arr)
-    d = {a.shape[1] for a in arrays}
-    if len(d) > 1:
-        dims = [a.shape[1] for a in arrays]
-        raise ValueError(f"all samples must have the same number of features; got {dims}.")
-    dtype = np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64
-    X = np.ascontiguousarray(np.concatenate([a.astype(dtype, copy=False) for a in arrays]))
-    sizes = np.array([a.shape[0] for a in arrays], dtype=np.intp)
-    codes = np.repeat(np.arange(len(arrays), dtype=np.intp), sizes)
-    return X, Labels(codes, list(range(len(arrays))), sizes), cols
-
-
-def _factor_labels(labels, n):
-    """A list of :class:`Labels`, one per factor, from a DataFrame of factors."""
-    return [as_labels(labels[c], n, f"labels[{c!r}]") for c in labels.columns], list(labels.columns)
-
-
-def _grouped_input(samples, labels, by, columns, dropna, numeric_only, fname, allow_factors=False):
-    """Resolve the call forms into (X, [Labels per factor], factor names, columns used)."""
-    if not samples:
-        raise TypeError(f"`{fname}` needs data: several samples, `X, labels=` or `df, by=`.")
-    if labels is not None or by is not None:
-        if len(samples) != 1:
-            raise TypeError(f"with `labels=` or `by=`, pass the data as one argument; got {len(samples)}.")
-        X = samples[0]
-        if allow_factors and isinstance(labels, pd.DataFrame) and by is None:
-            if labels.shape[1] == 1:
-                labels = labels.iloc[:, 0]
-            else:
-                X, cols, _ = select_frame(X, columns, "X", numeric_only)
-                labels = align_labels(X, labels)
-                if dropna:
-                    raise TypeError("`dropna=True` is not available with a DataFrame of factors as "
-                                    "`labels`; drop the rows first, or use `df, by=[...]`.")
-                arr, _ = as_data(X, "X")
-                labs, names = _factor_labels(labels, arr.shape[0])
-                return arr, labs, names, cols
-        multi = isinstance(by, (list, tuple)) and len(by) > 1
-        if multi and not allow_factors:
-            raise ValueError(f"`{fname}` takes a single grouping column; got `by={list(by)!r}` "
-                             "(use `disco` for several factors).")
-        if isinstance(by, (list, tuple)) and len(by) == 1:
-            by = by[0]
-        data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna,
-                            numeric_only=numeric_only)
-        if multi:
-            # grouped_data has encoded each row's tuple of factor levels; split it.
-            names = list(by)
-            labs = []
-            for f, col in enumerate(names):
-                levels = np.array([g[f] for g in data.labels.groups], dtype=object)
-                labs.append(as_labels(levels[data.labels.codes], data.X.shape[0], f"by[{col!r}]"))
-            return data.X, labs, names, data.columns
-        name = by if by is not None else (labels.name if isinstance(labels, pd.Series) else None)
-        return data.X, [data.labels], [name], data.columns
-    if columns is not None:
-        raise TypeError("`columns` needs a DataFrame with `by=`.")
-    if len(samples) < 2:
-        raise ValueError(f"`{fname}` needs at least two samples (or `X, labels=` / `df, by=`); "
-                         "got 1 sample.")
-    X, lab, cols = _samples_data(samples, "samples")
-    return X, [lab], [None], cols
-
-
-def _strata_input(samples, labels, by, columns, dropna, numeric_only, fname, allow_factors, strata):
-    """The call forms with ``strata=``: (X, [Labels per factor], names, columns, strata Labels or
-    None, strata name)."""
-    if strata is None:
-        return (*_grouped_input(samples, labels, by, columns, dropna, numeric_only, fname,
-                                allow_factors), None, None)
-    if by is not None:
-        X = samples[0] if len(samples) == 1 else None
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError("`by=` needs the data as one DataFrame.")
-        by_cols = list(by) if isinstance(by, (list, tuple)) else [by]
-        if isinstance(strata, str):
-            if strata not in X.columns:
-                raise KeyError(f"`strata`: column {strata!r} not found in `X`; it has "
-                               f"{short_list(X.columns)}.")
-            if strata in by_cols:
-                raise ValueError(f"`strata` {strata!r} is also a factor in `by`.")
-            scol = strata
-        else:
-            scol = "__strata__"
-            while scol in X.columns:
-                scol += "_"
-            values = align_labels(X, strata, "strata")
-            if len(values) != len(X):
-                raise ValueError(f"`strata` must have one entry per row of `X` ({len(X)}); "
-                                 f"got {len(values)}.")
-            X = X.assign(**{scol: np.asarray(values, dtype=object)})
-        Xa, labs, names, cols = _grouped_input((X,), None, by_cols + [scol], columns, dropna,
-                                               numeric_only, fname, True)
-        return Xa, labs[:-1], names[:-1], cols, labs[-1], strata if isinstance(strata, str) else None
-    if isinstance(strata, str):
-        if labels is None or len(samples) != 1 or not isinstance(samples[0], pd.DataFrame):
-            raise TypeError("`strata` as a column name needs a DataFrame `X` with `by=` or `labels=`.")
-        X = samples[0]
-        if strata not in X.columns:
-            raise KeyError(f"`strata`: column {strata!r} not found in `X`; it has {short_list(X.columns)}.")
-        values = X[strata]
-        if columns is None:
-            columns = [c for c in X.columns if c != strata]
-        samples = (X,)
-    else:
-        values = strata
-    if dropna:
-        raise TypeError("`dropna=True` with `strata` needs the `df, by=` form (so that the same rows "
-                        "are dropped from the data, the groups and the strata).")
-    Xa, labs, names, cols = _grouped_input(samples, labels, by, columns, dropna, numeric_only, fname,
-                                           allow_factors)
-    if labels is not None and len(samples) == 1:
-        values = align_labels(samples[0], values, "strata")
-    n = Xa.shape[0]
-    if isinstance(values, str) or np.ndim(values) != 1 or len(values) != n:
-        raise ValueError(f"`strata` must be a column name or have one entry per row ({n}); got "
-                         f"{type(values).__name__} of shape {np.shape(values)}.")
-    return (Xa, labs, names, cols, as_labels(values, n, "strata"),
-            strata if isinstance(strata, str) else None)
 
 
 def _check_groups(labs, names, fname):
@@ -194,7 +65,7 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
     budget = _check_budget(memory_budget)
     nt = check_n_threads(n_threads)
     _check_exact(exact)
-    X, labs, names, cols, strata_lab, strata_name = _strata_input(
+    X, labs, names, cols, strata_lab, strata_name = grouped_input(
         samples, labels, by, columns, dropna, numeric_only, fname, allow_factors, strata)
     if met.kind == "precomputed":
         if labels is None:
@@ -239,7 +110,7 @@ def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, ex
     if not any(_dask.is_dask(v) for v in samples + (labels, strata)):
         # in memory already: the threads backend's input layer (columns matched by name, labels
         # aligned on the index, dropna), then the arrays go to Dask
-        X, labs, names, cols, strata_lab, _ = _strata_input(samples, labels, by, columns, dropna,
+        X, labs, names, cols, strata_lab, _ = grouped_input(samples, labels, by, columns, dropna,
                                                            numeric_only, fname, allow_factors, strata)
         data = _dask.as_dask_data(X, "X")
     else:
