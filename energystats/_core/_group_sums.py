@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import sys
 import threading
 
 import numpy as np
@@ -48,7 +47,7 @@ __all__ = ["build_engine"]
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
 
 
-_CONTROLLER = []  # [threadpoolctl's BLAS controller or None, len(sys.modules) at its scan]
+_CONTROLLER = []  # [threadpoolctl's BLAS controller, or None without threadpoolctl], once scanned
 _CONTROLLER_LOCK = threading.Lock()
 
 #: multiply-adds of one BLAS task of the matrix engines (about 10-20 ms on one core).  The
@@ -67,18 +66,20 @@ def chunk_size(per_relabelling_work):
 def _blas():
     """threadpoolctl's view of the BLAS libraries, or None when it is not installed.
 
-    Scanned again when modules were imported since the last scan: SciPy brings its own
-    OpenBLAS (used by ``scipy.linalg``), which a scan made before SciPy was imported misses.
-    """
+    Scanned once, after importing ``scipy.linalg`` (SciPy's own OpenBLAS), never again:
+    threadpoolctl's scan runs a Python callback (needing the GIL) inside the loader's lock,
+    which a thread importing an extension waits for while holding the GIL, so a rescan while
+    another thread imports can deadlock (rescans on every change of ``sys.modules`` hung a
+    clustering fit's threads once in a few runs of the Ctrl-C tests)."""
     with _CONTROLLER_LOCK:
-        if not _CONTROLLER or (_CONTROLLER[0] is not None and _CONTROLLER[1] != len(sys.modules)):
+        if not _CONTROLLER:
             try:
+                import scipy.linalg  # noqa: F401 - its OpenBLAS, loaded before the one scan
                 from threadpoolctl import ThreadpoolController
             except ImportError:  # pragma: no cover - optional
-                _CONTROLLER[:] = [None, 0]
+                _CONTROLLER[:] = [None]
             else:
-                n_modules = len(sys.modules)
-                _CONTROLLER[:] = [ThreadpoolController().select(user_api="blas"), n_modules]
+                _CONTROLLER[:] = [ThreadpoolController().select(user_api="blas")]
         return _CONTROLLER[0]
 
 
