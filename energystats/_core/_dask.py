@@ -147,13 +147,9 @@ def as_dask_data(X, name="X", *, min_samples=1):
                          "first (or, from a Dask DataFrame, `ddf.to_dask_array(lengths=True)`).")
     if X.ndim == 1:
         X = X.reshape(-1, 1)
-    if X.ndim != 2:
-        raise ValueError(f"`{name}` must be a 1-D or 2-D array; got shape {X.shape}.")
-    if X.shape[0] < min_samples:
-        got = "it is empty" if X.shape[0] == 0 else f"got {X.shape[0]}"
-        raise ValueError(f"`{name}` must have at least {min_samples} sample(s); {got}.")
-    if X.shape[1] == 0:
-        raise ValueError(f"`{name}` has no features (shape {X.shape}).")
+    from ._validation import check_sample_shape
+
+    check_sample_shape(X, name, min_samples)
     if checked is None:  # values checked chunk by chunk, when (and where) they are computed
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         X = X.map_blocks(_checked_chunk, name, dtype=dtype, meta=np.empty((0, 0), dtype=dtype))

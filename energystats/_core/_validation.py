@@ -363,13 +363,7 @@ def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
         if not allow_1d:
             raise ValueError(f"`{name}` must be 2-D; got shape {arr.shape}.")
         arr = arr.reshape(-1, 1)
-    if arr.ndim != 2:
-        raise ValueError(f"`{name}` must be a 1-D or 2-D array; got shape {arr.shape}.")
-    if arr.shape[0] < min_samples:
-        got = "it is empty" if arr.shape[0] == 0 else f"got {arr.shape[0]}"
-        raise ValueError(f"`{name}` must have at least {min_samples} sample(s); {got}.")
-    if arr.shape[1] == 0:
-        raise ValueError(f"`{name}` has no features (shape {arr.shape}).")
+    check_sample_shape(arr, name, min_samples)
     arr = np.ascontiguousarray(arr, dtype=dtype)
     if not np.all(np.isfinite(arr)):
         bad = ~np.isfinite(arr)
@@ -504,6 +498,18 @@ def as_square_matrix(D, name="X", *, check_symmetric=True, rtol=1e-10):
 def is_int(value):
     """True for a Python/numpy integer that is not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_sample_shape(X, name, min_samples):
+    """A ValueError naming ``name`` unless ``X`` (an array or a Dask array) is 2-D with at least
+    ``min_samples`` rows and one column; the one shape rule of :func:`as_data` and its Dask twin."""
+    if X.ndim != 2:
+        raise ValueError(f"`{name}` must be a 1-D or 2-D array; got shape {X.shape}.")
+    if X.shape[0] < min_samples:
+        got = "it is empty" if X.shape[0] == 0 else f"got {X.shape[0]}"
+        raise ValueError(f"`{name}` must have at least {min_samples} sample(s); {got}.")
+    if X.shape[1] == 0:
+        raise ValueError(f"`{name}` has no features (shape {X.shape}).")
 
 
 def check_int(value, name, low):

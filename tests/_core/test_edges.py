@@ -545,3 +545,20 @@ class TestResamplesBound:
     def test_n_resamples_beyond_the_bound_is_named(self, call):
         with pytest.raises(ValueError, match=r"`n_resamples` must be an integer in \[[01], 10\*\*9\]; got 1000000000000"):
             call(10**12)
+
+
+class TestSampleShape:
+    # one shape rule for arrays and Dask arrays (_validation.check_sample_shape)
+    @pytest.mark.parametrize("lazy", [False, True])
+    def test_empty_featureless_and_3d_are_named(self, lazy):
+        if lazy:
+            da = pytest.importorskip("dask.array")
+            wrap = lambda a: da.from_array(a, chunks=2)  # noqa: E731
+        else:
+            wrap = np.asarray
+        cases = [(np.empty((0, 2)), r"`x` must have at least 1 sample\(s\); it is empty"),
+                 (np.empty((3, 0)), r"`x` has no features \(shape \(3, 0\)\)"),
+                 (np.zeros((2, 2, 2)), r"`x` must be a 1-D or 2-D array; got shape \(2, 2, 2\)")]
+        for arr, msg in cases:
+            with pytest.raises(ValueError, match=msg):
+                es.energy_distance(wrap(arr), np.ones((2, 2)))
