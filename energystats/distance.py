@@ -6,13 +6,17 @@ based on distances", J. Stat. Plan. Inference 143(8), and Rizzo and Székely (20
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 
 from ._core import _engine, _dask
 from ._core._metrics import resolve_metric
 from ._core._validation import as_data, as_square_matrix, check_n_threads, short_list
 from ._core._frames import grouped_data, match_columns, select_frame
 from ._core._rounding import nonnegative
+from ._core._weights import as_weights, weight_column, weighted_group_sums
 
 __all__ = ["pairwise", "gram_matrix", "energy_distance", "is_negative_type"]
 
@@ -159,7 +163,7 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, x0=None, n_threa
 
 def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_only=False,
                     metric="energy", exponent=1.0, sigma=1.0, method="auto", estimator="V",
-                    n_threads=None, backend=None, compute=True):
+                    weights=None, weights_y=None, n_threads=None, backend=None, compute=True):
     r"""Two-sample energy distance :math:`\mathcal{E}(A, B)` (V-statistic, no square root).
 
     Parameters
@@ -190,6 +194,16 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
         over distinct pairs, divisors :math:`n(n-1)`, :math:`m(m-1)`), unbiased
         for the population energy distance and possibly negative; needs
         n, m ≥ 2.  The same choice as the dependence statistics' ``estimator``.
+    weights, weights_y : array_like or str, optional
+        Sample weights of the rows of ``x`` and of ``y`` (finite, non-negative,
+        not all zero in a sample; a sample without weights has equal ones).  A
+        string names a column of the DataFrame ``x`` (``weights``) or ``y``
+        (``weights_y``), which is then not a variable.  With ``by=``,
+        ``weights`` weighs the rows of ``x`` and ``weights_y`` is not used.
+        Each point has the mass :math:`w_i / \sum w` of its sample (Notes);
+        integer weights give the statistic of the sample with each row repeated
+        that many times.  V-statistic only; the streamed O(n²) pass (the
+        sorted 1-D formula has no weights); not on the Dask backend.
     backend : {None, 'threads', 'dask'}, default None
         Where the pair sums are computed: this process's threads, or a Dask
         graph of tile tasks (on the current ``distributed.Client``, else Dask's
@@ -218,6 +232,17 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     is :math:`\sqrt{\mathcal{E}}` for ``exponent=1`` (docs: conventions).  No n×m
     matrix is formed: the sums are streamed through the compiled kernel.
 
+    With weights, :math:`u_i = w_i / \sum_k w_k` on ``x`` and :math:`v_j` likewise
+    on ``y``:
+
+    .. math::
+
+        \mathcal{E}_w = 2 \sum_{i,j} u_i v_j \rho(x_i, y_j)
+        - \sum_{i,k} u_i u_k \rho(x_i, x_k) - \sum_{j,l} v_j v_l \rho(y_j, y_l),
+
+    and ``scipy.stats.energy_distance(u, v, u_weights, v_weights)`` (1-D) is
+    :math:`\sqrt{\mathcal{E}_w}` for ``exponent=1``.
+
     References
     ----------
     .. [1] Székely, G. J. and Rizzo, M. L. (2013). Energy statistics: A class
@@ -236,10 +261,18 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     3.0
     >>> es.energy_distance([0.0, 1.0], [2.0, 3.0], estimator="U")   # 2·2 − 1 − 1
     2.0
+    >>> es.energy_distance([0.0, 1.0], [2.0, 3.0], weights=[1, 2])  # = x [0, 1, 1]
+    2.7222222222222223
     """
     if estimator not in ("V", "U"):
         raise ValueError(f"`estimator` must be 'V' or 'U'; got {estimator!r}.")
     met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
+    if weights is not None or weights_y is not None:
+        if _dask.use_dask(backend, compute, (x, y)):
+            raise TypeError("`weights` are not available with backend='dask'; use the threads "
+                            "backend (in-memory data).")
+        return _weighted_energy_distance(x, y, by, columns, dropna, numeric_only, met, method,
+                                         estimator, weights, weights_y, n_threads)
     if _dask.use_dask(backend, compute, (x, y)):
         return _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, estimator,
                                      n_threads, compute)
@@ -252,6 +285,59 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     M, scale = _engine.group_sum_matrix(pooled, codes, 2, met, nt, sorted_path=sorted_path,
                                         working_units=True)
     return _energy_from_sums(M, scale, a.shape[0], b.shape[0], estimator)
+
+
+def _weighted_energy_distance(x, y, by, columns, dropna, numeric_only, met, method, estimator,
+                              weights, weights_y, n_threads):
+    """:func:`energy_distance` with sample weights: each point's mass is its weight over its
+    sample's total; the weighted pair sums are streamed (:mod:`energystats._core._weights`)."""
+    if estimator != "V":
+        raise ValueError(f"`estimator={estimator!r}` is not available with `weights`: the weighted "
+                         "energy distance is the V-statistic (estimator='V').")
+    nt = check_n_threads(n_threads)
+    x, weights, _ = weight_column(x, weights, "x", "weights", columns)
+    if by is not None:
+        if weights_y is not None:
+            raise TypeError("`weights_y` is for the `x, y` form; with `by=`, `weights` weighs the "
+                            "rows of `x`.")
+        if dropna and weights is not None:
+            raise TypeError("`weights` with `dropna=True` is not available: drop the rows with "
+                            "missing values (and their weights) first.")
+        if y is not None:
+            raise TypeError("give either `y` or `by`, not both.")
+        data = grouped_data(x, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only,
+                            name="x")
+        if data.labels.k != 2:
+            raise ValueError(f"`by` must split `x` into exactly 2 groups; got {data.labels.k} "
+                             f"({short_list(data.labels.groups)}).")
+        w = as_weights(weights, data.X.shape[0], "weights", data.index) if weights is not None \
+            else np.ones(data.X.shape[0])
+        a, b = data.X[data.labels.codes == 0], data.X[data.labels.codes == 1]
+        wa, wb = w[data.labels.codes == 0], w[data.labels.codes == 1]
+        for v, g in zip((wa, wb), data.labels.groups):
+            if not np.any(v > 0):
+                raise ValueError(f"`weights` must not all be 0 within a sample; group {g!r} has "
+                                 f"only zero weights.")
+    else:
+        y, weights_y, _ = weight_column(y, weights_y, "y", "weights_y", columns)
+        xi = x.index if isinstance(x, pd.DataFrame | pd.Series) else None
+        yi = y.index if isinstance(y, pd.DataFrame | pd.Series) else None
+        x, y = _two_samples(x, y, by, columns, dropna, numeric_only)
+        a, b = _pair_iv(x, y)
+        wa = as_weights(weights, a.shape[0], "weights", xi) if weights is not None else np.ones(a.shape[0])
+        wb = as_weights(weights_y, b.shape[0], "weights_y", yi) if weights_y is not None \
+            else np.ones(b.shape[0])
+    if a.dtype != b.dtype:
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    pooled = np.concatenate([a, b])
+    codes = np.repeat(np.arange(2, dtype=np.intp), [a.shape[0], b.shape[0]])
+    if _engine.use_sorted_path(pooled, met, method) and method == "sorted":
+        raise ValueError("`method='sorted'` is not available with `weights`; use method='auto' "
+                         "(the streamed pass).")
+    masses = np.concatenate([wa / math.fsum(wa), wb / math.fsum(wb)])
+    M, scale = weighted_group_sums(pooled, codes, 2, masses, met, nt)
+    return float(scale.apply(nonnegative(2.0 * M[0, 1] - M[0, 0] - M[1, 1],
+                                         2.0 * M[0, 1] + M[0, 0] + M[1, 1])))
 
 
 def _energy_from_sums(M, scale, n, m, estimator):

@@ -210,3 +210,60 @@ def exact_dcov_1d(x, y):
     V = Fraction(T1) - Fraction(2 * T2, n) + Fraction(Sa * Sb, n * n)
     U = Fraction(T1) - Fraction(2 * T2, n - 2) + Fraction(Sa * Sb, (n - 1) * (n - 2))
     return V * scale / (n * n), U * scale / (n * (n - 3))
+
+
+# -- sample weights (issue 33): each point's mass w_i / Σ w of its sample ------------
+
+def _masses(w):
+    w = [float(v) for v in w]
+    total = math.fsum(w)
+    return [v / total for v in w]
+
+
+def ref_weighted_g(A, B, u, v, metric="energy", param=1.0):
+    """Σ_ij u_i v_j rho(a_i, b_j) with masses u, v (weights normalised), by a double loop."""
+    A, B = as2d(A), as2d(B)
+    u, v = _masses(u), _masses(v)
+    return math.fsum(u[i] * v[j] * ref_rho(A[i], B[j], metric, param)
+                     for i in range(len(A)) for j in range(len(B)))
+
+
+def ref_weighted_energy(A, B, wa, wb, metric="energy", param=1.0):
+    """E_w = 2 Σ u_i v_j ρ(a_i, b_j) − Σ u_i u_k ρ(a_i, a_k) − Σ v_j v_l ρ(b_j, b_l)."""
+    return (2 * ref_weighted_g(A, B, wa, wb, metric, param) - ref_weighted_g(A, A, wa, wa, metric, param)
+            - ref_weighted_g(B, B, wb, wb, metric, param))
+
+
+def ref_weighted_wst(X, labels, w, metric="energy", param=1.0):
+    """(W, S, T, F) with frequency weights: N_j = Σ_{i∈C_j} w_i in place of n_j, masses w_i/N_j."""
+    X, labels, w = as2d(X), np.asarray(labels), np.asarray(w, dtype=float)
+    groups = list(dict.fromkeys(labels.tolist()))
+    parts = [(X[labels == g], w[labels == g]) for g in groups]
+    N = [math.fsum(p[1]) for p in parts]
+    Ntot, k = math.fsum(N), len(groups)
+    g = [[ref_weighted_g(a, b, wa, wb, metric, param) for (b, wb) in parts] for (a, wa) in parts]
+    W = math.fsum(N[j] / 2 * g[j][j] for j in range(k))
+    S = math.fsum(N[i] * N[j] / (2 * Ntot) * (2 * g[i][j] - g[i][i] - g[j][j])
+                  for i in range(k) for j in range(i + 1, k))
+    T = math.fsum(N[i] * N[j] * g[i][j] for i in range(k) for j in range(k)) / (2 * Ntot)
+    F = (S / (k - 1)) / (W / (Ntot - k)) if k > 1 and Ntot > k and W > 0 else float("nan")
+    return W, S, T, F
+
+
+def ref_weighted_dcov(X, Y, w, metric="energy", param=1.0):
+    """(dCov², dVar²_x, dVar²_y) by weighted double centring, every sum a plain loop."""
+    a, b = ref_matrix(X, None, metric, param), ref_matrix(Y, None, metric, param)
+    p = _masses(w)
+    n = len(p)
+
+    def centred(D):
+        r = [math.fsum(p[k] * D[i, k] for k in range(n)) for i in range(n)]
+        g = math.fsum(p[i] * r[i] for i in range(n))
+        return [[D[i, j] - r[i] - r[j] + g for j in range(n)] for i in range(n)]
+
+    A, B = centred(a), centred(b)
+
+    def prod(U, V):
+        return math.fsum(p[i] * p[j] * U[i][j] * V[i][j] for i in range(n) for j in range(n))
+
+    return prod(A, B), prod(A, A), prod(B, B)
