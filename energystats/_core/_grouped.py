@@ -207,6 +207,13 @@ class DispersionResult:
         Mean semimetric values :math:`g(C_i, C_j)`.
     columns : list or None
         The DataFrame columns used as data (None for array input).
+    weights : str or None
+        None without sample weights; with them, the name of the weights'
+        DataFrame column (not a variable) or ``"array"``.
+    weight_totals : ndarray of float, shape (k,), or None
+        With weights: each group's total weight :math:`N_j`, which takes the
+        place of :math:`n_j` above (and :math:`N = \sum_j N_j` that of n, also
+        in F and ``df``).
     """
 
     W: float
@@ -217,6 +224,8 @@ class DispersionResult:
     groups: list
     g: np.ndarray = field(repr=False)
     columns: list | None = field(default=None, repr=False)
+    weights: str | None = field(default=None, repr=False)
+    weight_totals: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_samples(self):
@@ -228,8 +237,11 @@ class DispersionResult:
 
     @property
     def df(self):
-        """Degrees of freedom (between, within, total) = (k − 1, n − k, n − 1)."""
+        """Degrees of freedom (between, within, total) = (k − 1, n − k, n − 1) (with weights,
+        N = the total weight in place of n)."""
         n, k = self.n_samples, self.k
+        if self.weight_totals is not None:
+            n = float(np.sum(self.weight_totals))
         return k - 1, n - k, n - 1
 
     def to_frame(self, kind="components"):
@@ -238,7 +250,8 @@ class DispersionResult:
         ``kind='components'``: rows Between/Within/Total with columns ``df``,
         ``dispersion`` and ``F``.  ``kind='g'``: the k×k matrix ``g`` labelled
         by the groups.  ``kind='groups'``: one row per group with its size
-        and within-group mean :math:`g(C_j, C_j)`.
+        and within-group mean :math:`g(C_j, C_j)` (with weights also its total
+        weight ``weight_total``).
         """
         if kind == "components":
             df_b, df_w, df_t = self.df
@@ -251,8 +264,10 @@ class DispersionResult:
             idx = pd.Index(self.groups, name="group")
             return pd.DataFrame(self.g, index=idx, columns=idx.rename(None))
         if kind == "groups":
-            return pd.DataFrame({"size": self.sizes, "g_within": np.diag(self.g)},
-                                index=pd.Index(self.groups, name="group"))
+            cols = {"size": self.sizes, "g_within": np.diag(self.g)}
+            if self.weight_totals is not None:  # with weights: N_j, which stands for n_j
+                cols = {"size": self.sizes, "weight_total": self.weight_totals, "g_within": np.diag(self.g)}
+            return pd.DataFrame(cols, index=pd.Index(self.groups, name="group"))
         raise ValueError(f"`kind` must be 'components', 'g' or 'groups'; got {kind!r}.")
 
     def __repr__(self):

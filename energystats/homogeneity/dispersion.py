@@ -15,8 +15,8 @@ __all__ = ["dispersion", "DispersionResult", "dispersion_from_sums"]
 
 
 def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_only=False,
-               metric="energy", exponent=1.0, sigma=1.0, method="auto", n_threads=None, backend=None,
-               compute=True):
+               metric="energy", exponent=1.0, sigma=1.0, method="auto", weights=None, n_threads=None,
+               backend=None, compute=True):
     r"""Energy dispersion of a partition: W (within), S (between), T (total), F.
 
     Parameters
@@ -46,6 +46,17 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     method : {'auto', 'sorted', 'pairwise'}, default 'auto'
         'auto' uses the O(n log n) sorted formulas for 1-D data with
         ``metric='energy', exponent=1`` (docs: guide, "One-dimensional data").
+    weights : array_like or str, optional
+        Sample (frequency) weights of the rows: finite, non-negative, not all
+        zero in any group.  A string names a column of the DataFrame ``X``,
+        which is then not a variable.  Each point has the mass
+        :math:`w_i / N_j` in its group, :math:`N_j = \sum_{i \in C_j} w_i`
+        takes the place of :math:`n_j` and :math:`N = \sum_j N_j` that of n
+        (also in F and its degrees of freedom): integer weights give the
+        decomposition of the data with each row repeated that many times.
+        The streamed O(n²) pass (the sorted 1-D formulas have no weights);
+        not with ``dropna=True`` or on the Dask backend.  The result records
+        them (``weights``, ``weight_totals``).
     backend : {None, 'threads', 'dask'}, default None
         Where the pair sums are computed: this process's threads, or a Dask
         graph of tile tasks (on the current ``distributed.Client``, else Dask's
@@ -94,8 +105,16 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     DispersionResult(W=1, S=4.5, T=5.5, F=9, sizes=[2, 2], groups=['a', 'b'])
     >>> res.W + res.S == res.T
     True
+    >>> es.dispersion([0.0, 1.0, 5.0, 6.0], ["a", "a", "b", "b"], weights=[1, 2, 1, 1])
+    DispersionResult(W=1.16667, S=5.23333, T=6.4, F=13.4571, sizes=[2, 2], groups=['a', 'b'])
     """
     met = resolve_metric(metric, exponent, sigma)
+    if weights is not None:
+        if _dask.use_dask(backend, compute, (X, labels)):
+            raise TypeError("`weights` are not available with backend='dask'; use the threads "
+                            "backend (in-memory data).")
+        return _weighted_dispersion(X, labels, by, columns, dropna, numeric_only, met, method,
+                                    weights, n_threads)
     if _dask.use_dask(backend, compute, (X, labels)):
         return _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads,
                                 compute)
@@ -112,13 +131,61 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     return replace(rescale(res, scale), columns=data.columns)
 
 
-def _warn_undefined_f(res):
+def _weighted_dispersion(X, labels, by, columns, dropna, numeric_only, met, method, weights,
+                         n_threads):
+    """:func:`dispersion` with sample weights (frequency weights; masses w_i / N_j in group j)."""
+    import math
+
+    import numpy as np
+
+    from .._core._weights import as_weights, weight_column, weighted_group_sums
+
+    if dropna:
+        raise TypeError("`weights` with `dropna=True` is not available: drop the rows with missing "
+                        "values (and their weights) first.")
+    nt = check_n_threads(n_threads)
+    X, weights, wcol = weight_column(X, weights, "X", "weights", columns)
+    data = grouped_data(X, labels, by=by, columns=columns, dropna=False, numeric_only=numeric_only)
+    Xa = data.X
+    if met.kind == "precomputed":
+        Xa = as_square_matrix(Xa, "X")
+    elif _engine.use_sorted_path(Xa, met, method) and method == "sorted":
+        raise ValueError("`method='sorted'` is not available with `weights`; use method='auto' "
+                         "(the streamed pass).")
+    lab = data.labels
+    w = as_weights(weights, Xa.shape[0], "weights", data.index)
+    totals = np.array([math.fsum(w[lab.codes == j]) for j in range(lab.k)])
+    if np.any(totals == 0):
+        j = int(np.flatnonzero(totals == 0)[0])
+        raise ValueError(f"`weights` must not all be 0 within a group; group {lab.groups[j]!r} has "
+                         f"only zero weights.")
+    g, scale = weighted_group_sums(Xa, lab.codes, lab.k, w / totals[lab.codes], met, nt)
+    N, k = float(math.fsum(totals)), lab.k
+    gd = np.diag(g)
+    W = float(np.sum(totals / 2.0 * gd))
+    E = 2.0 * g - gd[:, None] - gd[None, :]
+    iu = np.triu_indices(k, 1)
+    S = float(np.sum((np.outer(totals, totals) / (2.0 * N) * E)[iu]))
+    T = float(np.sum(np.outer(totals, totals) * g) / (2.0 * N))
+    if k < 2 or N <= k:
+        F = float("nan")
+    elif W > 0:
+        F = (S / (k - 1)) / (W / (N - k))
+    else:
+        F = float("inf") if S > 0 else float("nan")
+    res = DispersionResult(W, S, T, float(F), np.asarray(lab.sizes, dtype=np.intp), list(lab.groups),
+                           g, weights=wcol if wcol is not None else "array", weight_totals=totals)
+    _warn_undefined_f(res, N)
+    return replace(rescale(res, scale), columns=data.columns)
+
+
+def _warn_undefined_f(res, n=None):
     """F needs k ≥ 2 groups and n > k points (W, S and T are defined regardless): say so
     instead of a silent NaN, as SciPy warns for its degenerate inputs."""
     from .._core._permutation import DegenerateStatisticWarning
     from .._core._validation import warn
 
-    n, k = res.n_samples, res.k
+    n, k = (res.n_samples if n is None else n), res.k
     if k < 2 or n <= k:
         why = f"{k} group" if k < 2 else f"n = k = {n} (every group a single point)"
         warn(f"`dispersion`: F is NaN: it needs at least 2 groups and more points than groups; "

@@ -1,0 +1,110 @@
+"""Sample weights of dispersion (issue 33): against a double-loop reference, integer weights
+against repeated rows, the result's record of the weights, bad input."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import energystats as es
+
+from ..reference import ref_matrix, ref_weighted_wst
+
+METRICS = [("energy", 1.0), ("energy", 1.5), ("laplacian", 0.7)]
+
+
+def _kw(metric, param):
+    return {"metric": metric, ("exponent" if metric == "energy" else "sigma"): param}
+
+
+@pytest.mark.parametrize("metric,param", METRICS)
+@pytest.mark.parametrize("d", [1, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_weighted_dispersion_against_double_loop(metric, param, d, dtype, threads):
+    rng = np.random.default_rng(330)
+    X = rng.normal(size=(31, d)).astype(dtype)
+    labels = rng.choice(["a", "b", "c"], size=31)
+    w = rng.uniform(0.0, 2.5, 31)
+    res = es.dispersion(X, labels, weights=w, n_threads=threads, **_kw(metric, param))
+    W, S, T, F = ref_weighted_wst(X.astype(float), labels, w, metric, param)
+    # reference groups in order of appearance; the result's sorted: compare the scalars
+    assert res.W == pytest.approx(W, rel=1e-12)
+    assert res.S == pytest.approx(S, rel=1e-12)
+    assert res.T == pytest.approx(T, rel=1e-12)
+    assert res.F == pytest.approx(F, rel=1e-11)
+    assert res.weights == "array"
+    for j, g in enumerate(res.groups):
+        assert res.weight_totals[j] == pytest.approx(w[labels == g].sum(), rel=1e-14)
+    assert res.df[1] == pytest.approx(w.sum() - 3, rel=1e-14)
+    np.testing.assert_array_equal(res.to_frame("groups")["weight_total"], res.weight_totals)
+
+
+def test_weighted_dispersion_precomputed():
+    rng = np.random.default_rng(331)
+    X = rng.normal(size=(15, 2))
+    labels = np.repeat([0, 1, 2], 5)
+    w = rng.uniform(0.1, 2.0, 15)
+    res = es.dispersion(ref_matrix(X), labels, weights=w, metric="precomputed")
+    W, S, T, F = ref_weighted_wst(X, labels, w)
+    assert (res.W, res.S, res.T, res.F) == pytest.approx((W, S, T, F), rel=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_integer_weights_equal_repeated_rows(d):
+    rng = np.random.default_rng(332)
+    X = rng.normal(size=(40, d))
+    labels = rng.choice([0, 1, 2], size=40)
+    w = rng.integers(0, 4, 40)
+    w[labels == 0] += 1  # no group loses all its rows
+    res = es.dispersion(X, labels, weights=w)
+    rep = es.dispersion(np.repeat(X, w, axis=0), np.repeat(labels, w))
+    assert (res.W, res.S, res.T, res.F) == pytest.approx((rep.W, rep.S, rep.T, rep.F), rel=1e-13)
+    np.testing.assert_allclose(res.g, rep.g, rtol=1e-13)
+    assert res.df == pytest.approx(rep.df)
+
+
+def test_integer_weights_equal_repeated_rows_exactly():
+    # 1-D integers, exponent 1: every pair sum is an integer; the weights' group totals are
+    # powers of two, so the masses are exact too
+    X = np.array([0.0, 3.0, 1.0, 7.0, 4.0, 2.0, 9.0, 5.0])
+    labels = np.array([0, 0, 0, 1, 1, 1, 1, 1])
+    w = np.array([2, 1, 1, 4, 0, 2, 1, 1])
+    res = es.dispersion(X, labels, weights=w)
+    rep = es.dispersion(np.repeat(X, w), np.repeat(labels, w))
+    assert (res.W, res.S, res.T) == (rep.W, rep.S, rep.T)
+    assert np.array_equal(res.g, rep.g)
+
+
+def test_weights_column_is_not_a_variable():
+    rng = np.random.default_rng(333)
+    df = pd.DataFrame({"u": rng.normal(size=12), "w": rng.uniform(0.5, 2, 12), "g": list("ab") * 6})
+    res = es.dispersion(df, by="g", weights="w")
+    assert res.columns == ["u"] and res.weights == "w"
+    W, S, T, F = ref_weighted_wst(df[["u"]].to_numpy(), df.g.to_numpy(), df.w.to_numpy())
+    assert (res.W, res.S, res.T, res.F) == pytest.approx((W, S, T, F), rel=1e-12)
+
+
+def test_default_result_records_no_weights():
+    res = es.dispersion([0.0, 1.0, 5.0, 6.0], ["a", "a", "b", "b"])
+    assert res.weights is None and res.weight_totals is None
+    assert list(res.to_frame("groups").columns) == ["size", "g_within"]
+
+
+def test_bad_weights():
+    X, labels = [0.0, 1.0, 5.0, 6.0], ["a", "a", "b", "b"]
+    with pytest.raises(ValueError, match=r"`weights` must be non-negative; got -1.0 at position 2"):
+        es.dispersion(X, labels, weights=[1, 1, -1, 1])
+    with pytest.raises(ValueError, match=r"`weights` must be finite; got nan at position 0"):
+        es.dispersion(X, labels, weights=[np.nan, 1, 1, 1])
+    with pytest.raises(ValueError, match=r"`weights` must not all be 0"):
+        es.dispersion(X, labels, weights=[0, 0, 0, 0])
+    with pytest.raises(ValueError, match=r"group 'a' has only zero weights"):
+        es.dispersion(X, labels, weights=[0, 0, 1, 1])
+    with pytest.raises(ValueError, match=r"one weight per row \(4\); got 3"):
+        es.dispersion(X, labels, weights=[1, 1, 1])
+    with pytest.raises(ValueError, match="method='sorted'.*not available with `weights`"):
+        es.dispersion(X, labels, weights=[1, 1, 1, 1], method="sorted")
+    df = pd.DataFrame({"v": X, "g": labels})
+    with pytest.raises(TypeError, match="`weights` with `dropna=True` is not available"):
+        es.dispersion(df, by="g", weights=[1, 1, 1, 1], dropna=True)
+    with pytest.raises(KeyError, match="column 'w' not found in `X`"):
+        es.dispersion(df, by="g", weights="w")
