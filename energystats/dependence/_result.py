@@ -33,6 +33,11 @@ class DistanceStatsResult:
     metric : str
     columns_x, columns_y : list or None
         DataFrame columns used (None for array input).
+    weights : str or None
+        None without sample weights; with them, the name of the weights'
+        column of ``data`` (not a variable) or ``"array"``.  The V-statistics
+        are then the weighted ones and the U-statistics are NaN (not defined
+        with weights).
     """
 
     dcov_sqr: float
@@ -48,6 +53,7 @@ class DistanceStatsResult:
     metric: str = "energy"
     columns_x: list | None = None
     columns_y: list | None = None
+    weights: str | None = None
     #: the roots (dCov, dVarX, dVarY) formed in working units and scaled back once, so that they
     #: are right where their squares leave the float64 range (None: from the squares)
     _roots: tuple | None = field(default=None, repr=False, compare=False)
@@ -98,7 +104,8 @@ class DistanceStatsResult:
 
     def __repr__(self):
         return (f"DistanceStatsResult(dcov={self.dcov:.6g}, dcor={self.dcor:.6g}, "
-                f"dcov_u={self.dcov_u:.6g}, dcor_u={self.dcor_u:.6g}, n_samples={self.n_samples})")
+                f"dcov_u={self.dcov_u:.6g}, dcor_u={self.dcor_u:.6g}, n_samples={self.n_samples}"
+                + (f", weights={self.weights!r})" if self.weights is not None else ")"))
 
 
 def _ratio(cov, vx, vy):
@@ -106,7 +113,7 @@ def _ratio(cov, vx, vy):
     return cov / math.sqrt(den) if den > 0 else 0.0
 
 
-def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None)):
+def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None), weights=None):
     """The :class:`DistanceStatsResult` from the V and U sums (working units) and the scales.
 
     Every value is formed in working units and scaled back once (:func:`_times_pow2`): the
@@ -115,10 +122,11 @@ def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None)):
     units (half the power), so they are right wherever they are themselves in range.
     ``constant``: the variables' constancy decided from the data (:func:`_constancy`); a
     working-unit distance variance of exactly 0 (no underflow is possible there) adds
-    "distances"."""
+    "distances".  ``weights`` (what the result records of them): the V sums are the weighted
+    means already and there are no U-statistics."""
     V, U = VU
-    cov_v, xx_v, yy_v = (s / n**2 for s in V)
-    if n > 3:
+    cov_v, xx_v, yy_v = (s / n**2 for s in V) if weights is None else V
+    if n > 3 and weights is None:
         cov_u, xx_u, yy_u = (s / (n * (n - 3)) for s in U)
     else:
         cov_u = xx_u = yy_u = float("nan")
@@ -126,7 +134,7 @@ def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None)):
                      for c, w in zip(constant, (xx_v, yy_v)))
     # correlations are scale-free: formed in working units, before the conversion back
     dcor_v = min(max(_ratio(cov_v, xx_v, yy_v), 0.0), 1.0)
-    dcor_u = _ratio(cov_u, xx_u, yy_u) if n > 3 else float("nan")
+    dcor_u = _ratio(cov_u, xx_u, yy_u) if n > 3 and weights is None else float("nan")
     # back from working units: degree one in each variable's rho
     px, py = _power(sx), _power(sy)
     roots = (_times_pow2(math.sqrt(max(cov_v, 0.0)), (px + py) / 2),
@@ -138,7 +146,7 @@ def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None)):
         dcov_sqr=max(cov_v, 0.0), dvar_x_sqr=max(xx_v, 0.0), dvar_y_sqr=max(yy_v, 0.0),
         dcor_sqr=dcor_v, dcov_u=cov_u, dvar_x_u=xx_u, dvar_y_u=yy_u, dcor_u=dcor_u,
         n_samples=n, exponent=met.param if met.name == "energy" else None, metric=met.name,
-        columns_x=cx, columns_y=cy, _roots=roots, _constant=constant)
+        columns_x=cx, columns_y=cy, weights=weights, _roots=roots, _constant=constant)
     return res
 
 

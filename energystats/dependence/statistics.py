@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+import pandas as pd
+
 from .._core import _dask, _dask_pair_sums
 from .._core._input import paired_variables
 from .._core._metrics import resolve_metric
@@ -16,8 +18,13 @@ __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_s
 
 
 def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method="auto", backend=None,
-           compute=True):
+           compute=True, weights=None):
     met = resolve_metric(metric, exponent, sigma)
+    if weights is not None:
+        if _dask.use_dask(backend, compute, (x, y)):
+            raise TypeError("`weights` are not available with backend='dask'; use the threads "
+                            "backend (in-memory data).")
+        return _weighted_stats(x, y, data, met, n_threads, need_u, method, weights)
     if _dask.use_dask(backend, compute, (x, y)):
         return _stats_dask(x, y, data, met, n_threads, need_u, method)
     nt = check_n_threads(n_threads)
@@ -37,6 +44,55 @@ def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method=
                          f"(they divide by n(n-3)); got n={n}.")
     constant = (_constancy(X, met.kind == "precomputed"), _constancy(Y, met.kind == "precomputed"))
     return _stats_result(*_sums(X, Y, met, nt, method), n, met, cx, cy, constant=constant)
+
+
+def _weighted_stats(x, y, data, met, n_threads, need_u, method, weights):
+    """:func:`_stats` with sample weights: dCov² by weighted double centring (V only)."""
+    import math
+
+    import numpy as np
+
+    from .._core._weights import as_weights, weighted_dcov_means
+
+    if need_u:
+        raise ValueError("`estimator='U'` is not available with `weights`: the weighted statistics "
+                         "are V-statistics (estimator='V').")
+    if method == "sorted":
+        raise ValueError("`method='sorted'` is not available with `weights`; use method='auto' "
+                         "(the streamed pass).")
+    nt = check_n_threads(n_threads)
+    wcol, index = None, None
+    if isinstance(weights, str):
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"`weights={weights!r}` names a column, which needs `data=` to be a "
+                            f"pandas DataFrame; got {type(data).__name__}.")
+        if weights not in data.columns:
+            raise KeyError(f"`weights`: column {weights!r} not found in `data`; it has "
+                           f"{list(data.columns)[:8]}.")
+        for v, name in ((x, "x"), (y, "y")):
+            if (isinstance(v, str) and v == weights) or (isinstance(v, (list, tuple)) and weights in v):
+                raise ValueError(f"`weights`: column {weights!r} is the weights and cannot also be "
+                                 f"among the columns of `{name}`.")
+        wcol, weights = weights, data[weights]
+    if met.kind == "precomputed":
+        X, Y = as_square_matrix(x, "x"), as_square_matrix(y, "y")
+        if X.shape != Y.shape:
+            raise ValueError(f"`x` and `y` must be distance matrices of the same n; got {X.shape} "
+                             f"and {Y.shape}.")
+        cx = cy = None
+    else:
+        X, Y, cx, cy, index = paired_variables(x, y, data, with_index=True)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"distance covariance needs at least 2 paired samples; got {n}.")
+    w = as_weights(weights, n, "weights", index)
+    pos = w > 0  # constancy among the points that carry mass
+    pre = met.kind == "precomputed"
+    constant = (_constancy(X[np.ix_(pos, pos)] if pre else X[pos], pre),
+                _constancy(Y[np.ix_(pos, pos)] if pre else Y[pos], pre))
+    sums, sx, sy = weighted_dcov_means(X, Y, w / math.fsum(w), met, nt)
+    return _stats_result((sums, None), sx, sy, n, met, cx, cy, constant=constant,
+                         weights=wcol if wcol is not None else "array")
 
 
 def _stats_dask(x, y, data, met, n_threads, need_u, method):
@@ -74,7 +130,7 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
 # -- public functions ------------------------------------------------------------
 
 def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, method="auto",
-                   n_threads=None, backend=None, compute=True):
+                   weights=None, n_threads=None, backend=None, compute=True):
     r"""Distance covariance, variances and correlation of paired samples, V and U forms.
 
     Parameters
@@ -101,6 +157,19 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
         about n times smaller than they are: it agrees with the pairwise
         pass to 1e-11 relative or better at n = 2000 and to about 1e-10 (V)
         and 1e-9 (U) at n = 20 000.
+    weights : array_like or str, optional
+        Sample weights of the pairs (rows): finite, non-negative, not all
+        zero; a string names a column of ``data`` (not a variable; the
+        result's ``weights`` records it).  Each pair has the mass
+        :math:`p_i = w_i / \sum w`; the distance matrices are double-centred
+        with these masses, :math:`A_{ij} = a_{ij} - \sum_k p_k a_{ik} -
+        \sum_k p_k a_{kj} + \sum_{kl} p_k p_l a_{kl}`, and
+        :math:`\mathcal{V}^2_w = \sum_{ij} p_i p_j A_{ij} B_{ij}` (likewise the
+        distance variances; dCor² their ratio).  Integer weights give the
+        statistics of the data with each row repeated that many times.
+        V-statistics only (the U fields are NaN, ``estimator='U'`` an error);
+        the streamed O(n²) pass (no ``method='sorted'``); not on the Dask
+        backend.
     n_threads : int, optional
         Threads of the compiled kernels (with the Dask backend: per task, default 1).
     backend : {None, 'threads', 'dask'}, default None
@@ -150,15 +219,18 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     >>> res = es.distance_stats(x, y)
     >>> round(res.dcov, 7), round(res.dcor, 7), round(res.dcov_u, 9), round(res.dcor_u, 7)
     (0.1025087, 0.3060479, -0.002748351, -0.0271709)
+    >>> w = es.distance_stats([1, 2, 3], [1, 3, 2], weights=[2, 1, 1])  # = rows 1, 1, 2, 3
+    >>> round(w.dcov_sqr, 12) == round(es.distance_stats([1, 1, 2, 3], [1, 1, 3, 2]).dcov_sqr, 12)
+    True
     """
     if method not in ("auto", "sorted", "pairwise"):
         raise ValueError(f"`method` must be 'auto', 'sorted' or 'pairwise'; got {method!r}.")
     return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads, method=method, backend=backend,
-                          compute=compute), lambda r: r, compute)
+                          compute=compute, weights=weights), lambda r: r, compute)
 
 
 def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
-                            sigma=1.0, n_threads=None, backend=None, compute=True):
+                            sigma=1.0, weights=None, n_threads=None, backend=None, compute=True):
     r"""Squared distance covariance: :math:`\mathcal{V}^2_n(x, y)` (V) or :math:`\Omega_n(x, y)` (U).
 
     ``estimator='V'`` is the square of R ``energy``'s ``dcov``; ``'U'`` is R's
@@ -174,12 +246,12 @@ def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, met
     """
     _check_estimator(estimator)
     res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U",
-                 backend=backend, compute=compute)
+                 backend=backend, compute=compute, weights=weights)
     return _finish(res, lambda r: r.dcov_sqr if estimator == "V" else r.dcov_u, compute)
 
 
 def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
-                             sigma=1.0, n_threads=None, backend=None, compute=True):
+                             sigma=1.0, weights=None, n_threads=None, backend=None, compute=True):
     r"""Squared distance correlation :math:`\mathcal{R}^2_n` (V) or the bias-corrected one (U).
 
     ``estimator='U'`` is R ``energy``'s ``bcdcor`` (may be negative).  A
@@ -195,7 +267,7 @@ def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, me
     """
     _check_estimator(estimator)
     res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U",
-                 backend=backend, compute=compute)
+                 backend=backend, compute=compute, weights=weights)
 
     def pick(r):
         _check_constant(r, "distance correlation")
@@ -204,8 +276,8 @@ def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, me
     return _finish(res, pick, compute)
 
 
-def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None,
-                        backend=None, compute=True):
+def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, weights=None,
+                        n_threads=None, backend=None, compute=True):
     r"""Distance covariance :math:`\mathcal{V}_n(x, y)`, the square root of the V-statistic (R ``dcov``).
 
     Parameters as in :func:`distance_stats`.
@@ -216,12 +288,12 @@ def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma
     >>> round(es.distance_covariance([1, 2, 3, 4, 5, 6], [1, 7, 5, 5, 6, 2]), 7)
     0.8277591
     """
-    return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads, backend=backend, compute=compute),
-                   lambda r: r.dcov, compute)
+    return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads, backend=backend, compute=compute,
+                          weights=weights), lambda r: r.dcov, compute)
 
 
-def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, n_threads=None,
-                         backend=None, compute=True):
+def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, weights=None,
+                         n_threads=None, backend=None, compute=True):
     r"""Distance correlation :math:`\mathcal{R}_n(x, y)`, the square root (R ``dcor``), in [0, 1].
 
     Parameters as in :func:`distance_stats`.  0 characterises independence in
@@ -238,7 +310,8 @@ def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigm
     >>> round(es.distance_correlation("a", "b", data=df), 7)
     0.5537237
     """
-    res = _stats(x, y, data, exponent, metric, sigma, n_threads, backend=backend, compute=compute)
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads, backend=backend, compute=compute,
+                 weights=weights)
 
     def pick(r):
         _check_constant(r, "distance correlation")
