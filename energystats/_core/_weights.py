@@ -15,8 +15,7 @@ import pandas as pd
 from . import _engine
 from ._validation import _short
 
-__all__ = ["as_weights", "weight_column", "weighted_group_sums", "weighted_dcov_means",
-           "refuse_weights"]
+__all__ = ["as_weights", "weight_column", "weighted_group_sums", "weighted_dcov_means"]
 
 #: pairs × features of one kernel call: short enough that Ctrl-C is honoured between calls
 CALL_WORK = 5e8
@@ -53,6 +52,12 @@ def as_weights(w, n, name="weights", index=None):
     if not np.any(arr > 0):
         raise ValueError(f"`{name}` must not all be 0 (the weighted statistic would be 0/0); "
                          f"got {n} zero weight(s).")
+    with np.errstate(over="ignore"):
+        total = float(np.sum(arr))
+    if not math.isfinite(total):  # non-negative weights: every partial sum is below the total
+        raise ValueError(f"`{name}` must have a finite sum; got weights up to {float(arr.max())!r} "
+                         "whose sum overflows float64. Rescale them (only their ratios matter, "
+                         "except in dispersion, where they count rows).")
     return arr
 
 
@@ -71,19 +76,6 @@ def weight_column(X, weights, name="x", wname="weights", columns=None):
         raise ValueError(f"`{wname}`: column {weights!r} is the weights and cannot also be among "
                          f"`columns`.")
     return X.drop(columns=[weights]), X[weights], weights
-
-
-def refuse_weights(weights, why):
-    """A TypeError when weights are given to a path that has none (``why`` says which)."""
-    if weights is not None:
-        raise TypeError(f"`weights` are not available {why}.")
-
-
-def describe(weights, column):
-    """What the results record of the weights: None, the column's name, or "array"."""
-    if weights is None:
-        return None
-    return column if column is not None else "array"
 
 
 # -- weighted sums ---------------------------------------------------------------

@@ -135,6 +135,7 @@ def test_scipy_random_weighted_1d():
     ([0, 0, 0], ValueError, r"`weights` must not all be 0"),
     ([1, 1], ValueError, r"`weights` must have one weight per row \(3\); got 2"),
     ([[1, 1, 1]], ValueError, r"`weights` must be 1-D"),
+    ([1e308, 1e308, 1e308], ValueError, r"`weights` must have a finite sum; got weights up to 1e\+308"),
     ([True, False, True], TypeError, r"`weights` must be real numbers"),
     (["a", "b", "c"], TypeError, r"`weights` names a column|`weights` must be real numbers"),
 ])
