@@ -140,3 +140,32 @@ def test_weights_refused_on_dask():
         es.dispersion(np.arange(6.0), [0, 0, 0, 1, 1, 1], weights=np.ones(6), backend="dask")
     with pytest.raises(TypeError, match="`weights` are not available with backend='dask'"):
         es.distance_stats(x, da.from_array(np.arange(6.0) ** 2), weights=np.ones(6))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("call_work", [None, 3e3])
+def test_weighted_dcov_many_blocks_and_calls(dtype, call_work, monkeypatch):
+    # several column blocks of the kernels (256) and, with a small CALL_WORK, many calls over
+    # rows; against dense NumPy weighted double centring (scipy's cdist)
+    from scipy.spatial.distance import cdist
+
+    from energystats._core import _weights
+
+    if call_work is not None:
+        monkeypatch.setattr(_weights, "CALL_WORK", call_work)
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(650, 2)).astype(dtype)
+    y = (np.abs(x[:, :1]) + rng.normal(size=(650, 1))).astype(dtype)
+    w = rng.uniform(size=650)
+    p = w / w.sum()
+
+    def centred(D):
+        r = D @ p
+        return D - r[:, None] - r[None, :] + p @ r
+
+    A = centred(cdist(x.astype(float), x.astype(float)))
+    B = centred(cdist(y.astype(float), y.astype(float)))
+    res = es.distance_stats(x, y, weights=w, n_threads=2)
+    assert res.dcov_sqr == pytest.approx(p @ (A * B) @ p, rel=1e-10)
+    assert res.dvar_x_sqr == pytest.approx(p @ (A * A) @ p, rel=1e-11)
+    assert res.dvar_y_sqr == pytest.approx(p @ (B * B) @ p, rel=1e-11)

@@ -166,3 +166,24 @@ def test_bad_weights_y_and_options():
     with pytest.raises(ValueError, match="index differs from the data's"):
         es.energy_distance(pd.DataFrame({"v": [0.0, 1.0]}), pd.DataFrame({"v": [2.0, 3.0]}), weights=s)
 
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("call_work", [None, 3e3])
+def test_weighted_energy_distance_many_blocks_and_calls(dtype, call_work, monkeypatch):
+    # several column blocks of the kernel (256) and, with a small CALL_WORK, many calls over
+    # rows; against a dense NumPy formula (scipy's cdist, weighted means)
+    from scipy.spatial.distance import cdist
+
+    from energystats._core import _weights
+
+    if call_work is not None:
+        monkeypatch.setattr(_weights, "CALL_WORK", call_work)
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(size=(700, 3)).astype(dtype), rng.normal(0.2, size=(550, 3)).astype(dtype)
+    wa, wb = rng.uniform(size=700), rng.uniform(size=550)
+    u, v = wa / wa.sum(), wb / wb.sum()
+    A, B = a.astype(float), b.astype(float)
+    want = 2 * u @ cdist(A, B) @ v - u @ cdist(A, A) @ u - v @ cdist(B, B) @ v
+    got = es.energy_distance(a, b, weights=wa, weights_y=wb, n_threads=2)
+    assert got == pytest.approx(want, rel=1e-11)

@@ -108,3 +108,24 @@ def test_bad_weights():
         es.dispersion(df, by="g", weights=[1, 1, 1, 1], dropna=True)
     with pytest.raises(KeyError, match="column 'w' not found in `X`"):
         es.dispersion(df, by="g", weights="w")
+
+
+def test_weighted_dispersion_many_blocks_and_calls(monkeypatch):
+    # several column blocks (256) and many calls over rows (small CALL_WORK), groups that
+    # straddle the calls; against dense NumPy weighted means (scipy's cdist)
+    from scipy.spatial.distance import cdist
+
+    from energystats._core import _weights
+
+    monkeypatch.setattr(_weights, "CALL_WORK", 3e3)
+    rng = np.random.default_rng(334)
+    X = rng.normal(size=(800, 2))
+    labels = rng.choice([0, 1, 2, 3], size=800)
+    w = rng.uniform(size=800)
+    res = es.dispersion(X, labels, weights=w, n_threads=2)
+    D = cdist(X, X)
+    N = np.array([w[labels == j].sum() for j in range(4)])
+    q = [np.where(labels == j, w, 0.0) / N[j] for j in range(4)]
+    g = np.array([[q[i] @ D @ q[j] for j in range(4)] for i in range(4)])
+    np.testing.assert_allclose(res.g, g, rtol=1e-12)
+    assert res.W == pytest.approx(np.sum(N / 2 * np.diag(g)), rel=1e-12)
