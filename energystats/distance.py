@@ -320,8 +320,8 @@ def _weighted_energy_distance(x, y, by, columns, dropna, numeric_only, met, meth
                                  f"only zero weights.")
     else:
         y, weights_y, _ = weight_column(y, weights_y, "y", "weights_y", columns)
-        xi = x.index if isinstance(x, pd.DataFrame | pd.Series) else None
-        yi = y.index if isinstance(y, pd.DataFrame | pd.Series) else None
+        xi = x.index if isinstance(x, (pd.DataFrame, pd.Series)) else None
+        yi = y.index if isinstance(y, (pd.DataFrame, pd.Series)) else None
         x, y = _two_samples(x, y, by, columns, dropna, numeric_only)
         a, b = _pair_iv(x, y)
         wa = as_weights(weights, a.shape[0], "weights", xi) if weights is not None else np.ones(a.shape[0])
