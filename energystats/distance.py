@@ -112,7 +112,8 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, x0=None, n_threa
     Parameters
     ----------
     X : array_like or DataFrame, shape (n_samples, n_features)
-        Data; with ``metric='precomputed'`` the n×n semimetric matrix.
+        Data; with ``metric='precomputed'`` the n×n semimetric matrix (or
+        its condensed vector, as ``scipy.spatial.distance.pdist`` gives it).
     metric, exponent, sigma, n_threads
         As in :func:`pairwise`; ``'precomputed'`` is also accepted.
     x0 : array_like of shape (n_features,), or int, optional
@@ -351,8 +352,10 @@ def is_negative_type(D, *, rtol=1e-10):
 
     Parameters
     ----------
-    D : array_like, shape (n, n)
-        Symmetric semimetric matrix, e.g. ``pairwise(X, metric=f)``.
+    D : array_like, shape (n, n) or (n(n-1)/2,)
+        Symmetric semimetric matrix, e.g. ``pairwise(X, metric=f)``, or its
+        condensed vector (the order of ``scipy.spatial.distance.pdist`` and
+        of R's ``dist``).
     rtol : float
         Eigenvalues above ``-rtol * max|eigenvalue|`` count as non-negative.
 
@@ -367,6 +370,9 @@ def is_negative_type(D, *, rtol=1e-10):
     >>> bool(es.is_negative_type(es.pairwise(X)))
     True
     >>> bool(es.is_negative_type(es.pairwise(X, exponent=2) ** 2))   # |x-y|^4 is not
+    False
+    >>> from scipy.spatial.distance import pdist
+    >>> bool(es.is_negative_type(pdist(X, "chebyshev")))   # L-infinity in 3 dimensions is not
     False
     """
     D = as_square_matrix(D, "D")
