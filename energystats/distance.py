@@ -35,7 +35,8 @@ def _pair_iv(x, y, names=("x", "y")):
     return a, b
 
 
-def pairwise(X, Y=None, *, metric="energy", exponent=1.0, sigma=1.0, n_threads=None):
+def pairwise(X, Y=None, *, metric="energy", exponent=1.0, sigma=1.0, n_threads=None,
+             check_negative_type=True):
     r"""Matrix of semimetric values :math:`\rho(x_i, y_j)`.
 
     Parameters
@@ -44,15 +45,25 @@ def pairwise(X, Y=None, *, metric="energy", exponent=1.0, sigma=1.0, n_threads=N
         First sample; 1-D input is treated as one feature.
     Y : array_like or DataFrame, shape (m_samples, n_features), optional
         Second sample; defaults to ``X``.
-    metric : {'energy', 'laplacian', 'gaussian'} or callable, default 'energy'
-        The semimetric rho (Székely and Rizzo 2013).  A callable
-        ``f(x, y) -> float`` is called once per pair (slow; meant for small data).
+    metric : str or callable, default 'energy'
+        The semimetric rho (Székely and Rizzo 2013): 'energy', 'laplacian',
+        'gaussian', or one of SciPy's names of a metric of negative type:
+        'euclidean' (= 'energy', exponent 1), 'sqeuclidean' (= 'energy',
+        exponent 2), 'cityblock' (compiled), 'hamming', 'canberra',
+        'chebyshev' (at most 2 features); see the guide page "Metrics" for
+        what each means for the statistics.  A callable ``f(x, y) -> float``
+        is called once per pair (slow; meant for small data).
     exponent : float in (0, 2], default 1.0
         Exponent :math:`\alpha` of ``metric='energy'``.
     sigma : float > 0, default 1.0
         Scale of ``'laplacian'`` and ``'gaussian'``.
     n_threads : int, optional
         Threads of the compiled kernel; all available cores by default.
+    check_negative_type : bool, default True
+        False accepts SciPy's names that are refused because the energy
+        statistics are not valid with them ('cosine', 'correlation',
+        'braycurtis', 'chebyshev' with 3 or more features); the matrix can
+        then be passed to any function with ``metric='precomputed'``.
 
     Returns
     -------
@@ -85,8 +96,12 @@ def pairwise(X, Y=None, *, metric="energy", exponent=1.0, sigma=1.0, n_threads=N
     >>> es.pairwise([0.0, 1.0], [2.0], exponent=2)
     array([[4.],
            [1.]])
+    >>> es.pairwise([[0.0, 0.0], [3.0, 4.0]], metric="cityblock")
+    array([[0., 7.],
+           [7., 0.]])
     """
-    met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
+    met = resolve_metric(metric, exponent, sigma, allow_precomputed=False,
+                         check_negative_type=check_negative_type)
     nt = check_n_threads(n_threads)
     if Y is None:
         A, _ = as_data(X, "X")
@@ -101,7 +116,8 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, x0=None, n_threa
     Parameters
     ----------
     X : array_like or DataFrame, shape (n_samples, n_features)
-        Data; with ``metric='precomputed'`` the n×n semimetric matrix.
+        Data; with ``metric='precomputed'`` the n×n semimetric matrix (or
+        its condensed vector, as ``scipy.spatial.distance.pdist`` gives it).
     metric, exponent, sigma, n_threads
         As in :func:`pairwise`; ``'precomputed'`` is also accepted.
     x0 : array_like of shape (n_features,), or int, optional
@@ -422,8 +438,10 @@ def is_negative_type(D, *, rtol=1e-10):
 
     Parameters
     ----------
-    D : array_like, shape (n, n)
-        Symmetric semimetric matrix, e.g. ``pairwise(X, metric=f)``.
+    D : array_like, shape (n, n) or (n(n-1)/2,)
+        Symmetric semimetric matrix, e.g. ``pairwise(X, metric=f)``, or its
+        condensed vector (the order of ``scipy.spatial.distance.pdist`` and
+        of R's ``dist``).
     rtol : float
         Eigenvalues above ``-rtol * max|eigenvalue|`` count as non-negative.
 
@@ -438,6 +456,9 @@ def is_negative_type(D, *, rtol=1e-10):
     >>> bool(es.is_negative_type(es.pairwise(X)))
     True
     >>> bool(es.is_negative_type(es.pairwise(X, exponent=2) ** 2))   # |x-y|^4 is not
+    False
+    >>> from scipy.spatial.distance import pdist
+    >>> bool(es.is_negative_type(pdist(X, "chebyshev")))   # L-infinity in 3 dimensions is not
     False
     """
     D = as_square_matrix(D, "D")

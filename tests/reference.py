@@ -13,6 +13,8 @@ def ref_rho(x, y, metric="energy", param=1.0):
     """rho(x, y) of SPEC §1 for two points (1-D arrays), by the textbook formula."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
     y = np.atleast_1d(np.asarray(y, dtype=float))
+    if metric == "cityblock":  # SciPy's name; no parameter
+        return float(sum(abs(a - b) for a, b in zip(x, y)))
     r2 = 0.0
     for a, b in zip(x, y):
         r2 += (a - b) * (a - b)

@@ -75,10 +75,10 @@ def normalise(metric, *arrays):
     Every array is multiplied by the same power of two, 2**-e, chosen so that
     the largest magnitude lies in [0.5, 1): exact (no digit changes) for every
     value that stays a normal float.  The energy metric is homogeneous,
-    ``rho(cx, cy) = c**exponent rho(x, y)``, and the Laplacian and Gaussian
-    metrics are unchanged when sigma is scaled with the data, so results in
-    working units convert back exactly (``Scale.apply``).  float32 data are
-    left alone: their squares cannot leave the double range.  Returns
+    ``rho(cx, cy) = c**exponent rho(x, y)`` (cityblock: ``c rho(x, y)``), and
+    the Laplacian and Gaussian metrics are unchanged when sigma is scaled with
+    the data, so results in working units convert back exactly
+    (``Scale.apply``).  float32 data are left alone: their squares cannot leave the double range.  Returns
     ``(arrays..., metric, Scale)``.
     """
     if metric.kind != "builtin" or any(A.dtype != np.float64 for A in arrays):
@@ -89,7 +89,7 @@ def normalise(metric, *arrays):
     e = math.frexp(m)[1]  # m = f * 2**e with f in [0.5, 1)
     if e == 0:
         return (*arrays, metric, Scale())
-    if metric.name == "energy":
+    if metric.name in ("energy", "cityblock"):  # homogeneous of degree `param` (cityblock: 1)
         scale = Scale(e, metric.param)
     else:
         try:
@@ -128,6 +128,8 @@ def pairwise_values(X, Y, metric, n_threads, *, aligned=False):
                            "The statistics and tests (energy_distance, dispersion, energy_test, disco) "
                            "never form it: they stream the sums; otherwise work on a sample of the rows.")
     out = aligned_empty(n, m) if aligned else np.empty((n, m), dtype=np.float64)
+    if metric.kind == "scipy":
+        return _scipy_matrix(X, Y, metric, out)
     YT = np.ascontiguousarray(Y.T)
     nt = effective_threads(n_threads, float(n) * m * d)
     rows = int(max(1, CALL_WORK // max(m * d, 1)))  # calls short enough to honour Ctrl-C
@@ -135,6 +137,27 @@ def pairwise_values(X, Y, metric, n_threads, *, aligned=False):
     for i0 in range(0, n, rows):  # the scale applied piece by piece, in cache (Scale.apply's bits)
         _pairwise.pairwise_matrix(X[i0:i0 + rows], YT, out[i0:i0 + rows], metric.code, metric.param, nt,
                                   mult, whole)
+    return out
+
+
+def _scipy_matrix(X, Y, metric, out):
+    """rho by ``scipy.spatial.distance.cdist(..., metric.name)`` in tiles of rows (each pair's
+    value does not depend on the tiling), into ``out``; non-finite values are an error."""
+    from scipy.spatial.distance import cdist
+
+    d = X.shape[1]
+    if d > metric.max_features:
+        from ._metrics import SCIPY_NAMES
+        raise ValueError(f"metric={metric.name!r} with {d} features is refused: "
+                         f"{SCIPY_NAMES[metric.name][1]}. Pass check_negative_type=False to "
+                         "`pairwise` and the matrix with metric='precomputed' to use it anyway.")
+    X64, Y64 = (np.asarray(A, dtype=np.float64) for A in (X, Y))
+    rows = max(1, 2**20 // max(Y.shape[0], 1))  # tiles of about 8 MiB
+    for i0 in range(0, X.shape[0], rows):
+        out[i0:i0 + rows] = cdist(X64[i0:i0 + rows], Y64, metric.name)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"metric={metric.name!r} gave a non-finite value (SciPy's cdist: an "
+                         "overflow, or e.g. 'cosine' of a zero row).")
     return out
 
 

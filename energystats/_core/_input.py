@@ -23,7 +23,7 @@ from ._frames import grouped_data, match_columns, select_frame
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
     short_list)
 
-__all__ = ["sample_matrix", "SampleMatrix", "grouped_input", "paired_variables", "variable", "strata_labels"]
+__all__ = ["sample_matrix", "SampleMatrix", "condensed_as_square", "grouped_input", "paired_variables", "variable", "strata_labels"]
 
 
 # -- one sample matrix -----------------------------------------------------------
@@ -61,6 +61,23 @@ def sample_matrix(X, *, columns=None, numeric_only=False, precomputed=False, dty
         return SampleMatrix(as_square_matrix(X, name), index, used, left_out)
     arr, index = as_data(X, name, dtype=dtype)
     return SampleMatrix(arr, index, used, left_out)
+
+
+def condensed_as_square(X, name="X"):
+    """``X`` unchanged, or, when it is 1-D, the n×n matrix of that condensed distance vector
+    (:func:`~energystats._core._validation.as_square_matrix`): for ``metric='precomputed'`` in
+    the grouped call forms, whose labels count the points, not the pairs.
+
+    Examples
+    --------
+    >>> condensed_as_square([3.0, 4.0, 5.0])
+    array([[0., 3., 4.],
+           [3., 0., 5.],
+           [4., 5., 0.]])
+    """
+    if np.ndim(X) == 1 and not hasattr(X, "__dask_graph__"):
+        return as_square_matrix(X, name)
+    return X
 
 
 # -- grouped data ----------------------------------------------------------------

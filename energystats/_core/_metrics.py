@@ -9,6 +9,15 @@ Each built-in metric has a name, the parameter it reads, a validator, the
 code of its compiled tile kernel and a plain numpy reference (used by the
 tests, never by the library).  Adding a metric touches this table and the
 ``transform_sq`` switch of ``_lib/_pairwise.pyx``.
+
+SciPy's names (:data:`SCIPY_NAMES`, ``scipy.spatial.distance``) are accepted where the metric is
+of negative type, so that the energy statistics are valid: 'euclidean' and 'sqeuclidean' are
+the energy metric with exponent 1 and 2, 'cityblock' has its compiled kernel, 'hamming',
+'canberra' and 'chebyshev' (at most 2 features) go through ``scipy.spatial.distance.cdist`` in
+tiles.  'cosine', 'correlation', 'braycurtis' and 'chebyshev' with 3 or more features are
+refused with the reason, unless ``check_negative_type=False``; SciPy's other names are not
+accepted.  The reasons and references are in the guide page "Choosing a semimetric"
+(docs/guide/semimetrics.rst).
 """
 from __future__ import annotations
 
@@ -17,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["METRICS", "MetricInfo", "ResolvedMetric", "resolve_metric"]
+__all__ = ["METRICS", "MetricInfo", "ResolvedMetric", "resolve_metric", "SCIPY_NAMES"]
 
 
 def _real(value, name, rule):
@@ -59,6 +68,15 @@ def _gaussian_ref(x, y, sigma):
     return float(2.0 - 2.0 * np.exp(-q / (2.0 * sigma**2)))
 
 
+def _cityblock_ref(x, y, _):
+    return float(np.sum(np.abs(np.asarray(x, float) - np.asarray(y, float))))
+
+
+def _no_param(_):
+    """Metrics without a parameter: the value 1.0 is their degree (rho(cx, cy) = c rho(x, y))."""
+    return 1.0
+
+
 @dataclass(frozen=True)
 class MetricInfo:
     """A built-in semimetric: its parameter, validator, kernel code and reference."""
@@ -78,18 +96,54 @@ METRICS = {
                             "2 − 2 exp(−‖x − y‖ / (2 sigma))"),
     "gaussian": MetricInfo("gaussian", "sigma", _check_sigma, 2, _gaussian_ref,
                            "2 − 2 exp(−‖x − y‖² / (2 sigma²))"),
+    "cityblock": MetricInfo("cityblock", "", _no_param, 3, _cityblock_ref, "Σ_t |x_t − y_t|"),
+}
+
+#: SciPy's metric names and what becomes of each: ``(status, reason)``.  'energy1'/'energy2':
+#: the energy metric with exponent 1/2; 'compiled': :data:`METRICS`; 'tiles': SciPy's cdist in
+#: tiles (of negative type); 'max2': tiles, of negative type for at most 2 features only;
+#: 'refused': not valid for energy statistics (``reason``), usable with
+#: ``check_negative_type=False``.
+SCIPY_NAMES = {
+    "euclidean": ("energy1", "the Euclidean distance: metric='energy' with exponent 1"),
+    "sqeuclidean": ("energy2", "the squared Euclidean distance: metric='energy' with exponent 2, of "
+                    "negative type but not of strong negative type (its energy distance is "
+                    "2‖mean(x) − mean(y)‖², so the statistics compare means only)"),
+    "cityblock": ("compiled", "the L1 distance, a sum of one-dimensional distances: of negative "
+                  "type; with 2 or more features not of strong negative type (the statistics "
+                  "compare the coordinates' marginal distributions only)"),
+    "hamming": ("tiles", "the share of coordinates that differ, an average of discrete metrics: of "
+                "negative type; with 2 or more features the statistics compare the marginal "
+                "distributions only"),
+    "canberra": ("tiles", "a sum over coordinates of |x − y| / (|x| + |y|), each of negative type "
+                 "(Pólya's criterion): with 2 or more features the statistics compare the "
+                 "marginal distributions only"),
+    "chebyshev": ("max2", "the L∞ distance: of negative type for at most 2 features (in 2, the L1 "
+                  "distance of rotated coordinates), not of negative type for 3 or more "
+                  "(Misiewicz 1989): the energy distance can be negative"),
+    "cosine": ("refused", "1 − cos(angle) = ‖x/‖x‖ − y/‖y‖‖² / 2 is a squared Euclidean distance "
+               "between directions: its energy statistics compare only the mean directions (as "
+               "'sqeuclidean' compares means), and it is undefined for a zero row; for a consistent "
+               "statistic on directions divide each row by its norm and use metric='energy'"),
+    "correlation": ("refused", "1 − Pearson correlation is 'cosine' on centred rows: the same "
+                    "loss of consistency"),
+    "braycurtis": ("refused", "the Bray–Curtis dissimilarity is not of negative type on data of "
+                   "both signs (a standard normal sample fails `is_negative_type`), and its status "
+                   "on non-negative data is not established"),
 }
 
 
 @dataclass(frozen=True)
 class ResolvedMetric:
-    """A validated metric choice: ``kind`` is 'builtin', 'callable' or 'precomputed'."""
+    """A validated metric choice: ``kind`` is 'builtin', 'callable', 'precomputed' or 'scipy'
+    (SciPy's ``cdist`` by ``name``, for data of at most ``max_features`` columns)."""
 
     kind: str
     name: str
     code: int = -1
     param: float = float("nan")
     func: Callable | None = None
+    max_features: float = float("inf")
 
     @property
     def is_energy1(self) -> bool:
@@ -100,11 +154,42 @@ class ResolvedMetric:
         """rho(x, y) by the slow numpy reference (tests only)."""
         if self.kind == "callable":
             return float(self.func(x, y))
+        if self.kind == "scipy":
+            from scipy.spatial import distance
+            return float(getattr(distance, self.name)(np.asarray(x, float), np.asarray(y, float)))
         return METRICS[self.name].reference(x, y, self.param)
 
 
-def resolve_metric(metric="energy", exponent=1.0, sigma=1.0, *, allow_precomputed=True):
-    """Validate ``metric`` and its parameter once; return a :class:`ResolvedMetric`."""
+def _scipy_metric(key, metric, exponent, check_negative_type):
+    """A SciPy name (:data:`SCIPY_NAMES`) as a :class:`ResolvedMetric`."""
+    status, reason = SCIPY_NAMES[key]
+    if status != "energy1" and status != "energy2" and exponent != 1.0:
+        # 'euclidean'/'sqeuclidean' fix the exponent themselves: checked below
+        raise ValueError(f"`exponent` applies to metric='energy' only; got exponent={exponent!r} "
+                         f"with metric={metric!r}.")
+    if status in ("energy1", "energy2"):
+        if exponent != 1.0:
+            raise ValueError(f"metric={metric!r} fixes the exponent ({status[-1]}); got "
+                             f"exponent={exponent!r}: use metric='energy' with `exponent`.")
+        return ResolvedMetric("builtin", "energy", 0, float(status[-1]))
+    if status == "compiled":
+        return ResolvedMetric("builtin", key, METRICS[key].code, 1.0)
+    if status == "refused" and check_negative_type:
+        raise ValueError(f"metric={metric!r} is refused: {reason}. Pass check_negative_type=False "
+                         "to `pairwise` and the matrix with metric='precomputed' to use it anyway.")
+    limit = 2 if status == "max2" and check_negative_type else float("inf")
+    return ResolvedMetric("scipy", key, max_features=limit)
+
+
+def resolve_metric(metric="energy", exponent=1.0, sigma=1.0, *, allow_precomputed=True,
+                   check_negative_type=True):
+    """Validate ``metric`` and its parameter once; return a :class:`ResolvedMetric`.
+
+    SciPy's names (:data:`SCIPY_NAMES`) are accepted where they are of negative type; the
+    others are an error that says why, unless ``check_negative_type`` is False.
+    """
+    if not isinstance(check_negative_type, (bool, np.bool_)):
+        raise TypeError(f"`check_negative_type` must be True or False; got {check_negative_type!r}.")
     if callable(metric):
         return ResolvedMetric("callable", getattr(metric, "__name__", "callable"), func=metric)
     if isinstance(metric, str):
@@ -113,9 +198,12 @@ def resolve_metric(metric="energy", exponent=1.0, sigma=1.0, *, allow_precompute
             if not allow_precomputed:
                 raise ValueError("`metric='precomputed'` is not available in this function.")
             return ResolvedMetric("precomputed", "precomputed")
+        if key in SCIPY_NAMES:
+            return _scipy_metric(key, metric, exponent, check_negative_type)
         if key in METRICS:
             info = METRICS[key]
             value = info.validator(exponent if info.param == "exponent" else sigma)
             return ResolvedMetric("builtin", key, info.code, value)
-    choices = ", ".join(repr(c) for c in sorted(METRICS) + ["precomputed"] * allow_precomputed)
+    names = sorted(set(METRICS) | set(SCIPY_NAMES))
+    choices = ", ".join(repr(c) for c in names + ["precomputed"] * allow_precomputed)
     raise ValueError(f"`metric` must be one of {choices} or a callable; got {metric!r}.")

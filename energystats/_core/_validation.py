@@ -6,6 +6,7 @@ float32/float64, group codes in range) and run without bounds checks.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import re
@@ -25,6 +26,8 @@ __all__ = [
     "align_labels",
     "as_labels",
     "as_square_matrix",
+    "condensed_size",
+    "expand_condensed",
     "check_int",
     "check_n_threads",
     "available_cores",
@@ -474,8 +477,59 @@ def as_labels(labels, n_samples, name="labels"):
     return Labels(np.ascontiguousarray(codes), groups, sizes)
 
 
+def condensed_size(m, name="X"):
+    """The number of points n whose condensed distance vector has length ``m = n(n-1)/2``; a
+    ValueError naming ``name``, the length and the nearest valid lengths otherwise."""
+    n = (1 + math.isqrt(1 + 8 * m)) // 2
+    if n * (n - 1) // 2 != m:
+        lo, hi = n * (n - 1) // 2, (n + 1) * n // 2
+        raise ValueError(f"`{name}` is 1-D, so it is read as a condensed distance vector (the order "
+                         "of scipy.spatial.distance.pdist and of R's dist), whose length must be "
+                         f"n(n-1)/2 for n points; got length {m}, between {lo} (n={n}) and {hi} "
+                         f"(n={n + 1}).")
+    return n
+
+
+def expand_condensed(v, name="X"):
+    """The n×n matrix of a validated condensed vector ``v`` (finite float64, length n(n-1)/2):
+    entry k is the pair (i, j), i < j, in row order of the upper triangle, which is also R's
+    ``dist`` order (the lower triangle by columns).  The matrix is checked against the memory
+    available first (:func:`~energystats._core._memory.check_fits`)."""
+    from ._memory import check_fits
+
+    n = condensed_size(v.size, name)
+    check_fits(8.0 * n * n, f"the {n}×{n} matrix expanded from the condensed vector `{name}` "
+               f"(length {v.size})",
+               "Every statistic with metric='precomputed' works on the square matrix; pass the data "
+               "themselves with a metric name instead (their pair sums are streamed in tiles), or "
+               "a random subset of the points.")
+    D = np.empty((n, n), dtype=np.float64)
+    k = 0
+    for i in range(n):
+        row = v[k:k + n - 1 - i]
+        D[i, i] = 0.0
+        D[i, i + 1:] = row
+        D[i + 1:, i] = row
+        k += n - 1 - i
+    return D
+
+
 def as_square_matrix(D, name="X", *, check_symmetric=True, rtol=1e-10):
-    """Validate a precomputed semimetric matrix: square, finite, symmetric, zero diagonal."""
+    """Validate a precomputed semimetric matrix: square, finite, symmetric, zero diagonal.
+
+    A 1-D ``D`` is a condensed distance vector (scipy's ``pdist`` order, which is R's ``dist``
+    order): its length must be n(n-1)/2, its values finite and non-negative; it is expanded to
+    the n×n matrix (:func:`expand_condensed`), so every result equals the square matrix's.
+    """
+    if np.ndim(D) == 1 and not hasattr(D, "__dask_graph__"):
+        v, _ = as_data(D, name, dtype=np.float64)
+        v = v.ravel()
+        if (v < 0).any():
+            k = int(np.flatnonzero(v < 0)[0])
+            raise ValueError(f"`{name}` must be non-negative: a semimetric has rho(x, y) >= 0; the "
+                             f"condensed vector has {int((v < 0).sum())} negative value(s), the "
+                             f"first {float(v[k])!r} at position {k}.")
+        return expand_condensed(v, name)
     arr, _ = as_data(D, name, dtype=np.float64, allow_1d=False)
     n, m = arr.shape
     if n != m:

@@ -23,6 +23,14 @@ cdef extern from "_simd.h" nogil:
                        Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
     void es_rt_rows4_f(const float* X, Py_ssize_t ldx, const float* YT, Py_ssize_t ldy,
                        Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
+    void es_l1_row_d(const double* xi, const double* YT, Py_ssize_t ldy, Py_ssize_t d,
+                     Py_ssize_t j0, Py_ssize_t j1, double* out)
+    void es_l1_row_f(const float* xi, const float* YT, Py_ssize_t ldy, Py_ssize_t d,
+                     Py_ssize_t j0, Py_ssize_t j1, double* out)
+    void es_l1_rows4_d(const double* X, Py_ssize_t ldx, const double* YT, Py_ssize_t ldy,
+                       Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
+    void es_l1_rows4_f(const float* X, Py_ssize_t ldx, const float* YT, Py_ssize_t ldy,
+                       Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
     void es_vsqrt(double* buf, Py_ssize_t m)
     double es_vsum(const double* v, Py_ssize_t m)
     void es_perm_dot4_u16(const double* a, const double* const* b, const unsigned short* const* p,
@@ -43,6 +51,7 @@ cdef enum MetricCode:
     ENERGY = 0
     LAPLACIAN = 1
     GAUSSIAN = 2
+    CITYBLOCK = 3
 
 cdef void transform_sq(double* buf, Py_ssize_t m, int metric, double param) noexcept nogil
 cdef void kahan_add(double* acc, double* comp, double value) noexcept nogil
@@ -73,8 +82,14 @@ cdef inline void rho_block(const floating* xi, const floating* YT, Py_ssize_t ld
                            int metric, double param) noexcept nogil:
     """buf[j - j0] = rho(xi, Y[j]) for j in [j0, j1): :func:`sq_block` then
     :func:`transform_sq`, or, for the Euclidean distance (energy, exponent 1), the fused kernel
-    that takes each vector's square roots as it goes (the same bits)."""
-    if metric == ENERGY and param == 1.0:
+    that takes each vector's square roots as it goes (the same bits); the cityblock distance
+    (``CITYBLOCK``, no parameter) by its own kernel."""
+    if metric == CITYBLOCK:
+        if floating is double:
+            es_l1_row_d(xi, YT, ldy, d, j0, j1, buf)
+        else:
+            es_l1_row_f(xi, YT, ldy, d, j0, j1, buf)
+    elif metric == ENERGY and param == 1.0:
         if floating is double:
             es_rt_row_d(xi, YT, ldy, d, j0, j1, buf)
         else:
@@ -89,7 +104,12 @@ cdef inline void rho_rows4(const floating* X, Py_ssize_t ldx, const floating* YT
                            int metric, double param) noexcept nogil:
     """:func:`rho_block` for the four rows at X (stride ldx), row r into buf + r * ldo."""
     cdef int r
-    if metric == ENERGY and param == 1.0:
+    if metric == CITYBLOCK:
+        if floating is double:
+            es_l1_rows4_d(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
+        else:
+            es_l1_rows4_f(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
+    elif metric == ENERGY and param == 1.0:
         if floating is double:
             es_rt_rows4_d(X, ldx, YT, ldy, d, j0, j1, buf, ldo)
         else:

@@ -9,6 +9,8 @@ counterparts), computed from the squared Euclidean distance ``q``:
 * ``LAPLACIAN``  rho = 2 - 2 exp(-sqrt(q) / (2 sigma))   (as -2 expm1(.), exact for small q)
 * ``GAUSSIAN``   rho = 2 - 2 exp(-q / (2 sigma**2))
 
+and, not from ``q``, ``CITYBLOCK``  rho = sum_t |x_t - y_t| (SciPy's 'cityblock').
+
 Every kernel takes validated, C-contiguous arrays (float32 or float64); the
 arithmetic is done in double precision whatever the input type.  Differences
 are formed coordinate by coordinate (never through ``|x|² + |y|² - 2 x·y``,

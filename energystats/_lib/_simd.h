@@ -1,4 +1,5 @@
-/* Runtime-dispatched vector kernels of energystats (squared distances, square roots, sums).
+/* Runtime-dispatched vector kernels of energystats (squared and cityblock distances, square
+ * roots, sums).
  *
  * The kernel source (_simd_body.h) is compiled once per instruction set in this translation
  * unit -- baseline, AVX2 and AVX-512F on x86-64 with GCC or Clang -- through target attributes,
@@ -153,6 +154,12 @@ typedef struct {
                        double*, es_ssize);
     void (*rt_rows4_f)(const float*, es_ssize, const float*, es_ssize, es_ssize, es_ssize, es_ssize,
                        double*, es_ssize);
+    void (*l1_row_d)(const double*, const double*, es_ssize, es_ssize, es_ssize, es_ssize, double*);
+    void (*l1_row_f)(const float*, const float*, es_ssize, es_ssize, es_ssize, es_ssize, double*);
+    void (*l1_rows4_d)(const double*, es_ssize, const double*, es_ssize, es_ssize, es_ssize, es_ssize,
+                       double*, es_ssize);
+    void (*l1_rows4_f)(const float*, es_ssize, const float*, es_ssize, es_ssize, es_ssize, es_ssize,
+                       double*, es_ssize);
     void (*vsqrt)(double*, es_ssize);
     double (*sum)(const double*, es_ssize);
     void (*perm_dot4_u16)(const double*, const double* const*, const uint16_t* const*,
@@ -167,7 +174,9 @@ typedef struct {
 
 #define ES_TABLE(ISA, LEVEL) {es_sq_row_d_##ISA, es_sq_row_f_##ISA, es_sq_rows4_d_##ISA,           \
                               es_sq_rows4_f_##ISA, es_rt_row_d_##ISA, es_rt_row_f_##ISA,           \
-                              es_rt_rows4_d_##ISA, es_rt_rows4_f_##ISA, es_sqrt_##ISA, es_sum_##ISA,\
+                              es_rt_rows4_d_##ISA, es_rt_rows4_f_##ISA, es_l1_row_d_##ISA,         \
+                              es_l1_row_f_##ISA, es_l1_rows4_d_##ISA, es_l1_rows4_f_##ISA,         \
+                              es_sqrt_##ISA, es_sum_##ISA,                                         \
                               es_perm_dot4_u16_##ISA, es_perm_dot4_i64_##ISA, es_mask_tile_##ISA, \
                               es_move_cols_##ISA, LEVEL}
 
@@ -230,6 +239,18 @@ static inline void es_rt_rows4_d(const double* X, es_ssize ldx, const double* YT
 static inline void es_rt_rows4_f(const float* X, es_ssize ldx, const float* YT, es_ssize ldy,
                                  es_ssize d, es_ssize j0, es_ssize j1, double* out, es_ssize ldo)
 { es_simd.rt_rows4_f(X, ldx, YT, ldy, d, j0, j1, out, ldo); }
+static inline void es_l1_row_d(const double* xi, const double* YT, es_ssize ldy, es_ssize d,
+                               es_ssize j0, es_ssize j1, double* out)
+{ es_simd.l1_row_d(xi, YT, ldy, d, j0, j1, out); }
+static inline void es_l1_row_f(const float* xi, const float* YT, es_ssize ldy, es_ssize d,
+                               es_ssize j0, es_ssize j1, double* out)
+{ es_simd.l1_row_f(xi, YT, ldy, d, j0, j1, out); }
+static inline void es_l1_rows4_d(const double* X, es_ssize ldx, const double* YT, es_ssize ldy,
+                                 es_ssize d, es_ssize j0, es_ssize j1, double* out, es_ssize ldo)
+{ es_simd.l1_rows4_d(X, ldx, YT, ldy, d, j0, j1, out, ldo); }
+static inline void es_l1_rows4_f(const float* X, es_ssize ldx, const float* YT, es_ssize ldy,
+                                 es_ssize d, es_ssize j0, es_ssize j1, double* out, es_ssize ldo)
+{ es_simd.l1_rows4_f(X, ldx, YT, ldy, d, j0, j1, out, ldo); }
 static inline void es_vsqrt(double* buf, es_ssize m) { es_simd.vsqrt(buf, m); }
 static inline double es_vsum(const double* v, es_ssize m) { return es_simd.sum(v, m); }
 static inline void es_perm_dot4_u16(const double* a, const double* const* b, const uint16_t* const* p,

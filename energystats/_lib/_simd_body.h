@@ -158,6 +158,32 @@ ES_SQ_ROWS4(float, f, ES_VLOAD_F, es_rt_rows4, ES_ROOT)
 #undef ES_ROOT
 #undef ES_RT_ROW_PLAIN
 
+/* out[j - j0] = sum_t |xi[t] - Y[j][t]| (the cityblock distance) for j in [j0, j1), with the
+ * coordinates outside and the columns inside, which the compiler vectorises for each target.
+ * Each column's sum runs over the coordinates in order and |.| is exact, so every instruction
+ * set gives the same bits. */
+#define ES_L1_ROW(T, TAG)                                                                          \
+ES_ATTR static void ES_FN(es_l1_row_##TAG)(const T* xi, const T* YT, es_ssize ldy, es_ssize d,     \
+                                           es_ssize j0, es_ssize j1, double* out)                  \
+{                                                                                                  \
+    es_ssize j, t, m = j1 - j0;                                                                    \
+    double xv;                                                                                     \
+    const T* yrow;                                                                                 \
+    for (j = 0; j < m; j++)                                                                        \
+        out[j] = 0.0;                                                                              \
+    for (t = 0; t < d; t++) {                                                                      \
+        xv = (double)xi[t];                                                                        \
+        yrow = YT + t * ldy + j0;                                                                  \
+        for (j = 0; j < m; j++)                                                                    \
+            out[j] = out[j] + fabs(xv - (double)yrow[j]);                                          \
+    }                                                                                              \
+}
+ES_L1_ROW(double, d)
+ES_L1_ROW(float, f)
+ES_SQ_ROWS4_BY_ROW(double, d, es_l1_rows4, es_l1_row)
+ES_SQ_ROWS4_BY_ROW(float, f, es_l1_rows4, es_l1_row)
+#undef ES_L1_ROW
+
 /* buf[:m] = sqrt(buf[:m]) (correctly rounded in every instruction set, so the same bits). */
 ES_ATTR static void ES_FN(es_sqrt)(double* buf, es_ssize m)
 {

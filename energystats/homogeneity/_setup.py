@@ -8,7 +8,7 @@ from __future__ import annotations
 import numbers
 
 from .._core import _dask, _engine, _group_sums, _sequential
-from .._core._input import grouped_input
+from .._core._input import condensed_as_square, grouped_input
 from .._core._group_sums import DEFAULT_MEMORY_BUDGET
 from .._core._metrics import resolve_metric
 from .._core._validation import as_square_matrix, check_n_threads, seeded_rng, short_list
@@ -65,6 +65,8 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
     budget = _check_budget(memory_budget)
     nt = check_n_threads(n_threads)
     _check_exact(exact)
+    if met.kind == "precomputed" and len(samples) == 1:  # a condensed vector: n points, not pairs
+        samples = (condensed_as_square(samples[0]),)
     X, labs, names, cols, strata_lab, strata_name = grouped_input(
         samples, labels, by, columns, dropna, numeric_only, fname, allow_factors, strata)
     if met.kind == "precomputed":

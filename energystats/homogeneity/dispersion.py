@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from .._core import _dask, _engine
 from .._core._frames import grouped_data
+from .._core._input import condensed_as_square
 from .._core._grouped import DispersionResult, dispersion_from_sums, rescale
 from .._core._metrics import resolve_metric
 from .._core._validation import as_square_matrix, check_n_threads
@@ -119,6 +120,8 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
         return _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads,
                                 compute)
     nt = check_n_threads(n_threads)
+    if met.kind == "precomputed":  # a condensed vector: n points, not pairs
+        X = condensed_as_square(X)
     data = grouped_data(X, labels, by=by, columns=columns, dropna=dropna, numeric_only=numeric_only)
     Xa = data.X
     if met.kind == "precomputed":
