@@ -36,7 +36,8 @@ class EnergyTestResult:
     ----------
     statistic : float
         :math:`\sum_{i<j} \frac{n_i n_j}{n_i + n_j} E(C_i, C_j)` (R ``energy``'s
-        ``eqdist.etest`` statistic; V-statistics, no square root).
+        ``eqdist.etest`` statistic; V-statistics, no square root; with
+        ``estimator='U'``, :math:`E_U` instead of :math:`E`).
     pvalue : float or None
         Permutation p-value (or, with ``pvalue_method='asymptotic'``, the
         gamma approximation's); ``None`` when ``n_resamples=0``.
@@ -81,6 +82,10 @@ class EnergyTestResult:
     decision : str or None
         With ``pvalue_method='decision'``: 'p <= alpha', 'p > alpha', or None
         when ``n_resamples`` relabellings did not settle it.
+    estimator : str
+        'V' or 'U': how the within-group means were taken, in ``statistic``,
+        ``null_distribution`` and ``energy_distances`` alike (see
+        :func:`energy_test`).
     """
 
     statistic: float
@@ -99,10 +104,13 @@ class EnergyTestResult:
     strata_name: str | None = None
     pvalue_method: str = "full"
     decision: str | None = None
+    estimator: str = "V"
 
     def __repr__(self):
         st = "" if self.strata is None else f", strata={len(self.strata)}"
         seq = "" if self.pvalue_method == "full" else f", pvalue_method={self.pvalue_method!r}"
+        if self.estimator != "V":
+            seq += f", estimator={self.estimator!r}"
         if self.pvalue_method == "decision":
             seq += f", decision={self.decision!r}"
         return (f"EnergyTestResult(statistic={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}"
