@@ -229,3 +229,46 @@ def test_hyppo_two_sample_statistic_is_proportional_to_u():
     np.testing.assert_allclose(np.sort(ref), np.sort(factor * res.null_distribution), rtol=1e-10,
                                atol=1e-12 * np.abs(ref).max())
     assert res.pvalue == np.sum(ref >= obs - 1e-10 * abs(obs)) / len(ref)
+
+
+# -- the median form (dcor's average=np.median), not offered -----------------------
+
+def test_median_energy_counterexample_of_conventions_page():
+    """docs/conventions.rst: X = 0 and P(Y = 0) = 0.6, P(Y = j) = 0.1 (j = 1..4): the median
+    form converges to -1 < 0 although the laws differ (energy distance 0.6), in exact
+    arithmetic; dcor's average=np.median on large samples shows the same sign."""
+    from fractions import Fraction as Fr
+
+    law = {0: Fr(6, 10), 1: Fr(1, 10), 2: Fr(1, 10), 3: Fr(1, 10), 4: Fr(1, 10)}
+
+    def dist_law(p, q):
+        out = {}
+        for a, pa in p.items():
+            for b, pb in q.items():
+                out[abs(a - b)] = out.get(abs(a - b), 0) + pa * pb
+        return out
+
+    def median(dl):
+        c = 0
+        for v in sorted(dl):
+            c += dl[v]
+            assert c != Fr(1, 2)  # the median is unique
+            if c > Fr(1, 2):
+                return v
+
+    def mean(dl):
+        return sum(v * p for v, p in dl.items())
+
+    point = {0: Fr(1)}
+    med = 2 * median(dist_law(point, law)) - median(dist_law(point, point)) \
+        - median(dist_law(law, law))
+    energy = 2 * mean(dist_law(point, law)) - mean(dist_law(point, point)) \
+        - mean(dist_law(law, law))
+    assert (med, energy) == (-1, Fr(6, 10))
+
+    dcor = pytest.importorskip("dcor")
+    rng = np.random.default_rng(0)
+    y = rng.choice([0, 1, 2, 3, 4], p=[0.6, 0.1, 0.1, 0.1, 0.1], size=400).astype(float)
+    x = np.zeros(400)
+    assert dcor.energy_distance(x, y, average=np.median) < 0
+    assert es.energy_distance(x, y) > 0.4
