@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from .._core._validation import as_square_matrix, short_list
+from .._core._validation import as_square_matrix, is_int, short_list
 from ._results import PermanovaResult
 from .disco import disco
 
@@ -110,6 +110,8 @@ def permanova(D, grouping, column=None, permutations=999, rng=None, exact=None):
     p-value                                 0.666667
     number of permutations                         6
     """
+    if not is_int(permutations) or not 0 <= permutations <= 10**9:
+        raise ValueError(f"`permutations` must be an integer in [0, 10**9]; got {permutations!r}.")
     mat, ids = _matrix(D)
     labels = _grouping(grouping, column, ids, mat.shape[0])
     # squared in units where the largest dissimilarity is in [0.5, 1), so that no square

@@ -214,3 +214,6 @@ def test_errors_name_the_argument():
         es.permanova(pd.DataFrame(DM_TIES, index=IDS4, columns=IDS4[::-1]), GROUPING_EQUAL)
     with pytest.raises(ValueError, match=r"at least 2 groups"):
         es.permanova(DM_TIES, ["a"] * 4)
+    for bad in (-1, 2.5, 10**12):
+        with pytest.raises(ValueError, match=r"`permutations` must be an integer in \[0, 10\*\*9\]"):
+            es.permanova(DM_TIES, GROUPING_EQUAL, permutations=bad)
