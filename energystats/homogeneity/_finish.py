@@ -48,8 +48,10 @@ def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_
     nn = lab.sizes.astype(np.float64)
     g = M / np.outer(nn, nn)
     estimator = getattr(stat, "estimator", "V")
-    if estimator == "U":  # within means over distinct pairs (every group has 2 points: checked)
-        gd = np.diag(M) / (nn * (nn - 1.0))
+    if estimator == "U":  # within means over distinct pairs (every compared group has 2 points:
+        # checked; one that takes part in no comparison, alone in its strata, may have 1: NaN)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gd = np.where(nn > 1.0, np.diag(M) / (nn * (nn - 1.0)), np.nan)
     else:
         gd = np.diag(g)
     E = 2.0 * g - gd[:, None] - gd[None, :]

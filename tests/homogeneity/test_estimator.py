@@ -137,6 +137,23 @@ def test_u_needs_two_points_per_group_within_strata():
         es.energy_test(z, labels=group, strata=block, estimator="U")
 
 
+def test_u_allows_a_one_point_group_that_compares_with_nothing():
+    # group 2 is alone in its stratum: no comparison uses it, so U is defined; its pooled
+    # within mean is not (NaN in energy_distances), and no division warning is raised
+    z = np.arange(9.0)
+    group = np.array([0, 0, 1, 1, 0, 0, 1, 1, 2])
+    block = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.warns(UserWarning, match="hold a single group"):
+            res = es.energy_test(z, labels=group, strata=block, estimator="U", n_resamples=0)
+    ref = math.fsum(loop_energy_stat([z[(block == b) & (group == g)] for g in (0, 1)], "U")
+                    for b in (0, 1))
+    assert res.statistic == pytest.approx(ref, rel=1e-12, abs=1e-12)
+    assert np.isnan(res.energy_distances[0, 2]) and res.energy_distances[0, 1] == 0.0
+
+
 def test_estimator_must_be_v_or_u():
     x, y = data(0, (5, 4))
     with pytest.raises(ValueError, match=r"`estimator` must be 'V' or 'U'; got 'u'"):
