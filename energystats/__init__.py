@@ -32,6 +32,8 @@ _EXPORTS = {
     "EnergyTestResult": "homogeneity",
     "disco": "homogeneity",
     "energy_test": "homogeneity",
+    "permanova": "homogeneity",
+    "PermanovaResult": "homogeneity",
     "energy_distance": "distance",
     "gram_matrix": "distance",
     "is_negative_type": "distance",

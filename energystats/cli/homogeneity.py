@@ -73,6 +73,8 @@ def _cmd_test(args):
     pkw = _pvalue_kwargs(args)
     seed = None if pkw.get("pvalue_method") == "asymptotic" else _draw_seed(args)
     kw = dict(n_resamples=args.resamples, rng=seed, **met, **pkw)  # progress: main's ambient
+    if args.estimator != "V":
+        kw["estimator"] = args.estimator
     if len(args.files) == 1:
         path = args.files[0]
         if not args.by:
@@ -117,6 +119,8 @@ def _cmd_test(args):
         row["pvalue_method"] = res.pvalue_method
     if res.pvalue_method == "decision":
         row["decision"] = res.decision
+    if res.estimator != "V":
+        row["estimator"] = res.estimator
     table = pd.DataFrame([row], index=pd.Index(["energy test"], name="test"))
     emit([("energy test of equal distributions", table)], args.format)
     extra = ("" if res.strata is None else

@@ -142,6 +142,10 @@ def build_parser():
     p.add_argument("--strata", metavar="COLUMN",
                    help="strata column: rows relabelled within strata, groups compared within "
                         "them (blocked designs, repeated measures)")
+    p.add_argument("--estimator", choices=("V", "U"), default="V",
+                   help="within-group means over all pairs (V, R energy's eqdist.etest) or "
+                        "distinct pairs (U, dcor's u_statistic), in the statistic and the null "
+                        "(default: V)")
     _add_inference_args(p, 999, "permutations")
     _add_pvalue_method_args(p, asymptotic=True)
     p.set_defaults(func=_cmd_test)

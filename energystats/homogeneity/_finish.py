@@ -47,9 +47,15 @@ def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_
     M = A.T @ obs_M[0] @ A
     nn = lab.sizes.astype(np.float64)
     g = M / np.outer(nn, nn)
-    gd = np.diag(g)
+    estimator = getattr(stat, "estimator", "V")
+    if estimator == "U":  # within means over distinct pairs (every compared group has 2 points:
+        # checked; one that takes part in no comparison, alone in its strata, may have 1: NaN)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gd = np.where(nn > 1.0, np.diag(M) / (nn * (nn - 1.0)), np.nan)
+    else:
+        gd = np.diag(g)
     E = 2.0 * g - gd[:, None] - gd[None, :]
-    if st.metric.kind == "builtin":  # negative type: E >= 0 (rounding)
+    if st.metric.kind == "builtin" and estimator == "V":  # negative type: E >= 0 (rounding)
         E = nonnegative(E, 2.0 * np.abs(g) + np.abs(gd[:, None]) + np.abs(gd[None, :]))
     np.fill_diagonal(E, 0.0)
     pvalue = asymptotic
@@ -71,7 +77,7 @@ def _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine_
                             strata=None if st.strata is None else list(st.strata.groups),
                             strata_name=st.strata_name,
                             pvalue_method=method,
-                            decision=None if rule is None else rule.decision)
+                            decision=None if rule is None else rule.decision, estimator=estimator)
 
 
 def _disco_finish(st, units, parts, is_exact, engine_name, rules=None):

@@ -11,7 +11,7 @@ import pandas as pd
 from .._core import _sequential
 from .._core._validation import short_list
 
-__all__ = ["EnergyTestResult", "DiscoResult"]
+__all__ = ["EnergyTestResult", "DiscoResult", "PermanovaResult"]
 
 
 # -- results -----------------------------------------------------------------
@@ -36,7 +36,8 @@ class EnergyTestResult:
     ----------
     statistic : float
         :math:`\sum_{i<j} \frac{n_i n_j}{n_i + n_j} E(C_i, C_j)` (R ``energy``'s
-        ``eqdist.etest`` statistic; V-statistics, no square root).
+        ``eqdist.etest`` statistic; V-statistics, no square root; with
+        ``estimator='U'``, :math:`E_U` instead of :math:`E`).
     pvalue : float or None
         Permutation p-value (or, with ``pvalue_method='asymptotic'``, the
         gamma approximation's); ``None`` when ``n_resamples=0``.
@@ -81,6 +82,10 @@ class EnergyTestResult:
     decision : str or None
         With ``pvalue_method='decision'``: 'p <= alpha', 'p > alpha', or None
         when ``n_resamples`` relabellings did not settle it.
+    estimator : str
+        'V' or 'U': how the within-group means were taken, in ``statistic``,
+        ``null_distribution`` and ``energy_distances`` alike (see
+        :func:`energy_test`).
     """
 
     statistic: float
@@ -99,10 +104,13 @@ class EnergyTestResult:
     strata_name: str | None = None
     pvalue_method: str = "full"
     decision: str | None = None
+    estimator: str = "V"
 
     def __repr__(self):
         st = "" if self.strata is None else f", strata={len(self.strata)}"
         seq = "" if self.pvalue_method == "full" else f", pvalue_method={self.pvalue_method!r}"
+        if self.estimator != "V":
+            seq += f", estimator={self.estimator!r}"
         if self.pvalue_method == "decision":
             seq += f", decision={self.decision!r}"
         return (f"EnergyTestResult(statistic={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}"
@@ -332,3 +340,73 @@ class DiscoResult:
             notes = "\nrows:" + notes
         table = frame.to_string(float_format=lambda v: f"{v:.6g}", na_rep="")
         return f"DISCO (distance components; F test, {how}){what}\n{table}{notes}"
+
+
+@dataclass(frozen=True)
+class PermanovaResult:
+    r"""Result of :func:`permanova`, with scikit-bio's fields.
+
+    Attributes
+    ----------
+    sample_size : int
+        Number of objects n.
+    n_groups : int
+        Number of groups k.
+    statistic : float
+        The pseudo-F, :math:`\frac{(SS_T - SS_W)/(k-1)}{SS_W/(n-k)}` (DISCO's F
+        on the squared dissimilarities).
+    pvalue : float or None
+        Permutation p-value; ``None`` when ``permutations=0`` (scikit-bio:
+        NaN, as in :meth:`to_frame`).
+    n_permutations : int
+        Number of relabellings in ``null_distribution`` (all of them when
+        ``exact``).
+    exact : bool
+        True when every distinct relabelling was enumerated.
+    seed : int or None
+        Seed of the random relabellings (as in :class:`DiscoResult`).
+    groups : list
+        Group names, in the order of ``sizes``.
+    sizes : ndarray of int, shape (k,)
+    null_distribution : ndarray, shape (n_permutations,)
+        The pseudo-F of each relabelling.
+    disco : DiscoResult
+        The underlying DISCO (index 2): ``between`` is :math:`SS_A`,
+        ``within`` :math:`SS_W`, ``total`` :math:`SS_T`.
+    method_name : str
+        'PERMANOVA'.
+    test_statistic_name : str
+        'pseudo-F'.
+    """
+
+    sample_size: int
+    n_groups: int
+    statistic: float
+    pvalue: float | None
+    n_permutations: int
+    exact: bool
+    seed: int | None
+    groups: list
+    sizes: np.ndarray
+    null_distribution: np.ndarray = field(repr=False)
+    disco: DiscoResult = field(repr=False)
+    method_name: str = "PERMANOVA"
+    test_statistic_name: str = "pseudo-F"
+
+    def to_frame(self):
+        """scikit-bio's table: rows 'method name', 'test statistic name', 'sample size',
+        'number of groups', 'test statistic', 'p-value' (NaN without permutations) and
+        'number of permutations'; one column 'PERMANOVA results' (its Series is scikit-bio's
+        result)."""
+        idx = ["method name", "test statistic name", "sample size", "number of groups",
+               "test statistic", "p-value", "number of permutations"]
+        vals = [self.method_name, self.test_statistic_name, self.sample_size, self.n_groups,
+                self.statistic, np.nan if self.pvalue is None else self.pvalue,
+                self.n_permutations]
+        return pd.DataFrame({"PERMANOVA results": pd.Series(vals, index=idx, dtype=object)})
+
+    def __repr__(self):
+        ex = ", exact=True" if self.exact else ""
+        return (f"PermanovaResult(pseudo-F={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}, "
+                f"sample_size={self.sample_size}, n_groups={self.n_groups}, "
+                f"n_permutations={self.n_permutations}{ex}{_fmt_seed(self.seed)})")

@@ -20,7 +20,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
                 numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0,
                 rng=None, exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET,
                 progress=False, n_threads=None, backend=None, compute=True, pvalue_method="full",
-                sequential_h=10, alpha=0.05):
+                sequential_h=10, alpha=0.05, estimator="V"):
     r"""Energy test of equal distributions for k ≥ 2 samples (permutation test).
 
     Parameters
@@ -126,13 +126,24 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         The number of exceedances that stops 'sequential'.
     alpha : float, default 0.05
         The level that 'decision' decides against.
+    estimator : {'V', 'U'}, default 'V'
+        How the within-group means :math:`g(C_j, C_j)` are taken, in the
+        statistic and in every relabelling's statistic alike: 'V' over all
+        :math:`n_j^2` pairs (R ``energy``'s ``eqdist.etest``), 'U' over the
+        :math:`n_j(n_j - 1)` distinct pairs (dcor's
+        ``estimation_stat='u_statistic'``; the order of hyppo's default
+        ``bias=False`` statistic for two samples).  With unequal group sizes
+        the two order the relabellings differently, so their p-values differ
+        (see Notes).  'U' needs at least 2 points in every group (within
+        every stratum) and is not available with ``pvalue_method='asymptotic'``.
 
     Returns
     -------
     EnergyTestResult
         ``statistic``, ``pvalue``, ``null_distribution``, ``n_resamples``,
         ``exact``, ``sizes``, ``groups``, ``energy_distances``, ``engine``,
-        ``pvalue_se``, ``seed``, ``columns``, ``pvalue_method``, ``decision``.
+        ``pvalue_se``, ``seed``, ``columns``, ``pvalue_method``, ``decision``,
+        ``estimator``.
 
     Notes
     -----
@@ -151,6 +162,16 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     ``eqdist.etest`` counts strictly greater values instead.  When all N
     distinct relabellings are enumerated, the p-value is the exact
     :math:`\#\{\mathcal{E}^* \ge \mathcal{E}\} / N`.
+
+    With ``estimator='U'`` the within-group means are over distinct pairs,
+    :math:`g_U(A, A) = \frac{1}{|A|(|A| - 1)}\sum_{a \ne a'} \rho(a, a')`,
+    and :math:`E_U(A, B) = 2g(A, B) - g_U(A, A) - g_U(B, B)` (unbiased for
+    the energy distance of the two laws, so it can be negative) replaces
+    :math:`E` in the statistic and in ``energy_distances``.  For two samples
+    of sizes m and n (N = m + n) a relabelling changes the statistic through
+    the within sums only: V weighs them as :math:`S_{11}/m + S_{22}/n`
+    (up to a common factor), U as :math:`S_{11}/(m-1) + S_{22}/(n-1)`, so
+    with m ≠ n the order of the relabellings, hence the p-value, differs.
 
     Ties: a relabelling whose statistic equals the observed one exactly is
     computed with different rounding by different engines, so ":math:`\ge`"
@@ -240,6 +261,12 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     0.433
     >>> es.energy_test(z, labels=group, strata=block, rng=0).pvalue
     0.008
+
+    The U-statistic form (dcor's ``estimation_stat='u_statistic'``):
+
+    >>> res = es.energy_test(x, y[:10], n_resamples=199, rng=1, estimator="U")
+    >>> res.estimator, round(res.statistic, 3), res.pvalue
+    ('U', 25.038, 0.005)
     """
     st = _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                       n_resamples, rng, method, memory_budget, progress, n_threads, exact,
@@ -249,9 +276,13 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     if unit.layout.df_between < 1:
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
     unit.layout.warn_idle("strata")
-    stat = _EnergyStatistic(unit.layout)
+    stat = _energy_statistic(unit.layout, estimator, st.strata is not None)
     _sequential.check_rule_options(sequential_h, alpha)  # checked even where unused
     if pvalue_method == _asymptotic.ASYMPTOTIC:
+        if estimator == "U":
+            raise ValueError("`pvalue_method='asymptotic'` is the limit law of the V statistic; "
+                             "with `estimator='U'` use a permutation p-value ('full', "
+                             "'sequential' or 'decision').")
         _asymptotic.check_options("energy_test", exact, st.strata)
         if st.dask:
             return _dask_energy_asymptotic(st, unit, stat, compute)
@@ -265,6 +296,52 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen, exact=exact,
         progress=progress, strata=unit.strata, rule=rule, tolerance=stat.tolerance)
     return _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine.name, rule)
+
+
+class _EnergyStatisticU(_EnergyStatistic):
+    """The k-sample energy statistic with U-statistic within-group means (over distinct pairs;
+    rho(x, x) = 0, so the diagonal group sums are sums over distinct pairs already)."""
+
+    estimator = "U"
+
+    def __init__(self, layout):
+        super().__init__(layout)
+        s = layout.sizes
+        self.within = s * np.maximum(s - 1.0, 1.0)  # cells of one point take no part (checked)
+
+    def energy_distances(self, M):
+        """``E_U`` of every pair of cells in a stratum, shape (B, pairs), from sums ``M`` (B, K, K)."""
+        L = self.layout
+        g = M[:, L.iu, L.ju] / (L.sizes[L.iu] * L.sizes[L.ju])
+        d = np.diagonal(M, axis1=1, axis2=2) / self.within
+        return 2.0 * g - d[:, L.iu] - d[:, L.ju]
+
+    def __call__(self, Ms):
+        return self.energy_distances(Ms[0]) @ self.w
+
+    def tolerance(self, obs_Ms):
+        """Rounding error of the statistic: each sum's allowed error through the formula."""
+        L = self.layout
+        ni, nj = L.sizes[L.iu], L.sizes[L.ju]
+        sens = float(np.sum(self.w * (2.0 / (ni * nj) + 1.0 / self.within[L.iu]
+                                      + 1.0 / self.within[L.ju])))
+        return _permutation.sum_error(obs_Ms[0]) * sens
+
+
+def _energy_statistic(layout, estimator, stratified):
+    """The statistic of ``estimator`` ('V' or 'U'; checked here) on the cells of ``layout``."""
+    if estimator not in ("V", "U"):
+        raise ValueError(f"`estimator` must be 'V' or 'U'; got {estimator!r}.")
+    if estimator == "V":
+        return _EnergyStatistic(layout)
+    cells = np.union1d(layout.iu, layout.ju)
+    small = cells[layout.sizes[cells] < 2]
+    if small.size:
+        where = " within a stratum" if stratified else ""
+        raise ValueError(f"`estimator='U'` needs at least 2 points in every group{where} (it "
+                         f"averages over distinct pairs); got {small.size} group(s){where} of "
+                         f"{int(layout.sizes[small[0]])} point.")
+    return _EnergyStatisticU(layout)
 
 
 def _energy_test_asymptotic(st, unit, stat):

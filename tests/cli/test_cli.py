@@ -673,6 +673,28 @@ class TestDataPath:
         rc, out, err = run_cli("test", d / "data.csv", "-q")
         assert rc == 2 and "--by" in _one_line(err) and "several files" in err
 
+    def test_estimator_u(self, files):
+        d, df = files
+        rc, out, err = run_cli("test", d / "A.csv", d / "C.parquet", "-R", "0", "--estimator", "U",
+                               "--format", "json")
+        assert rc == 0, err
+        rec = json.loads(out)
+        X = df[["x", "y"]].to_numpy()
+        A, C = X[df.group == "a"], X[df.group == "c"]
+
+        def g_u(P):  # mean over distinct pairs
+            n = len(P)
+            return sum(np.linalg.norm(P[i] - P[j]) for i in range(n) for j in range(n)
+                       if i != j) / (n * (n - 1))
+        E_u = 2 * ref_g(A, C) - g_u(A) - g_u(C)
+        assert rec["estimator"] == "U"
+        assert rec["statistic"] == pytest.approx(len(A) * len(C) / (len(A) + len(C)) * E_u,
+                                                 rel=1e-12)
+        rc, out, err = run_cli("test", d / "A.csv", d / "C.parquet", "-R", "0", "--estimator", "U")
+        assert rc == 0 and "estimator" in out
+        rc, out, err = run_cli("test", d / "A.csv", d / "C.parquet", "-R", "0")
+        assert rc == 0 and "estimator" not in out
+
     def test_reported_seed_reproduces_the_pvalue(self, files):
         d, _ = files
         args = ("test", d / "data.csv", "--by", "group", "--numeric-only", "-R", "99")
