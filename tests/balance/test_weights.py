@@ -73,6 +73,7 @@ CASES = [  # (k, estimand, improved, lam, base weights)
     (3, "ATE", True, 0.0, False),
     (3, "ATE", False, 0.2, True),
     (2, "ATE", True, 0.0, True),
+    (3, "ATT", True, 0.0, False),                  # focal level 2, two levels weighted towards it
 ]
 
 
@@ -81,8 +82,9 @@ def test_objective_and_constraints_against_loops(k, estimand, improved, lam, bas
     X, t = _data(k=k)
     n = len(X)
     s = np.random.default_rng(5).uniform(0.5, 2.0, n) if based else None
+    focal = 2 if (k == 3 and estimand != "ATE") else None
     res = es.energy_balancing_weights(X, t, estimand=estimand, improved=improved, lam=lam,
-                                      base_weights=s)
+                                      base_weights=s, focal=focal)
     sw = np.ones(n) if s is None else s
     D = _dist(_studentize(X, sw))
     w = res.weights
@@ -92,7 +94,7 @@ def test_objective_and_constraints_against_loops(k, estimand, improved, lam, bas
     if estimand == "ATE":
         target, opt = sw / sw.sum(), list(range(k))
     else:
-        f = 1 if estimand == "ATT" else 0
+        f = focal if focal is not None else (1 if estimand == "ATT" else 0)
         target, opt = _masses(sw, t == f), [g for g in range(k) if g != f]
         np.testing.assert_allclose(w[t == f], sw[t == f] / sw[t == f].mean(), rtol=1e-12)
     want = _objective_loop(D, t, w, target, opt, improved, lam, n)
@@ -290,3 +292,13 @@ def test_missing_solver_says_how_to_install(monkeypatch):
     X, t = _data(n=20)
     with pytest.raises(ImportError, match=r"pip install energy-statistics\[balance\]"):
         es.energy_balancing_weights(X, t)
+
+
+def test_same_weights_on_one_and_two_threads():
+    X, t = _data(n=50, k=3, seed=12)
+    a = es.energy_balancing_weights(X, t, n_threads=1)
+    b = es.energy_balancing_weights(X, t, n_threads=2)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    c = es.independence_weights(X, X[:, 0] + t, n_threads=1)
+    d = es.independence_weights(X, X[:, 0] + t, n_threads=2)
+    np.testing.assert_array_equal(c.weights, d.weights)

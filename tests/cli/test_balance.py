@@ -85,3 +85,11 @@ def test_missing_solver_is_a_one_line_error(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "osqp", None)
     rc, _, err = run_cli("balance", data[0], "-t", "t")
     assert rc == 2 and "pip install energy-statistics[balance]" in err and "Traceback" not in err
+
+
+def test_help_has_an_example():
+    from energystats.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices["balance"]
+    text = sub.format_help()
+    assert "example" in text and "energystats balance data.csv --treatment t" in text
