@@ -64,6 +64,12 @@ _EXPORTS = {
     "normality_test": "goodness_of_fit",
     "poisson_test": "goodness_of_fit",
     "gof_test": "goodness_of_fit",
+    "energy_balancing_weights": "balance",
+    "independence_weights": "balance",
+    "balance_table": "balance",
+    "BalancingWeightsResult": "balance",
+    "IndependenceWeightsResult": "balance",
+    "BalanceTableResult": "balance",
     "DataConversionWarning": "_core._validation",
     "DegenerateStatisticWarning": "_core._permutation",
 }

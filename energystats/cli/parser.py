@@ -7,6 +7,7 @@ import argparse
 import textwrap
 
 from ._common import FORMATS, INPUT_FORMATS, _level, _one_char, _seed
+from .balance import _cmd_balance
 from .clustering import _cmd_cluster
 from .demo import _cmd_demo
 from .dependence import _cmd_dcor, _cmd_dcor_matrix
@@ -286,6 +287,45 @@ def build_parser():
                         ".parquet, .json); text input written as text keeps every field as it is")
     p.add_argument("--label-column", default="cluster", help="name of the label column (default: cluster)")
     p.set_defaults(func=_cmd_cluster)
+
+    p = sub.add_parser(
+        "balance", parents=[data, common], formatter_class=_FMT,
+        help="energy balancing weights for causal inference, with the balance table",
+        description=_wrap("Energy balancing weights (Huling & Mak 2024) of the rows of one file "
+                          "for the treatment column --treatment (binary or multi-category; "
+                          "--continuous: independence weights, Huling, Greifer & Chen 2023), and "
+                          "the balance table before and after weighting (standardised mean "
+                          "differences, variance ratios, weighted KS, the energy distance or "
+                          "distance correlation, effective sample sizes). Needs the [balance] "
+                          "extra (pip install energy-statistics[balance])."),
+        epilog="examples:\n  energystats balance data.csv --treatment t --estimand ATT --out weights.csv\n"
+               "  energystats balance data.csv --treatment dose --continuous --format json",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--treatment", "-t", required=True, metavar="COLUMN", help="treatment column")
+    p.add_argument("--estimand", choices=("ATE", "ATT", "ATC"), default="ATE",
+                   help="target: the whole sample (ATE), the treated (ATT) or the controls (ATC) "
+                        "(default: ATE)")
+    p.add_argument("--focal", metavar="LEVEL",
+                   help="the target level with ATT/ATC (default: 1 for ATT, 0 for ATC of a 0/1 "
+                        "treatment; required otherwise)")
+    p.add_argument("--continuous", action="store_true",
+                   help="continuous treatment: independence weights")
+    p.add_argument("--no-improved", action="store_true",
+                   help="leave out the energy distances between the weighted groups")
+    p.add_argument("--base-weights", metavar="COLUMN", help="column of sampling weights")
+    p.add_argument("--lam", type=float, default=0.0,
+                   help="ridge penalty lam * sum (w/n)^2, >= 0 (default: 0)")
+    p.add_argument("--standardize", choices=("studentized", "mahalanobis", "none"),
+                   default="studentized", help="units of the covariates (default: studentized)")
+    p.add_argument("--solver", choices=("osqp", "clarabel"), default="osqp",
+                   help="QP solver (default: osqp)")
+    p.add_argument("--out", "-o", metavar="PATH",
+                   help="write the input rows with a weight column appended (.csv, .tsv, "
+                        ".parquet, .json)")
+    p.add_argument("--weight-column", default="weight",
+                   help="name of the weight column (default: weight)")
+    p.set_defaults(func=_cmd_balance)
 
     p = sub.add_parser(
         "demo", formatter_class=_FMT,

@@ -155,6 +155,19 @@ REGISTRY: dict[str, Entry] = {
     "cluster_test": Entry(lambda X, s: es.cluster_test(X, 2, n_resamples=NR, rng=s),
                           {"statistic": 0, "pvalue": 0, "labels": 0}, random=True,
                           interrupt="test_interrupt.py"),
+    # -- balance (needs the [balance] extra: osqp) ------------------------------------------
+    "energy_balancing_weights": Entry(
+        lambda X, s: es.energy_balancing_weights(X[:, :2], X[:, 2] > 0), {"weights": 0, "objective": 0},
+        memory=lambda X, b: es.energy_balancing_weights(X[:, :2], X[:, 2] > 0, memory_budget=b),
+        notes="studentized covariates: the weights and the objective do not change with the scale"),
+    "independence_weights": Entry(
+        lambda X, s: es.independence_weights(X[:, :2], X[:, 2]), {"weights": 0, "objective": 0},
+        memory=lambda X, b: es.independence_weights(X[:, :2], X[:, 2], memory_budget=b)),
+    "balance_table": Entry(
+        lambda X, s: es.balance_table(X[:, :2], X[:, 2] > 0, np.where(X[:, 0] > 0, 2.0, 1.0)),
+        {"table": 0, "energy_before": 0, "energy_after": 0},
+        memory=lambda X, b: es.balance_table(X[:, :2], X[:, 2] > 0, np.where(X[:, 0] > 0, 2.0, 1.0),
+                                             memory_budget=b)),
     "clustering_accuracy": Entry(
         lambda X, s: es.clustering_accuracy((X[:, 0] > 0).astype(int), (X[:, 1] > 0).astype(int)),
         {"": 0}),

@@ -1,0 +1,143 @@
+"""Balancing weights: the simulation of the guide page, and time and memory of the QP solvers.
+
+Three parts (each alone with its flag, all three by default):
+
+* ``--simulation``: a confounded binary treatment with a known effect (ATE = 1), R data
+  sets of n rows (fixed seeds): the bias and RMSE of the difference of (weighted) means with
+  no weights, inverse-probability weights from a logistic regression (scikit-learn, when
+  installed) and energy balancing weights (ATE, improved); the numbers of
+  ``docs/guide/balance.rst``;
+* ``--solvers``: ATE weights at n = 2 000 and 10 000, d = 10, with OSQP (the default) and
+  Clarabel: seconds, the objective, the KKT residual, and the peak resident memory of the
+  process that ran it (each case in a child process, ``ru_maxrss``); n = 10 000 needs about
+  4 GiB (``memory_budget`` raised here) and minutes;
+* ``--streamed``: the weighted energy distance at n = m = 10⁵ (``energy_distance(weights=)``,
+  streamed, no n×n matrix): seconds and peak memory; skipped when this build's
+  ``energy_distance`` has no ``weights``.
+
+Run::
+
+    python benchmarks/bench_balance.py --simulation --reps 200     # ~1-2 minutes on 2 cores
+    python benchmarks/bench_balance.py --solvers --sizes 2000 10000
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import energystats as es
+
+
+def simulate(seed, n):
+    """X ~ N(0, I_4); P(T = 1) = logistic(-0.3 + 0.8 x0 + 0.6 x1^2 - 0.5 x2 x3);
+    Y = T + x0 + x1^2 + 0.5 x2 x3 + N(0, 1): the effect is 1, and a logistic model linear in
+    x misses both nonlinear confounders."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    lin = -0.3 + 0.8 * X[:, 0] + 0.6 * X[:, 1] ** 2 - 0.5 * X[:, 2] * X[:, 3]
+    t = (rng.uniform(size=n) < 1 / (1 + np.exp(-lin))).astype(int)
+    y = t + X[:, 0] + X[:, 1] ** 2 + 0.5 * X[:, 2] * X[:, 3] + rng.normal(size=n)
+    return X, t, y
+
+
+def weighted_diff(y, t, w):
+    return np.average(y[t == 1], weights=w[t == 1]) - np.average(y[t == 0], weights=w[t == 0])
+
+
+def run_simulation(reps, n):
+    try:
+        from sklearn.linear_model import LogisticRegression
+    except ImportError:
+        LogisticRegression = None
+    est = {"unweighted": [], "logistic IPW": [], "energy": []}
+    for r in range(reps):
+        X, t, y = simulate(1000 + r, n)
+        est["unweighted"].append(weighted_diff(y, t, np.ones(n)))
+        if LogisticRegression is not None:
+            p = LogisticRegression(C=1e6, max_iter=1000).fit(X, t).predict_proba(X)[:, 1]
+            est["logistic IPW"].append(weighted_diff(y, t, np.where(t == 1, 1 / p, 1 / (1 - p))))
+        est["energy"].append(weighted_diff(y, t, es.energy_balancing_weights(X, t).weights))
+    print(f"simulation: {reps} data sets of n = {n}, true ATE = 1 (seeds 1000..{1000 + reps - 1})")
+    print(f"{'weights':<14}{'bias':>9}{'RMSE':>9}{'MC s.e. of bias':>17}")
+    for name, v in est.items():
+        if not v:
+            print(f"{name:<14}  (scikit-learn not installed)")
+            continue
+        e = np.asarray(v) - 1.0
+        print(f"{name:<14}{e.mean():>9.3f}{np.sqrt((e ** 2).mean()):>9.3f}"
+              f"{e.std(ddof=1) / np.sqrt(len(e)):>17.3f}")
+
+
+_CHILD = """
+import json, resource, sys, time
+import numpy as np, energystats as es
+n, solver = int(sys.argv[1]), sys.argv[2]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(n, 10))
+t = (X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n) > 0.5).astype(int)
+es.energy_balancing_weights(X[:20], t[:20] if len(set(t[:20])) == 2 else np.arange(20) % 2,
+                            solver=solver)  # warm-up: the imports of the first call
+t0 = time.perf_counter()
+r = es.energy_balancing_weights(X, t, solver=solver, memory_budget=2**36)
+dt = time.perf_counter() - t0
+print(json.dumps({"seconds": dt, "objective": r.objective, "kkt": r.kkt_residual,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run_solvers(sizes):
+    print(f"{'n':>7} {'solver':<9}{'seconds':>9}{'objective':>20}{'KKT residual':>14}{'peak RSS':>11}")
+    for n in sizes:
+        for solver in ("osqp", "clarabel"):
+            proc = subprocess.run([sys.executable, "-c", _CHILD, str(n), solver], capture_output=True,
+                                  text=True)
+            if proc.returncode:
+                print(f"{n:>7} {solver:<9} failed: {proc.stderr.strip().splitlines()[-1]}")
+                continue
+            r = json.loads(proc.stdout)
+            print(f"{n:>7} {solver:<9}{r['seconds']:>9.2f}{r['objective']:>20.12g}{r['kkt']:>14.1e}"
+                  f"{r['peak_mib']:>8.0f} MiB")
+
+
+def run_streamed(n):
+    if "weights" not in inspect.signature(es.energy_distance).parameters:
+        print("streamed weighted energy distance: skipped (energy_distance has no `weights` in this "
+              "build)")
+        return
+    import resource
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(n, 10)), rng.normal(0.1, 1, size=(n, 10))
+    u, v = rng.uniform(0.5, 2, n), rng.uniform(0.5, 2, n)
+    t0 = time.perf_counter()
+    e = es.energy_distance(x, y, weights=u, weights_y=v)
+    print(f"weighted energy distance, n = m = {n}, d = 10: {time.perf_counter() - t0:.1f} s, E = {e:.6g}, "
+          f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--simulation", action="store_true")
+    ap.add_argument("--solvers", action="store_true")
+    ap.add_argument("--streamed", action="store_true")
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--n", type=int, default=300, help="rows of each simulated data set")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
+    args = ap.parse_args()
+    every = not (args.simulation or args.solvers or args.streamed)
+    if every or args.simulation:
+        run_simulation(args.reps, args.n)
+    if every or args.solvers:
+        run_solvers(args.sizes)
+    if every or args.streamed:
+        run_streamed(100_000)
+
+
+if __name__ == "__main__":
+    main()

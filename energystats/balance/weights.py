@@ -1,0 +1,420 @@
+"""Energy balancing weights (Huling and Mak 2024) and independence weights (Huling, Greifer
+and Chen 2023), each the solution of a convex quadratic programme (:mod:`._qp`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._core._metrics import _real
+from . import _forms, _qp
+
+__all__ = ["energy_balancing_weights", "independence_weights", "BalancingWeightsResult",
+           "IndependenceWeightsResult"]
+
+ESTIMANDS = ("ATE", "ATT", "ATC")
+
+
+@dataclass(frozen=True)
+class BalancingWeightsResult:
+    r"""Result of :func:`energy_balancing_weights`.
+
+    Attributes
+    ----------
+    weights : ndarray, shape (n,)
+        One weight per row, non-negative, with mean 1 within each treatment group
+        (they sum to the group's size). These are the final weights: the base
+        weights, if any, are already in them (through the target).
+    estimand : str
+        'ATE', 'ATT' or 'ATC'.
+    groups : list
+        The treatment levels, in the order of ``sizes`` and the per-group fields.
+    sizes : ndarray of int
+        Rows per level.
+    focal : object or None
+        The level whose (base-weighted) sample is the target with 'ATT'/'ATC'.
+    energy_before, energy_after : ndarray, shape (k,)
+        Energy distance :math:`E` of each level's covariates to the target, with the base
+        weights and with ``weights`` (0 for the focal level), in the standardised units.
+    objective : float
+        The minimised objective: :math:`\sum_g E_w(g, \text{target})` plus, with
+        ``improved``, :math:`\sum_{g<h} E_w(g, h)`, plus the penalty.
+    ess : ndarray, shape (k,)
+        Effective sample size :math:`(\sum w)^2/\sum w^2` of each level under ``weights``.
+    kkt_residual : float
+        The natural KKT residual :math:`\max|x - \Pi(x - \nabla f(x)/\|\nabla f\|_\infty)|` at
+        the returned weights (zero exactly at the optimum).
+    solver : str
+    improved, lam, standardize :
+        The options used.
+    index : pandas.Index or None
+        The rows' index (DataFrame input).
+    """
+
+    weights: np.ndarray
+    estimand: str
+    groups: list
+    sizes: np.ndarray
+    focal: object
+    energy_before: np.ndarray
+    energy_after: np.ndarray
+    objective: float
+    ess: np.ndarray
+    kkt_residual: float
+    solver: str
+    improved: bool
+    lam: float
+    standardize: str | None
+    index: object = None
+
+    def to_frame(self):
+        """One row per treatment level: size, ESS, energy distance to the target before/after."""
+        return pd.DataFrame({"n": self.sizes, "ess": self.ess, "energy_before": self.energy_before,
+                             "energy_after": self.energy_after},
+                            index=pd.Index(self.groups, name="treatment"))
+
+    def __repr__(self):
+        return (f"BalancingWeightsResult(estimand={self.estimand!r}, groups={self.groups}, "
+                f"objective={self.objective:.6g}, ess={np.round(self.ess, 1).tolist()}, "
+                f"solver={self.solver!r})")
+
+
+@dataclass(frozen=True)
+class IndependenceWeightsResult:
+    r"""Result of :func:`independence_weights`.
+
+    Attributes
+    ----------
+    weights : ndarray, shape (n,)
+        Non-negative weights with mean 1.
+    objective : float
+        The minimised objective (see :func:`independence_weights`).
+    dcov_sqr : float
+        Its first term, the weighted :math:`\mathrm{dCov}^2` of treatment and covariates.
+    energy_treatment, energy_covariates : float
+        Its margin terms: energy distance of the weighted to the base-weighted sample.
+    dcor_before, dcor_after : float
+        Weighted distance correlation (V-statistic, weighted double centring) of treatment
+        and covariates under the base weights and under ``weights``.
+    ess : float
+        Effective sample size :math:`(\sum w)^2/\sum w^2`.
+    kkt_residual : float
+        As in :class:`BalancingWeightsResult`.
+    solver : str
+    lam, standardize :
+        The options used.
+    index : pandas.Index or None
+    """
+
+    weights: np.ndarray
+    objective: float
+    dcov_sqr: float
+    energy_treatment: float
+    energy_covariates: float
+    dcor_before: float
+    dcor_after: float
+    ess: float
+    kkt_residual: float
+    solver: str
+    lam: float
+    standardize: str | None
+    index: object = None
+
+    def to_frame(self):
+        """One row: the objective's terms, dCor before/after, ESS."""
+        return pd.DataFrame([{"objective": self.objective, "dcov_sqr": self.dcov_sqr,
+                              "energy_treatment": self.energy_treatment,
+                              "energy_covariates": self.energy_covariates,
+                              "dcor_before": self.dcor_before, "dcor_after": self.dcor_after,
+                              "ess": self.ess}])
+
+    def __repr__(self):
+        return (f"IndependenceWeightsResult(dcor_before={self.dcor_before:.4g}, "
+                f"dcor_after={self.dcor_after:.4g}, ess={self.ess:.1f}, solver={self.solver!r})")
+
+
+def _check_lam(lam):
+    value = _real(lam, "lam", "a finite number >= 0")
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"`lam` must be a finite number >= 0; got {lam!r}.")
+    return value
+
+
+def _check_estimand(estimand):
+    if not isinstance(estimand, str) or estimand.upper() not in ESTIMANDS:
+        raise ValueError(f"`estimand` must be one of 'ATE', 'ATT', 'ATC'; got {estimand!r}.")
+    return estimand.upper()
+
+
+def _focal_level(estimand, focal, groups):
+    if estimand == "ATE":
+        if focal is not None:
+            raise ValueError(f"`focal` is for estimand 'ATT' or 'ATC'; got focal={focal!r} with 'ATE'.")
+        return None
+    if focal is None:
+        if groups in ([0, 1], [False, True]):
+            return groups[1] if estimand == "ATT" else groups[0]
+        raise ValueError(f"`focal` is required with estimand {estimand!r} unless the treatment levels "
+                         f"are 0/1 or False/True; the levels are {groups}. Pass the level that is "
+                         f"the target ({'the treated' if estimand == 'ATT' else 'the controls'}).")
+    if focal not in groups:
+        raise ValueError(f"`focal` must be one of the treatment levels {groups}; got {focal!r}.")
+    return focal
+
+
+def _target_rows(target, columns, d):
+    if target is None:
+        return None
+    if isinstance(target, pd.DataFrame) and columns is not None:
+        missing = [c for c in columns if c not in target.columns]
+        if missing:
+            raise KeyError(f"`target`: column(s) {missing} of `X` not found in `target`.")
+        target = target[columns]
+    T = _forms.sample_matrix(target, dtype=np.float64, name="target").X
+    if T.shape[1] != d:
+        raise ValueError(f"`target` must have the {d} covariate column(s) of `X`; got {T.shape[1]}.")
+    if T.shape[0] < 2:
+        raise ValueError(f"`target` must have at least 2 rows; got {T.shape[0]}.")
+    return T
+
+
+def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target=None, improved=True,
+                             base_weights=None, lam=0.0, standardize="studentized",
+                             solver="osqp", memory_budget=2**30, n_threads=None):
+    r"""Energy balancing weights for a binary or multi-category treatment.
+
+    The weights of Huling and Mak (2024, "Energy balancing of covariate distributions",
+    Journal of Causal Inference 12(1)): within each treatment level the weights are a
+    distribution (non-negative, mean 1 within the level) chosen to minimise
+
+    .. math::
+
+        \sum_g E_w(F_{g,w}, F_\text{target}) \;+\; [\text{improved}]
+        \sum_{g<h} E_w(F_{g,w}, F_{h,w}) \;+\; \lambda \sum_i (w_i/n)^2 ,
+
+    the weighted energy distances (V-statistics, Euclidean distance of the standardised
+    covariates) between each weighted level and the target, plus, for the *improved*
+    variant, between the weighted levels.  The target is the (base-weighted) whole sample
+    for 'ATE', the (base-weighted) ``focal`` level for 'ATT' and 'ATC' (whose weights are
+    then its base weights), or the rows of ``target`` (a population to generalise to) for
+    'ATE'.  Since the energy distance of masses ``u, v`` is ``-(u-v)' C (u-v)`` with ``C``
+    the double-centred distance matrix, the objective is a convex quadratic form; it is
+    minimised by the QP solver ``solver`` (see the guide page "Balancing weights" for the
+    comparison of the two), and the result records the KKT residual at the returned
+    weights.
+
+    Parameters
+    ----------
+    X : array_like or DataFrame, shape (n, d)
+        Covariates (numeric; a DataFrame may also hold the treatment column).
+    treatment : array_like, Series or str
+        Treatment level of each row, or the name of a column of ``X`` (then not a
+        covariate).  At least 2 levels, each with at least 2 rows.
+    estimand : {'ATE', 'ATT', 'ATC'}
+    focal : object, optional
+        The target level for 'ATT'/'ATC'; by default level 1 (``True``) for 'ATT' and level
+        0 (``False``) for 'ATC' of a 0/1 or boolean treatment, and required otherwise.
+    target : array_like or DataFrame, optional
+        Covariates of a target population ('ATE' only): every level is balanced to it.
+    improved : bool, default True
+        Add the energy distances between the weighted levels (Huling and Mak's improved
+        weights).
+    base_weights : array_like, optional
+        Sampling weights, finite, non-negative, not all zero in a level: they define the
+        target sample (and the standardisation); the returned weights replace them.
+    lam : float, default 0
+        Ridge penalty :math:`\lambda \sum_i (w_i/n)^2` (spreads the weights).
+    standardize : {'studentized', 'mahalanobis', None}
+        Covariates divided by their (base-weighted) standard deviations, whitened by their
+        covariance, or used as they are.
+    solver : {'osqp', 'clarabel'}
+        The QP solver: OSQP with solution polishing (the default; ``pip install
+        energy-statistics[balance]`` installs it), or Clarabel (interior point).
+    memory_budget : float, default 1 GiB
+        The programme holds four n×n float64 matrices; above this budget a MemoryError
+        says so (no approximation is offered).
+    n_threads : int, optional
+        Threads of the distance kernel.
+
+    Returns
+    -------
+    BalancingWeightsResult
+
+    Examples
+    --------
+    >>> import numpy as np, energystats as es
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(60, 2))
+    >>> t = (x[:, 0] + rng.normal(size=60) > 0).astype(int)
+    >>> res = es.energy_balancing_weights(x, t)
+    >>> bool(np.all(res.energy_after < res.energy_before))
+    True
+    >>> [round(float(res.weights[t == g].mean()), 12) for g in (0, 1)]
+    [1.0, 1.0]
+    """
+    _qp.require_solver(solver)
+    estimand = _check_estimand(estimand)
+    Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
+    n, d = Z.shape
+    lab = _forms.treatment_groups(t, n)
+    focal = _focal_level(estimand, focal, lab.groups)
+    if target is not None and estimand != "ATE":
+        raise ValueError(f"`target` is for estimand 'ATE' (a population to balance to); got it with "
+                         f"{estimand!r}, whose target is the focal level.")
+    s = _forms.check_base_weights(base_weights, n, lab.codes, lab.groups)
+    lam = _check_lam(lam)
+    if not isinstance(improved, (bool, np.bool_)):
+        raise TypeError(f"`improved` must be True or False; got {improved!r}.")
+    T = _target_rows(target, columns, d)
+    m = 0 if T is None else T.shape[0]
+    _forms.check_budget(n + m, 4, memory_budget, "energy_balancing_weights")
+    Z, T = _forms.standardise(Z, standardize, s, T)
+    pts = Z if T is None else np.vstack([Z, T])
+    K = _forms.double_centre(_forms.distance_matrix(pts, n_threads))
+    K *= -1.0                                      # positive semidefinite
+    N = n + m
+    tmass = np.zeros(N)
+    if T is not None:
+        tmass[n:] = 1.0 / m
+    elif focal is None:
+        tmass[:n] = s / s.sum()
+    else:
+        f = lab.codes == lab.groups.index(focal)
+        tmass[:n][f] = s[f] / s[f].sum()
+    opt = [g for g in range(lab.k) if focal is None or lab.groups[g] != focal]
+    members = [np.flatnonzero(lab.codes == g) for g in opt]
+    idx = np.concatenate(members)
+    bounds = np.cumsum([0] + [len(mb) for mb in members])
+    blocks = [np.arange(bounds[i], bounds[i + 1]) for i in range(len(opt))]
+    A = K[np.ix_(idx, idx)]
+    cut = [slice(bounds[i], bounds[i + 1]) for i in range(len(opt))]
+    for i, bi in enumerate(cut):
+        for j, bj in enumerate(cut):
+            if i == j and improved:
+                A[bi, bi] *= len(opt)          # E(g, target) and the k - 1 terms E(g, h)
+            elif i != j:
+                A[bi, bj] *= -1.0 if improved else 0.0
+    sizes_opt = np.repeat([len(mb) for mb in members], [len(mb) for mb in members])
+    A[np.diag_indices_from(A)] += lam * (sizes_opt / n) ** 2
+    Kt = K @ tmass
+    b = Kt[idx]
+    x, info = _qp.solve_simplex_qp(A, b, blocks, solver)
+    const = len(opt) * float(tmass @ Kt)
+    objective = float(x @ (A @ x) - 2.0 * (b @ x) + const)
+    kkt = _qp.kkt_residual(A, b, x, blocks)
+    del A
+    w = np.zeros(n)
+    for mb, bl in zip(members, blocks):
+        w[mb] = x[bl] * len(mb)
+    if focal is not None:
+        f = lab.codes == lab.groups.index(focal)
+        w[f] = s[f] / s[f].sum() * f.sum()
+    before, after, ess = [], [], []
+    for g in range(lab.k):
+        sel = np.flatnonzero(lab.codes == g)
+        u0, u1 = np.zeros(N), np.zeros(N)
+        u0[sel], u1[sel] = s[sel] / s[sel].sum(), w[sel] / w[sel].sum()
+        # K = -C: E(u, v) = (u - v)' K (u - v)
+        before.append(max(float((u0 - tmass) @ K @ (u0 - tmass)), 0.0))
+        after.append(max(float((u1 - tmass) @ K @ (u1 - tmass)), 0.0))
+        ess.append(_forms.ess(w[sel]))
+    return BalancingWeightsResult(w, estimand, list(lab.groups), lab.sizes.copy(), focal,
+                                  np.array(before), np.array(after), objective, np.array(ess), kkt,
+                                  info["solver"], bool(improved), lam, standardize, index)
+
+
+def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardize="studentized",
+                         solver="osqp", memory_budget=2**30, n_threads=None):
+    r"""Independence weights for a continuous treatment.
+
+    The weights of Huling, Greifer and Chen (2023, "Independence weights for causal
+    inference with continuous treatments", Journal of the American Statistical
+    Association): non-negative weights with mean 1 that minimise
+
+    .. math::
+
+        \mathrm{dCov}^2_w(A, X) + E_w(F_{A,w}, F_A) + E_w(F_{X,w}, F_X)
+        + \lambda \sum_i (w_i/n)^2 ,
+
+    where :math:`\mathrm{dCov}^2_w = \sum_{ij} p_i p_j \hat a_{ij} \hat b_{ij}` with masses
+    :math:`p = w/n` and the distance matrices of the treatment ``A`` and the covariates
+    ``X`` double-centred by the (base-weighted) sample, and the two energy distances keep
+    each weighted margin close to the sample's, so that the weighted joint distribution
+    approaches the product of the sample's margins.  A convex quadratic programme in
+    ``w`` (both centred matrices are negative semidefinite, so their Hadamard product is
+    positive semidefinite).
+
+    Parameters
+    ----------
+    X : array_like or DataFrame, shape (n, d)
+        Covariates.
+    treatment : array_like, Series or str
+        The continuous treatment (or a column of ``X``), not constant.
+    base_weights : array_like, optional
+        Sampling weights (finite, non-negative, not all zero): the margins' targets.
+    lam : float, default 0
+        Ridge penalty :math:`\lambda \sum_i (w_i/n)^2`.
+    standardize : {'studentized', 'mahalanobis', None}
+        Units of the covariates (the treatment is divided by its standard deviation unless
+        None).
+    solver : {'osqp', 'clarabel'}
+        As in :func:`energy_balancing_weights`.
+    memory_budget : float, default 1 GiB
+        The programme holds five n×n float64 matrices; above this a MemoryError.
+    n_threads : int, optional
+
+    Returns
+    -------
+    IndependenceWeightsResult
+
+    Examples
+    --------
+    >>> import numpy as np, energystats as es
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.normal(size=(80, 2))
+    >>> a = x[:, 0] + rng.normal(size=80)
+    >>> res = es.independence_weights(x, a)
+    >>> bool(res.dcor_after < res.dcor_before), round(float(res.weights.mean()), 12)
+    (True, 1.0)
+    """
+    _qp.require_solver(solver)
+    Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
+    n = Z.shape[0]
+    a = _forms.as_treatment_values(t, n)
+    s = _forms.check_base_weights(base_weights, n)
+    lam = _check_lam(lam)
+    _forms.check_budget(n, 5, memory_budget, "independence_weights")
+    Z, _ = _forms.standardise(Z, standardize, s)
+    a, _ = _forms.standardise(a, None if standardize is None else "studentized", s)
+    p = s / s.sum()
+    Da, Dx = _forms.distance_matrix(a, n_threads), _forms.distance_matrix(Z, n_threads)
+    dcor_before = _forms.weighted_dcor(Da, Dx, s)
+
+    def centre(D):  # H_p D H_p' in place, H_p = I - 1 p'
+        r = D @ p
+        D -= r[None, :]
+        D -= r[:, None]
+        D += p @ r
+        return D
+
+    Ca = centre(Da.copy())
+    Cx = centre(Dx.copy())
+    M = Ca + Cx
+    M *= -1.0                                          # positive semidefinite
+    A = Ca * Cx
+    A += M
+    A[np.diag_indices_from(A)] += lam
+    b = M @ p
+    blocks = [np.arange(n)]
+    x, info = _qp.solve_simplex_qp(A, b, blocks, solver)
+    kkt = _qp.kkt_residual(A, b, x, blocks)
+    objective = float(x @ (A @ x) - 2.0 * (b @ x) + p @ b)
+    del A, M
+    dcov = float(x @ (Ca * Cx) @ x)
+    e_a = max(float(-(x - p) @ Ca @ (x - p)), 0.0)
+    e_x = max(float(-(x - p) @ Cx @ (x - p)), 0.0)
+    w = x * n
+    return IndependenceWeightsResult(w, objective, dcov, e_a, e_x, dcor_before,
+                                     _forms.weighted_dcor(Da, Dx, w), _forms.ess(w), kkt,
+                                     info["solver"], lam, standardize, index)

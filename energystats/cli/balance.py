@@ -1,0 +1,121 @@
+"""The command ``balance``: energy balancing weights (or independence weights for a continuous
+treatment) of one file's rows, the balance table before and after, and the weights written
+with ``--out``.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+from .._core._errors import CLIError
+from ._common import _load, _note, _print_json, _read, _record, _speak
+
+
+def _level(levels, text):
+    """The treatment level written ``text`` on the command line (levels are read as numbers
+    or text: compared by their printed form)."""
+    match = [g for g in levels if str(g) == text]
+    if not match:
+        raise CLIError(f"option --focal: {text!r} is not a level of the treatment; the levels are "
+                       f"{[str(g) for g in levels]}.")
+    return match[0]
+
+
+def _cmd_balance(args):
+    import numpy as np
+    import pandas as pd
+
+    from .. import balance_table, energy_balancing_weights, independence_weights
+    from ._io import check_out_path, emit, split_names
+
+    path = args.file
+    if args.out:
+        check_out_path(args.out, inputs=[path])
+    if not (args.lam >= 0 and np.isfinite(args.lam)):
+        raise CLIError(f"option --lam: must be a finite number >= 0; got {args.lam:g}.")
+    if args.columns and args.treatment in split_names(args.columns):
+        raise CLIError(f"options --columns and --treatment: column {args.treatment!r} in both.")
+    extra = [c for c in (args.treatment, args.base_weights) if c]
+    full = _read(args, path)
+    for c, opt in ((args.treatment, "--treatment"), (args.base_weights, "--base-weights")):
+        if c and c not in full.columns:
+            raise CLIError(f"{path}: no column {c!r} (option {opt}); the file has "
+                           f"{list(full.columns)[:8]}.")
+    if args.out and args.weight_column in full.columns:
+        raise CLIError(f"option --weight-column: {path} already has a column {args.weight_column!r}; "
+                       "choose another name.")
+    df, cols = _load(args, path, by=tuple(extra))
+    cols = [c for c in cols if c not in extra]
+    if not cols:
+        raise CLIError(f"{path}: no covariate columns left besides --treatment/--base-weights.")
+    _speak(args, "X", cols)
+    _speak(args, "treatment", [args.treatment], {args.treatment: "--treatment"})
+    if args.base_weights:
+        _speak(args, "base_weights", [args.base_weights], {args.base_weights: "--base-weights"})
+    X, t = df[cols], df[args.treatment].to_numpy()
+    s = None if not args.base_weights else df[args.base_weights].to_numpy()
+    std = None if args.standardize == "none" else args.standardize
+    opts = dict(base_weights=s, lam=args.lam, standardize=std, solver=args.solver)
+    t0 = time.perf_counter()
+    if args.continuous and (args.estimand != "ATE" or args.focal is not None):
+        raise CLIError("options --estimand/--focal: a continuous treatment (--continuous) has "
+                       "independence weights, no estimand or focal level.")
+    focal = None if args.focal is None else _level(sorted(pd.unique(t).tolist(), key=str), args.focal)
+    try:
+        if args.continuous:
+            res, kind = independence_weights(X, t, **opts), "continuous"
+        else:
+            res = energy_balancing_weights(X, t, estimand=args.estimand, focal=focal,
+                                           improved=not args.no_improved, **opts)
+            kind = "categorical"
+    except (ImportError, RuntimeError) as exc:  # the solver missing, or stopped short
+        raise CLIError(f"option --solver {args.solver}: {exc}") from None
+    _note(args, f"{'independence' if args.continuous else 'energy balancing'} weights of {len(t)} rows "
+                f"({res.solver}, KKT residual {res.kkt_residual:.1e}) in "
+                f"{time.perf_counter() - t0:.2f} s")
+    bt = balance_table(X, t, res.weights, base_weights=s, treatment_kind=kind, standardize=std)
+    if args.out:
+        _write_weights(args, path, df, res.weights)
+    overall = "distance correlation" if args.continuous else "energy distance"
+    if args.format == "json":
+        _print_json({"command": "balance", "file": path, "treatment": args.treatment,
+                     "columns": [str(c) for c in cols], "n": int(len(t)),
+                     "weights": _record(res, drop=("weights", "index")),
+                     "balance": {"table": bt.table.reset_index().to_dict(orient="records"),
+                                 "overall": overall, "before": bt.energy_before,
+                                 "after": bt.energy_after,
+                                 "ess": bt.ess.reset_index().to_dict(orient="records")},
+                     "out": args.out})
+        return 0
+    what = (f"independence weights (Huling, Greifer & Chen 2023), treatment {args.treatment!r}"
+            if args.continuous else
+            f"energy balancing weights (Huling & Mak 2024), estimand {res.estimand}"
+            + (f", focal level {res.focal!r}" if res.focal is not None else "")
+            + ("" if res.improved else ", not improved"))
+    emit([(f"balance before and after {what}", bt.table),
+          (f"overall: weighted {overall} of the standardised covariates",
+           pd.DataFrame([{"before": bt.energy_before, "after": bt.energy_after}],
+                        index=pd.Index([overall], name="statistic"))),
+          ("effective sample size (sum w)^2 / sum w^2", bt.ess)], args.format)
+    return 0
+
+
+def _write_weights(args, path, df, weights):
+    """The input rows with a weight column appended; text files keep every field as written."""
+    import pandas as pd
+
+    from ._io import input_kind, read_text_fields, write_data
+
+    col = args.weight_column
+    in_kind = input_kind(path, args.input_format)
+    out_kind = os.path.splitext(args.out)[1].lower()
+    w = pd.Series(weights, index=df.index)
+    if in_kind in ("csv", "tsv") and out_kind in (".csv", ".tsv", ".tab", ".txt"):
+        full = read_text_fields(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
+        full[col] = w.map(lambda v: repr(float(v))).reindex(full.index).fillna("")  # repr: every digit, read back exactly
+    else:
+        full = _read(args, path)
+        full[col] = w.reindex(full.index)
+    write_data(full, args.out)
+    _note(args, f"weights written to {args.out} (column {col!r} appended to the input rows"
+                + ("; rows dropped by --dropna have an empty weight)" if len(full) > len(df) else ")"))

@@ -1,0 +1,95 @@
+"""The ``balance`` command: the weights it writes (read back exactly), its JSON, and its one-line
+errors with exit status 2 (in-process, through ``run_cli``)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import energystats as es
+
+from .test_cli import run_cli
+
+pytest.importorskip("osqp")
+
+
+@pytest.fixture
+def data(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 60
+    X = rng.normal(size=(n, 2))
+    df = pd.DataFrame(X, columns=["age", "inc"])
+    df["t"] = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+    df["dose"] = X[:, 0] + rng.normal(size=n)
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def test_att_weights_written_and_read_back_exactly(data, tmp_path):
+    path, df = data
+    out = tmp_path / "weights.csv"
+    rc, stdout, err = run_cli("balance", path, "--treatment", "t", "--columns", "age,inc",
+                              "--estimand", "ATT", "--out", out)
+    assert rc == 0, err
+    assert "smd_before" in stdout and "effective sample size" in stdout
+    back = pd.read_csv(out)
+    want = es.energy_balancing_weights(df[["age", "inc"]], df["t"], estimand="ATT").weights
+    np.testing.assert_array_equal(back["weight"].to_numpy(), want)
+    pd.testing.assert_frame_equal(back.drop(columns="weight"), pd.read_csv(path))
+    with open(path) as fin, open(out) as fout:       # every input field kept as written
+        for a, b in zip(fin, fout):
+            assert b.startswith(a.rstrip("\n") + ",")
+
+
+def test_continuous_json(data):
+    path, df = data
+    rc, stdout, err = run_cli("balance", path, "-t", "dose", "--columns", "age,inc", "--continuous",
+                              "--format", "json", "-q")
+    assert rc == 0, err
+    obj = json.loads(stdout)
+    res = es.independence_weights(df[["age", "inc"]], df["dose"])
+    assert obj["command"] == "balance" and obj["n"] == 60
+    assert obj["weights"]["dcor_after"] == res.dcor_after
+    assert obj["balance"]["overall"] == "distance correlation"
+    assert [r["covariate"] for r in obj["balance"]["table"]] == ["age", "inc"]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["-t", "nope"], "no column 'nope' (option --treatment)"),
+    (["-t", "t", "--estimand", "ATT", "--focal", "7"], "option --focal: '7' is not a level"),
+    (["-t", "t", "--continuous", "--estimand", "ATT"], "options --estimand/--focal"),
+    (["-t", "t", "--lam", "-1"], "option --lam: must be a finite number >= 0"),
+    (["-t", "t", "--columns", "age,t"], "options --columns and --treatment"),
+    (["-t", "t", "--base-weights", "dose"], "column 'dose' (option --base-weights) must be non-negative"),
+])
+def test_errors_are_one_line_with_status_2(data, argv, needle):
+    path, _ = data
+    rc, stdout, err = run_cli("balance", path, *argv)
+    lines = err.strip().splitlines()
+    assert rc == 2 and needle in lines[-1], err
+    assert "Traceback" not in err
+
+
+def test_single_level_treatment_names_the_column(tmp_path):
+    df = pd.DataFrame({"a": np.arange(6.0), "t": 1})
+    df.to_csv(tmp_path / "one.csv", index=False)
+    rc, _, err = run_cli("balance", tmp_path / "one.csv", "-t", "t")
+    assert rc == 2 and "column 't' (option --treatment) must have at least 2 levels" in err, err
+
+
+def test_missing_solver_is_a_one_line_error(data, monkeypatch):
+    monkeypatch.setitem(sys.modules, "osqp", None)
+    rc, _, err = run_cli("balance", data[0], "-t", "t")
+    assert rc == 2 and "pip install energy-statistics[balance]" in err and "Traceback" not in err
+
+
+def test_help_has_an_example():
+    from energystats.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices["balance"]
+    text = sub.format_help()
+    assert "example" in text and "energystats balance data.csv --treatment t" in text
