@@ -154,7 +154,8 @@ class _DiscoStatistic:
         S, W = (float(c[0]) for c in self.components(M[None]))
         if not S + W > 0:
             return 0.0  # all points identical within strata: F = 0/0 has no p-value
-        return (W * tS + abs(S) * tW) / (S + W) ** 2
+        total = S + W  # each share below is at most 1: no square of a sum that can overflow
+        return (W / total) * (tS / total) + (abs(S) / total) * (tW / total)
 
 
 class _MarginalDisco:

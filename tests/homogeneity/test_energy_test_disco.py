@@ -627,6 +627,19 @@ class TestDisco:
         text = repr(res)
         assert "DISCO" in text and "Between" in text and "Within" in text and "20 random" in text
 
+    @pytest.mark.parametrize("k", [-520, 520])
+    def test_disco_precomputed_at_any_magnitude(self, k):
+        # a dissimilarity matrix times 2**k (exact): F is scale-free and the p-value the same;
+        # the tie allowance once squared S + W, an OverflowError above about 1e154
+        rng = np.random.default_rng(0)
+        X = np.r_[rng.normal(size=(10, 2)), rng.normal(1, 1, size=(10, 2))]
+        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+        labels = np.repeat([0, 1], 10)
+        base = es.disco(D, labels=labels, metric="precomputed", n_resamples=99, rng=1)
+        scaled = es.disco(D * 2.0 ** k, labels=labels, metric="precomputed", n_resamples=99, rng=1)
+        assert scaled.statistic == base.statistic
+        assert scaled.pvalue == base.pvalue
+
     def test_disco_bad_input(self):
         with pytest.raises(ValueError, match="at least two samples"):
             es.disco(np.zeros((4, 2)))
