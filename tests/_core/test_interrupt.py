@@ -10,6 +10,7 @@ latency of 0.1-0.5 s: a loaded machine took 3 s).  Uninterrupted, the fits
 take well over 5 s and the linkage about 5 s (sized on a 2-core machine).
 """
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,7 +34,9 @@ DEADLINE_S = 15.0
 # The child announces "phase" from a wrapper around the kernel of the long phase
 # (looked up on the module at call time), so the signal lands inside it.
 CHILD = textwrap.dedent("""
-    import signal, sys, time
+    import faulthandler, signal, sys, time
+    # a stalled child prints every thread's stack on SIGUSR1 (see _interrupt_child)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # Ctrl-C raises KeyboardInterrupt even when this child inherited SIGINT ignored (as a job
     # started in the background by a non-interactive shell does)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -44,7 +47,10 @@ CHILD = textwrap.dedent("""
     def announce(name):
         inner = getattr(_hartigan, name)
         def wrapper(*args, **kwargs):
-            print("phase", flush=True)
+            # one write of the whole line: print() writes "phase" and the newline separately, and
+            # two restarts' threads then interleave them ("phasephase", "")
+            sys.stdout.write("phase\\n")
+            sys.stdout.flush()
             return inner(*args, **kwargs)
         setattr(_hartigan, name, wrapper)
 
@@ -89,9 +95,13 @@ def _interrupt_child(setup, call, wait_after_phase=0.5, timeout=120, wait_exit=T
     interrupted = exited = float("inf")
     try:
         start = time.perf_counter()
-        while "phase" not in seen:
-            _, line = lines.get(timeout=max(0.1, timeout - (time.perf_counter() - start)))
-            assert line is not None, f"the child ended before its long phase: {seen}"
+        while not any("phase" in line for line in seen):
+            try:
+                _, line = lines.get(timeout=max(0.1, timeout - (time.perf_counter() - start)))
+            except queue.Empty:
+                raise ChildStalled(seen, _stacks(proc)) from None
+            assert line is not None, (f"the child ended before its long phase: {seen}\n"
+                                      f"{proc.stderr.read()}")
             seen.append(line)
         time.sleep(wait_after_phase)
         t_sig = time.perf_counter()
@@ -115,6 +125,31 @@ def _interrupt_child(setup, call, wait_after_phase=0.5, timeout=120, wait_exit=T
             proc.kill()
         _, err = proc.communicate()
     return interrupted, exited, seen, err
+
+
+class ChildStalled(AssertionError):
+    """The child did not reach its long phase in time; the message holds its stacks."""
+
+    def __init__(self, seen, stacks):
+        super().__init__(f"the child printed {seen} and then nothing; its stacks:\n{stacks}")
+
+
+def _stacks(proc):
+    """The stalled child's Python stacks (faulthandler, on SIGUSR1) and, where gdb is
+    installed, its native ones; the child is killed afterwards."""
+    native = ""
+    if shutil.which("gdb"):
+        try:
+            native = subprocess.run(["gdb", "-p", str(proc.pid), "-batch", "-ex",
+                                     "thread apply all bt 25"], capture_output=True, text=True,
+                                    timeout=60).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            native = f"(gdb failed: {exc})"
+    proc.send_signal(signal.SIGUSR1)
+    time.sleep(2)
+    proc.kill()
+    _, err = proc.communicate()
+    return f"{err}\n--- native ---\n{native[-20000:]}"
 
 
 def _check_interrupted(result, stopped=True):
@@ -141,15 +176,7 @@ class TestCtrlC:
                 "max_iter=10000, n_threads=2, random_state=0).fit(X)")
         _check_interrupted(_interrupt_child(setup, call))
 
-    @pytest.mark.parametrize("algorithm,n_threads", [
-        # hartigan-2: in 2 of 3 full-suite runs at the end of issue 31's session (never when run
-        # alone: 0 of 17) the child printed nothing after "ready" for 120 s, so the test timed out
-        # before its long phase; the cause is not found (a rescan of the BLAS libraries was ruled
-        # out).  Kept visible as a non-strict xfail until it is: see the closing note of that session
-        pytest.param("hartigan", 2, marks=pytest.mark.xfail(
-            strict=False, raises=__import__("queue").Empty,
-            reason="the child sometimes stalls before its first kernel call (under investigation)")),
-        ("lloyd", 1)])
+    @pytest.mark.parametrize("algorithm,n_threads", [("hartigan", 2), ("lloyd", 1)])
     def test_kernel_that_never_converges(self, algorithm, n_threads):
         # a negative tolerance makes every point move at every sweep: one kernel call runs
         # for minutes, so only the cancel flag read inside the sweeps can stop it in time
