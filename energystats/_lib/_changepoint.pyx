@@ -1,0 +1,277 @@
+# cython: language_level=3
+"""E-Divisive split search (Matteson & James 2014) in O(T²·d) time and O(T) memory.
+
+One segment Z_0 … Z_{T-1} (rows of a C-contiguous float64 array), rho(x, y) the
+semimetric (``‖x − y‖^alpha``, or the Laplacian / Gaussian kernel distances).  For a split
+with X = Z_0 … Z_{τ-1} (n = τ rows) and Y = Z_τ … Z_{κ-1} (m = κ − τ rows), with
+B = Σ_{X×Y} rho, W_X = Σ_{i<k in X} rho and W_Y = Σ_{j<k in Y} rho,
+
+    Q(τ, κ) = nm/(n+m) · (2B/(nm) − W_X/C(n,2) − W_Y/C(m,2))
+            = 2/κ · (B − m·W_X/(n−1) − n·W_Y/(m−1)).
+
+The sweep keeps c(j) = Σ_{i<τ} rho(Z_i, Z_j) for j ≥ τ (one row of rho added per step of τ,
+O(T·d)), and the left column sums L(k) = Σ_{i<k} rho(Z_i, Z_k) computed once.  For fixed τ
+the κ loop grows Y one row j = κ − 1 at a time: B += c(j), W_Y += L(j) − c(j) (the pairs
+of row j with rows τ … j−1; the difference loses about eps·j/(j−τ) relative, never the
+square of it as S(κ) − S(τ) − B would), and W_X(τ) = Σ_{k<τ} L(k).  No T×T matrix.
+
+Tie rule: the smallest τ, then the smallest κ, among the splits with the largest Q (strict
+``>`` in a loop over τ then κ, both upward; the τ-blocks of the threaded search are
+reduced in τ order, and each block starts from the same sums in the same order as the
+serial sweep, so the result is the same bits for every thread count).
+
+Kernels release the GIL and read a process-wide cancel flag once per τ
+(:func:`cancel`, :func:`reset`), as :mod:`energystats._lib._hartigan` does.
+"""
+import numpy as np
+
+cimport cython
+from cython.parallel cimport prange
+from libc.math cimport INFINITY, exp, fabs, pow, sqrt
+from libc.stdlib cimport free, malloc
+
+cdef extern from *:
+    """
+    /* process-wide cancel flag of this module: written by cancel()/reset() from any thread,
+       read by the sweeps once per split position */
+    static volatile int es_cp_cancel_flag = 0;
+    static inline int es_cp_cancelled(void) { return es_cp_cancel_flag; }
+    static inline void es_cp_set_cancel(int v) { es_cp_cancel_flag = v; }
+    """
+    int es_cp_cancelled() noexcept nogil
+    void es_cp_set_cancel(int v) noexcept nogil
+
+#: metric codes of the kernels (those of :mod:`energystats._core._metrics`)
+ENERGY, LAPLACIAN, GAUSSIAN = 0, 1, 2
+
+
+def cancel():
+    """Ask the running sweeps to stop (they return early; the caller raises)."""
+    es_cp_set_cancel(1)
+
+
+def reset():
+    """Clear the cancel flag (after the cancelled kernels have returned)."""
+    es_cp_set_cancel(0)
+
+
+def cancelled():
+    """Whether the cancel flag is set."""
+    return bool(es_cp_cancelled())
+
+
+ctypedef struct Rho:
+    int code        # 0 energy, 1 laplacian, 2 gaussian
+    int mode        # energy: 1 alpha = 1, 2 alpha = 2, 3 |x - y| in 1-D, 0 general
+    double param    # alpha, or sigma
+    Py_ssize_t d
+
+
+cdef inline double _rho(const double* x, const double* y, Rho* r) noexcept nogil:
+    cdef double s = 0.0, t
+    cdef Py_ssize_t k
+    if r.mode == 3:
+        return fabs(x[0] - y[0])
+    for k in range(r.d):
+        t = x[k] - y[k]
+        s = s + t * t
+    if r.code == 0:
+        if r.mode == 1:
+            return sqrt(s)
+        if r.mode == 2:
+            return s
+        if s == 0.0:
+            return 0.0
+        return pow(s, 0.5 * r.param)
+    if r.code == 1:
+        return 2.0 - 2.0 * exp(-sqrt(s) / (2.0 * r.param))
+    return 2.0 - 2.0 * exp(-s / (2.0 * r.param * r.param))
+
+
+cdef Rho _make_rho(int code, double param, Py_ssize_t d):
+    cdef Rho r
+    r.code = code
+    r.param = param
+    r.d = d
+    r.mode = 0
+    if code == 0:
+        if param == 1.0:
+            r.mode = 3 if d == 1 else 1
+        elif param == 2.0:
+            r.mode = 2
+    return r
+
+
+cdef void _left_sums(const double* Z, Py_ssize_t T, Rho* r, double* L) noexcept nogil:
+    """L[k] = Σ_{i<k} rho(Z_i, Z_k), serially."""
+    cdef Py_ssize_t i, k, d = r.d
+    cdef double s
+    for k in range(T):
+        s = 0.0
+        for i in range(k):
+            s = s + _rho(Z + i * d, Z + k * d, r)
+        L[k] = s
+
+
+cdef int _sweep(const double* Z, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_ssize_t a,
+                Py_ssize_t b, const double* L, double* c, double* best) noexcept nogil:
+    """The best split with τ in [a, b): best = (Q, τ, κ) (Q = -inf, τ = κ = -1: none).
+    ``c`` is 3T + 2 doubles of work space.  Returns 1 when cancelled."""
+    cdef Py_ssize_t i, j, tau, kap, m, n, d = r.d
+    cdef double WX = 0.0, A, B, WY, q, bq = -INFINITY
+    cdef Py_ssize_t bt = -1, bk = -1
+    cdef const double* zi
+    cdef double* im1 = c + T       # im1[m] = 1 / (m - 1)
+    cdef double* tk = c + 2 * T + 1  # tk[κ] = 2 / κ
+    for m in range(2, T + 1):
+        im1[m] = 1.0 / (m - 1)
+    for kap in range(1, T + 1):
+        tk[kap] = 2.0 / kap
+    for j in range(a, T):
+        c[j] = 0.0
+    for i in range(a):  # rows 0 .. a-1, in the order the serial sweep adds them
+        zi = Z + i * d
+        for j in range(a, T):
+            c[j] = c[j] + _rho(zi, Z + j * d, r)
+        WX = WX + L[i]
+    for tau in range(a, b):
+        if es_cp_cancelled():
+            return 1
+        n = tau
+        A = WX / (n - 1)
+        B = 0.0
+        WY = 0.0
+        for kap in range(tau + 1, T + 1):
+            j = kap - 1
+            B = B + c[j]
+            WY = WY + (L[j] - c[j])
+            m = kap - tau
+            if m >= min_size:
+                q = (B - m * A - n * WY * im1[m]) * tk[kap]
+                if q > bq:
+                    bq = q
+                    bt = tau
+                    bk = kap
+        if tau + 1 < b:
+            zi = Z + tau * d
+            for j in range(tau + 1, T):
+                c[j] = c[j] + _rho(zi, Z + j * d, r)
+            WX = WX + L[tau]
+    best[0] = bq
+    best[1] = <double>bt
+    best[2] = <double>bk
+    return 0
+
+
+def _blocks(Py_ssize_t T, Py_ssize_t lo, Py_ssize_t hi, int nblocks):
+    """τ-block bounds lo = t_0 < … < t_B = hi with about equal sweep work Σ (T − τ)."""
+    cdef double total = 0.0
+    w = np.asarray(T - np.arange(lo, hi), dtype=np.float64)
+    cum = np.concatenate([[0.0], np.cumsum(w)])
+    total = cum[cum.shape[0] - 1]
+    bounds = [lo]
+    for k in range(1, nblocks):
+        t = int(np.searchsorted(cum, total * k / nblocks))
+        t = min(max(t + lo, bounds[len(bounds) - 1] + 1), hi)
+        if t < hi:
+            bounds.append(t)
+    bounds.append(hi)
+    return np.asarray(bounds, dtype=np.intp)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double param,
+               int n_threads=1):
+    """``(Q, τ, κ)`` of the best split of the segment ``Z`` (τ, κ = -1 and Q = -inf when
+    ``T < 2·min_size``); ``min_size ≥ 2``.  The left sums and the τ-blocks run on
+    ``n_threads`` threads; the result does not depend on the thread count."""
+    cdef Py_ssize_t T = Z.shape[0], d = Z.shape[1], k, i, nb
+    cdef Rho r = _make_rho(code, param, d)
+    cdef double s
+    if T < 2 * min_size:
+        return -np.inf, -1, -1
+    L_arr = np.empty(T, dtype=np.float64)
+    cdef double[::1] L = L_arr
+    cdef const double* z = &Z[0, 0]
+    # left sums: rows are independent (dynamic schedule: row k costs k)
+    for k in prange(T, num_threads=max(1, n_threads), schedule="dynamic", chunksize=16, nogil=True):
+        s = 0.0
+        for i in range(k):
+            s = s + _rho(z + i * d, z + k * d, &r)
+        L[k] = s
+    if es_cp_cancelled():
+        raise KeyboardInterrupt("energystats: the computation was cancelled")
+    bounds_arr = _blocks(T, min_size, T - min_size + 1, max(1, n_threads))
+    cdef Py_ssize_t[::1] bounds = bounds_arr
+    nb = bounds.shape[0] - 1
+    out_arr = np.empty((nb, 3), dtype=np.float64)
+    cdef double[:, ::1] out = out_arr
+    cdef double* work
+    for k in prange(nb, num_threads=max(1, min(n_threads, nb)), schedule="static", nogil=True):
+        work = <double*>malloc((3 * T + 2) * sizeof(double))
+        if work == NULL:
+            out[k, 0] = INFINITY
+            out[k, 1] = -2.0
+            continue
+        if _sweep(z, T, &r, min_size, bounds[k], bounds[k + 1], &L[0], work, &out[k, 0]):
+            out[k, 1] = -3.0
+        free(work)
+    if es_cp_cancelled() or np.any(out_arr[:, 1] == -3.0):
+        raise KeyboardInterrupt("energystats: the computation was cancelled")
+    if np.any(out_arr[:, 1] == -2.0):
+        raise MemoryError(f"no memory for a work row of {T} doubles")
+    bq, bt, bk = -np.inf, -1, -1
+    for k in range(nb):  # in τ order: a later block wins only when strictly larger
+        if out_arr[k, 0] > bq:
+            bq, bt, bk = float(out_arr[k, 0]), int(out_arr[k, 1]), int(out_arr[k, 2])
+    return bq, bt, bk
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
+                    const Py_ssize_t[::1] starts, const Py_ssize_t[::1] ends,
+                    Py_ssize_t min_size, int code, double param, int n_threads=1):
+    """For each row ``p`` of ``perms`` (a permutation of the rows that keeps every segment
+    ``[starts[s], ends[s])``): the largest Q of the best splits of the segments of ``Z[p]``
+    (-inf when no segment can be split).  One resample per thread at a time."""
+    cdef Py_ssize_t R = perms.shape[0], T = Z.shape[0], d = Z.shape[1], S = starts.shape[0]
+    cdef Py_ssize_t rr, s, i, k, t0, tn, maxlen = 0
+    cdef Rho r = _make_rho(code, param, d)
+    out_arr = np.full(R, -np.inf)
+    cdef double[::1] out = out_arr
+    cdef const double* z = &Z[0, 0]
+    cdef double* buf
+    cdef double* best
+    cdef int failed = 0
+    for s in range(S):
+        maxlen = max(maxlen, ends[s] - starts[s])
+    for rr in prange(R, num_threads=max(1, n_threads), schedule="dynamic", nogil=True):
+        if es_cp_cancelled():
+            continue
+        buf = <double*>malloc((maxlen * (d + 4) + 5) * sizeof(double))
+        if buf == NULL:
+            failed = 1
+            continue
+        best = buf + maxlen * (d + 4) + 2
+        for s in range(S):
+            t0 = starts[s]
+            tn = ends[s] - t0
+            if tn < 2 * min_size:
+                continue
+            for i in range(tn):
+                for k in range(d):
+                    buf[i * d + k] = z[perms[rr, t0 + i] * d + k]
+            _left_sums(buf, tn, &r, buf + maxlen * d)
+            if _sweep(buf, tn, &r, min_size, min_size, tn - min_size + 1, buf + maxlen * d,
+                      buf + maxlen * (d + 1), best):
+                break
+            if best[0] > out[rr]:
+                out[rr] = best[0]
+        free(buf)
+    if es_cp_cancelled():
+        raise KeyboardInterrupt("energystats: the computation was cancelled")
+    if failed:
+        raise MemoryError(f"no memory for the work rows of a segment of {maxlen} rows")
+    return out_arr
