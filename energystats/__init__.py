@@ -64,6 +64,10 @@ _EXPORTS = {
     "gof_test": "goodness_of_fit",
     "DataConversionWarning": "_core._validation",
     "DegenerateStatisticWarning": "_core._permutation",
+    "e_divisive": "changepoint",
+    "EDivisiveResult": "changepoint",
+    "e_agglo": "changepoint",
+    "EAggloResult": "changepoint",
 }
 
 __all__ = sorted(_EXPORTS)

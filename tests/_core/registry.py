@@ -151,6 +151,11 @@ REGISTRY: dict[str, Entry] = {
     "cluster_test": Entry(lambda X, s: es.cluster_test(X, 2, n_resamples=NR, rng=s),
                           {"statistic": 0, "pvalue": 0, "labels": 0}, random=True,
                           interrupt="test_interrupt.py"),
+    # -- change points -------------------------------------------------------------------
+    "e_divisive": Entry(lambda X, s: es.e_divisive(X, min_size=3, n_resamples=NR, rng=s),
+                        {"changepoints": 0, "statistics": 1, "pvalues": 0}, random=True),
+    "e_agglo": Entry(lambda X, s: es.e_agglo(X, member=np.repeat(np.arange(8), 2)),
+                     {"changepoints": 0, "fit": 1, "penalised_fit": 1}),
     "clustering_accuracy": Entry(
         lambda X, s: es.clustering_accuracy((X[:, 0] > 0).astype(int), (X[:, 1] > 0).astype(int)),
         {"": 0}),
