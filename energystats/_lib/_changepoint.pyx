@@ -114,9 +114,10 @@ cdef void _left_sums(const double* Z, Py_ssize_t T, Rho* r, double* L) noexcept 
 
 
 cdef int _sweep(const double* Z, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_ssize_t a,
-                Py_ssize_t b, const double* L, double* c, double* best) noexcept nogil:
+                Py_ssize_t b, const double* L, double* c, double* best, double* table) noexcept nogil:
     """The best split with τ in [a, b): best = (Q, τ, κ) (Q = -inf, τ = κ = -1: none).
-    ``c`` is 3T + 2 doubles of work space.  Returns 1 when cancelled."""
+    ``c`` is 3T + 2 doubles of work space; ``table`` NULL, or (T+1)×(T+1) doubles that get
+    every admissible Q at [τ, κ] (tests).  Returns 1 when cancelled."""
     cdef Py_ssize_t i, j, tau, kap, m, n, d = r.d
     cdef double WX = 0.0, A, B, WY, q, bq = -INFINITY
     cdef Py_ssize_t bt = -1, bk = -1
@@ -148,6 +149,8 @@ cdef int _sweep(const double* Z, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_s
             m = kap - tau
             if m >= min_size:
                 q = (B - m * A - n * WY * im1[m]) * tk[kap]
+                if table != NULL:
+                    table[tau * (T + 1) + kap] = q
                 if q > bq:
                     bq = q
                     bt = tau
@@ -182,10 +185,11 @@ def _blocks(Py_ssize_t T, Py_ssize_t lo, Py_ssize_t hi, int nblocks):
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double param,
-               int n_threads=1):
+               int n_threads=1, double[:, ::1] table=None):
     """``(Q, τ, κ)`` of the best split of the segment ``Z`` (τ, κ = -1 and Q = -inf when
     ``T < 2·min_size``); ``min_size ≥ 2``.  The left sums and the τ-blocks run on
-    ``n_threads`` threads; the result does not depend on the thread count."""
+    ``n_threads`` threads; the result does not depend on the thread count.  ``table``
+    (tests): a (T+1)×(T+1) array that gets Q(τ, κ) of every admissible split."""
     cdef Py_ssize_t T = Z.shape[0], d = Z.shape[1], k, i, nb
     cdef Rho r = _make_rho(code, param, d)
     cdef double s
@@ -208,13 +212,18 @@ def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double par
     out_arr = np.empty((nb, 3), dtype=np.float64)
     cdef double[:, ::1] out = out_arr
     cdef double* work
+    cdef double* tab = NULL
+    if table is not None:
+        if table.shape[0] != T + 1 or table.shape[1] != T + 1:
+            raise ValueError(f"`table` must have shape ({T + 1}, {T + 1})")
+        tab = &table[0, 0]
     for k in prange(nb, num_threads=max(1, min(n_threads, nb)), schedule="static", nogil=True):
         work = <double*>malloc((3 * T + 2) * sizeof(double))
         if work == NULL:
             out[k, 0] = INFINITY
             out[k, 1] = -2.0
             continue
-        if _sweep(z, T, &r, min_size, bounds[k], bounds[k + 1], &L[0], work, &out[k, 0]):
+        if _sweep(z, T, &r, min_size, bounds[k], bounds[k + 1], &L[0], work, &out[k, 0], tab):
             out[k, 1] = -3.0
         free(work)
     if es_cp_cancelled() or np.any(out_arr[:, 1] == -3.0):
@@ -265,7 +274,7 @@ def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
                     buf[i * d + k] = z[perms[rr, t0 + i] * d + k]
             _left_sums(buf, tn, &r, buf + maxlen * d)
             if _sweep(buf, tn, &r, min_size, min_size, tn - min_size + 1, buf + maxlen * d,
-                      buf + maxlen * (d + 1), best):
+                      buf + maxlen * (d + 1), best, NULL):
                 break
             if best[0] > out[rr]:
                 out[rr] = best[0]
