@@ -41,6 +41,10 @@ cdef extern from *:
     int es_cp_cancelled() noexcept nogil
     void es_cp_set_cancel(int v) noexcept nogil
 
+#: columns per task of the threaded left sums
+cdef enum:
+    LEFT_TILE = 2048
+
 #: metric codes of the kernels (those of :mod:`energystats._core._metrics`)
 ENERGY, LAPLACIAN, GAUSSIAN = 0, 1, 2
 
@@ -67,27 +71,6 @@ ctypedef struct Rho:
     Py_ssize_t d
 
 
-cdef inline double _rho(const double* x, const double* y, Rho* r) noexcept nogil:
-    cdef double s = 0.0, t
-    cdef Py_ssize_t k
-    if r.mode == 3:
-        return fabs(x[0] - y[0])
-    for k in range(r.d):
-        t = x[k] - y[k]
-        s = s + t * t
-    if r.code == 0:
-        if r.mode == 1:
-            return sqrt(s)
-        if r.mode == 2:
-            return s
-        if s == 0.0:
-            return 0.0
-        return pow(s, 0.5 * r.param)
-    if r.code == 1:
-        return 2.0 - 2.0 * exp(-sqrt(s) / (2.0 * r.param))
-    return 2.0 - 2.0 * exp(-s / (2.0 * r.param * r.param))
-
-
 cdef Rho _make_rho(int code, double param, Py_ssize_t d):
     cdef Rho r
     r.code = code
@@ -102,28 +85,78 @@ cdef Rho _make_rho(int code, double param, Py_ssize_t d):
     return r
 
 
-cdef void _left_sums(const double* Z, Py_ssize_t T, Rho* r, double* L) noexcept nogil:
-    """L[k] = Σ_{i<k} rho(Z_i, Z_k), serially."""
-    cdef Py_ssize_t i, k, d = r.d
-    cdef double s
-    for k in range(T):
-        s = 0.0
-        for i in range(k):
-            s = s + _rho(Z + i * d, Z + k * d, r)
-        L[k] = s
+cdef void _row_add(const double* Zt, Py_ssize_t T, Py_ssize_t i, Py_ssize_t j0, Py_ssize_t j1,
+                   Rho* r, double* acc, double* tmp) noexcept nogil:
+    """acc[j] += rho(Z_i, Z_j) for j in [j0, j1).  ``Zt`` is the series column by column
+    (d×T, row stride T), so that every loop here runs over j and vectorises; ``tmp`` is T
+    doubles of work space.  Squared distances are summed over the columns in order."""
+    cdef Py_ssize_t j, k, d = r.d
+    cdef double x, t, h
+    cdef const double* col
+    if j1 <= j0:
+        return
+    if r.mode == 3:
+        x = Zt[i]
+        for j in range(j0, j1):
+            acc[j] = acc[j] + fabs(Zt[j] - x)
+        return
+    x = Zt[i]
+    for j in range(j0, j1):
+        t = Zt[j] - x
+        tmp[j] = t * t
+    for k in range(1, d):
+        col = Zt + k * T
+        x = col[i]
+        for j in range(j0, j1):
+            t = col[j] - x
+            tmp[j] = tmp[j] + t * t
+    if r.code == 0:
+        if r.mode == 1:
+            for j in range(j0, j1):
+                acc[j] = acc[j] + sqrt(tmp[j])
+        elif r.mode == 2:
+            for j in range(j0, j1):
+                acc[j] = acc[j] + tmp[j]
+        else:
+            h = 0.5 * r.param
+            for j in range(j0, j1):
+                if tmp[j] > 0.0:
+                    acc[j] = acc[j] + pow(tmp[j], h)
+    elif r.code == 1:
+        h = 1.0 / (2.0 * r.param)
+        for j in range(j0, j1):
+            acc[j] = acc[j] + (2.0 - 2.0 * exp(-sqrt(tmp[j]) * h))
+    else:
+        h = 1.0 / (2.0 * r.param * r.param)
+        for j in range(j0, j1):
+            acc[j] = acc[j] + (2.0 - 2.0 * exp(-tmp[j] * h))
 
 
-cdef int _sweep(const double* Z, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_ssize_t a,
+cdef void _left_sums(const double* Zt, Py_ssize_t T, Py_ssize_t j0, Py_ssize_t j1, Rho* r,
+                     double* L, double* tmp) noexcept nogil:
+    """L[j] = Σ_{i<j} rho(Z_i, Z_j) for j in [j0, j1), the rows i added in ascending order
+    (the same order whatever the column range)."""
+    cdef Py_ssize_t i, j
+    for j in range(j0, j1):
+        L[j] = 0.0
+    for i in range(j1 - 1):
+        _row_add(Zt, T, i, i + 1 if i + 1 > j0 else j0, j1, r, L, tmp)
+
+
+cdef int _sweep(const double* Zt, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_ssize_t a,
                 Py_ssize_t b, const double* L, double* c, double* best, double* table) noexcept nogil:
     """The best split with τ in [a, b): best = (Q, τ, κ) (Q = -inf, τ = κ = -1: none).
-    ``c`` is 3T + 2 doubles of work space; ``table`` NULL, or (T+1)×(T+1) doubles that get
-    every admissible Q at [τ, κ] (tests).  Returns 1 when cancelled."""
-    cdef Py_ssize_t i, j, tau, kap, m, n, d = r.d
-    cdef double WX = 0.0, A, B, WY, q, bq = -INFINITY
+    ``c`` is 4T + 2 doubles of work space; ``table`` NULL, or (T+1)×(T+1) doubles that get
+    every admissible Q at [τ, κ] (tests).  Returns 1 when cancelled.
+
+    The κ loop takes two rows of Y per step (B and W_Y grow by the pair's sum), which halves
+    the chain of dependent additions; the rounding depends on τ and κ only."""
+    cdef Py_ssize_t i, j, tau, kap, m, n
+    cdef double WX = 0.0, A, B, WY, q, q1, c0, c1, e0, e1, B0, W0, bq = -INFINITY
     cdef Py_ssize_t bt = -1, bk = -1
-    cdef const double* zi
     cdef double* im1 = c + T       # im1[m] = 1 / (m - 1)
     cdef double* tk = c + 2 * T + 1  # tk[κ] = 2 / κ
+    cdef double* tmp = c + 3 * T + 2
     for m in range(2, T + 1):
         im1[m] = 1.0 / (m - 1)
     for kap in range(1, T + 1):
@@ -131,9 +164,7 @@ cdef int _sweep(const double* Z, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_s
     for j in range(a, T):
         c[j] = 0.0
     for i in range(a):  # rows 0 .. a-1, in the order the serial sweep adds them
-        zi = Z + i * d
-        for j in range(a, T):
-            c[j] = c[j] + _rho(zi, Z + j * d, r)
+        _row_add(Zt, T, i, a, T, r, c, tmp)
         WX = WX + L[i]
     for tau in range(a, b):
         if es_cp_cancelled():
@@ -142,23 +173,44 @@ cdef int _sweep(const double* Z, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_s
         A = WX / (n - 1)
         B = 0.0
         WY = 0.0
-        for kap in range(tau + 1, T + 1):
+        for j in range(tau, tau + min_size - 1):  # Y too short yet: sums only
+            B = B + c[j]
+            WY = WY + (L[j] - c[j])
+        kap = tau + min_size
+        while kap < T:  # rows j = κ - 1 and κ
+            j = kap - 1
+            c0 = c[j]
+            c1 = c[j + 1]
+            e0 = L[j] - c0
+            e1 = L[j + 1] - c1
+            B0 = B + c0
+            W0 = WY + e0
+            B = B + (c0 + c1)
+            WY = WY + (e0 + e1)
+            m = kap - tau
+            q = (B0 - m * A - n * W0 * im1[m]) * tk[kap]
+            q1 = (B - (m + 1) * A - n * WY * im1[m + 1]) * tk[kap + 1]
+            if table != NULL:
+                table[tau * (T + 1) + kap] = q
+                table[tau * (T + 1) + kap + 1] = q1
+            if q > bq or q1 > bq:
+                if q >= q1:
+                    bq, bt, bk = q, tau, kap
+                else:
+                    bq, bt, bk = q1, tau, kap + 1
+            kap = kap + 2
+        if kap == T:
             j = kap - 1
             B = B + c[j]
             WY = WY + (L[j] - c[j])
             m = kap - tau
-            if m >= min_size:
-                q = (B - m * A - n * WY * im1[m]) * tk[kap]
-                if table != NULL:
-                    table[tau * (T + 1) + kap] = q
-                if q > bq:
-                    bq = q
-                    bt = tau
-                    bk = kap
+            q = (B - m * A - n * WY * im1[m]) * tk[kap]
+            if table != NULL:
+                table[tau * (T + 1) + kap] = q
+            if q > bq:
+                bq, bt, bk = q, tau, kap
         if tau + 1 < b:
-            zi = Z + tau * d
-            for j in range(tau + 1, T):
-                c[j] = c[j] + _rho(zi, Z + j * d, r)
+            _row_add(Zt, T, tau, tau + 1, T, r, c, tmp)
             WX = WX + L[tau]
     best[0] = bq
     best[1] = <double>bt
@@ -190,20 +242,30 @@ def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double par
     ``T < 2·min_size``); ``min_size ≥ 2``.  The left sums and the τ-blocks run on
     ``n_threads`` threads; the result does not depend on the thread count.  ``table``
     (tests): a (T+1)×(T+1) array that gets Q(τ, κ) of every admissible split."""
-    cdef Py_ssize_t T = Z.shape[0], d = Z.shape[1], k, i, nb
+    cdef Py_ssize_t T = Z.shape[0], d = Z.shape[1], k, nb, nt, j0, j1
     cdef Rho r = _make_rho(code, param, d)
-    cdef double s
+    cdef double* tmp
+    cdef int failed = 0
     if T < 2 * min_size:
         return -np.inf, -1, -1
+    Zt_arr = np.ascontiguousarray(np.asarray(Z).T)  # d×T: the loops run over rows
+    cdef const double[:, ::1] Zt = Zt_arr
+    cdef const double* zt = &Zt[0, 0]
     L_arr = np.empty(T, dtype=np.float64)
     cdef double[::1] L = L_arr
-    cdef const double* z = &Z[0, 0]
-    # left sums: rows are independent (dynamic schedule: row k costs k)
-    for k in prange(T, num_threads=max(1, n_threads), schedule="dynamic", chunksize=16, nogil=True):
-        s = 0.0
-        for i in range(k):
-            s = s + _rho(z + i * d, z + k * d, &r)
-        L[k] = s
+    # left sums by column tiles (tile k costs about its last column × its width)
+    nt = (T + LEFT_TILE - 1) // LEFT_TILE
+    for k in prange(nt, num_threads=max(1, n_threads), schedule="dynamic", nogil=True):
+        tmp = <double*>malloc(T * sizeof(double))
+        if tmp == NULL:
+            failed = 1
+            continue
+        j0 = k * LEFT_TILE
+        j1 = min(T, j0 + LEFT_TILE)
+        _left_sums(zt, T, j0, j1, &r, &L[0], tmp)
+        free(tmp)
+    if failed:
+        raise MemoryError(f"no memory for a work row of {T} doubles")
     if es_cp_cancelled():
         raise KeyboardInterrupt("energystats: the computation was cancelled")
     bounds_arr = _blocks(T, min_size, T - min_size + 1, max(1, n_threads))
@@ -218,12 +280,12 @@ def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double par
             raise ValueError(f"`table` must have shape ({T + 1}, {T + 1})")
         tab = &table[0, 0]
     for k in prange(nb, num_threads=max(1, min(n_threads, nb)), schedule="static", nogil=True):
-        work = <double*>malloc((3 * T + 2) * sizeof(double))
+        work = <double*>malloc((4 * T + 2) * sizeof(double))
         if work == NULL:
             out[k, 0] = INFINITY
             out[k, 1] = -2.0
             continue
-        if _sweep(z, T, &r, min_size, bounds[k], bounds[k + 1], &L[0], work, &out[k, 0], tab):
+        if _sweep(zt, T, &r, min_size, bounds[k], bounds[k + 1], &L[0], work, &out[k, 0], tab):
             out[k, 1] = -3.0
         free(work)
     if es_cp_cancelled() or np.any(out_arr[:, 1] == -3.0):
@@ -259,20 +321,20 @@ def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
     for rr in prange(R, num_threads=max(1, n_threads), schedule="dynamic", nogil=True):
         if es_cp_cancelled():
             continue
-        buf = <double*>malloc((maxlen * (d + 4) + 5) * sizeof(double))
+        buf = <double*>malloc((maxlen * (d + 5) + 5) * sizeof(double))
         if buf == NULL:
             failed = 1
             continue
-        best = buf + maxlen * (d + 4) + 2
+        best = buf + maxlen * (d + 5) + 2
         for s in range(S):
             t0 = starts[s]
             tn = ends[s] - t0
             if tn < 2 * min_size:
                 continue
-            for i in range(tn):
-                for k in range(d):
-                    buf[i * d + k] = z[perms[rr, t0 + i] * d + k]
-            _left_sums(buf, tn, &r, buf + maxlen * d)
+            for k in range(d):  # the permuted segment, column by column (stride tn)
+                for i in range(tn):
+                    buf[k * tn + i] = z[perms[rr, t0 + i] * d + k]
+            _left_sums(buf, tn, 0, tn, &r, buf + maxlen * d, buf + maxlen * (d + 1) + 3 * tn + 2)
             if _sweep(buf, tn, &r, min_size, min_size, tn - min_size + 1, buf + maxlen * d,
                       buf + maxlen * (d + 1), best, NULL):
                 break
