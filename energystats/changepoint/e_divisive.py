@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from .._core import _sequential
+from .._core._engine import normalise
 from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
 from .._core._validation import check_n_threads, is_int, seeded_rng, warn
@@ -180,6 +181,9 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         warn("`X` is constant: every split has Q = 0, so the change points returned follow the "
              "tie rule (smallest position), not the data.")
 
+    # working units: the data times a power of two, so that no distance overflows or
+    # underflows; Q converts back exactly (energy: degree exponent; kernels: sigma scaled)
+    Zw, met_w, scale = normalise(met, Z)
     segments = [(0, T)]
     cache = {}
     found, stats, pvals, used, decisions = [], [], [], [], []
@@ -188,7 +192,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         while testing or len(found) < n_changepoints:
             for seg in segments:
                 if seg not in cache:
-                    cache[seg] = segment_split(Z, seg[0], seg[1], min_size, met, nt)
+                    cache[seg] = segment_split(Zw, seg[0], seg[1], min_size, met_w, nt)
             best = None
             for seg in segments:  # segments in row order: the first wins a tie
                 q, pos, _ = cache[seg]
@@ -203,7 +207,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
             if testing:
                 stage_gen = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))
                 rule = _sequential.make_rule(pvalue_method, R, alpha=float(sig_level))
-                p, n_used, decision = stage_pvalue(Z, segments, q, min_size, met, nt, stage_gen,
+                p, n_used, decision = stage_pvalue(Zw, segments, q, min_size, met_w, nt, stage_gen,
                                                    R, rule)
                 if pvalue_method == "decision":
                     reject = decision == "p > alpha" or (decision is None and p > sig_level)
@@ -212,11 +216,11 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
                     reject = p > sig_level
                 used.append(n_used)
                 if reject:
-                    rejected, rej_stat, rej_p = pos, q, p
+                    rejected, rej_stat, rej_p = pos, float(scale.apply(q)), p
                     break
                 pvals.append(p)
             found.append(pos)
-            stats.append(q)
+            stats.append(float(scale.apply(q)))
             i = segments.index(seg)
             segments[i:i + 1] = [(seg[0], pos), (pos, seg[1])]
     cps = np.sort(np.asarray(found, dtype=np.intp))

@@ -292,3 +292,15 @@ def test_other_metrics_use_the_same_search():
     rq, rt, _ = best_split(Z, 8, D=D)
     assert res.changepoints.tolist() == [rt]
     assert res.statistics[0] == pytest.approx(rq, rel=1e-10)
+
+
+@pytest.mark.parametrize("k", [-1000, 900])
+def test_any_magnitude(k):
+    # distances of data near the float range would overflow (or vanish); the search works in
+    # units of a power of two and converts back exactly
+    Z = _series(90, 2, [45], np.random.default_rng(6), shift=2.0)
+    ref = es.e_divisive(Z, min_size=10, n_resamples=19, rng=2)
+    res = es.e_divisive(np.ldexp(Z, k), min_size=10, n_resamples=19, rng=2)
+    assert res.changepoints.tolist() == ref.changepoints.tolist() == [45]
+    np.testing.assert_array_equal(res.statistics, np.ldexp(ref.statistics, k))
+    assert res.pvalues.tolist() == ref.pvalues.tolist()
