@@ -15,6 +15,9 @@ from ._search import progress_context, segment_split, stage_pvalue
 
 __all__ = ["e_divisive"]
 
+#: the exceedances that stop pvalue_method='sequential' (Besag & Clifford's h)
+SEQUENTIAL_H = 10
+
 
 def check_exponent(exponent):
     """``exponent`` in (0, 2) (the divergence characterises equal distributions only there)."""
@@ -173,7 +176,11 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
             and 0.0 < float(sig_level) < 1.0):
         raise ValueError(f"`sig_level` must be a number in (0, 1); got {sig_level!r}.")
     R = _sequential.check_resamples(n_resamples, low=1)
-    _sequential.make_rule(pvalue_method, R, alpha=float(sig_level))  # checked even where unused
+    if pvalue_method == "sequential" and R < SEQUENTIAL_H:
+        raise ValueError(f"`n_resamples` must be at least {SEQUENTIAL_H} with "
+                         f"pvalue_method='sequential' (it stops at the {SEQUENTIAL_H}th permuted "
+                         f"maximum reaching the observed one); got {R}.")
+    _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))  # checked even where unused
     nt = check_n_threads(n_threads)
     testing = n_changepoints is None
     gen, seed = seeded_rng(rng) if testing else (None, None)
@@ -206,7 +213,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
             q, pos, seg = best
             if testing:
                 stage_gen = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))
-                rule = _sequential.make_rule(pvalue_method, R, alpha=float(sig_level))
+                rule = _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))
                 p, n_used, decision = stage_pvalue(Zw, segments, q, min_size, met_w, nt, stage_gen,
                                                    R, rule)
                 if pvalue_method == "decision":

@@ -251,6 +251,8 @@ def test_seed_is_recorded_and_repeats():
     ({"sig_level": 1.5}, r"`sig_level` must be a number in \(0, 1\); got 1.5"),
     ({"n_resamples": 0}, r"`n_resamples` must be an integer in \[1, 10\*\*9\]; got 0"),
     ({"pvalue_method": "asymptotic"}, r"`pvalue_method` must be one of"),
+    ({"pvalue_method": "sequential", "n_resamples": 5},
+     r"`n_resamples` must be at least 10 with pvalue_method='sequential'.*got 5"),
     ({"metric": "precomputed"}, r"`metric` must be one of"),
 ])
 def test_bad_arguments_are_named(kwargs, match):
@@ -304,3 +306,25 @@ def test_any_magnitude(k):
     assert res.changepoints.tolist() == ref.changepoints.tolist() == [45]
     np.testing.assert_array_equal(res.statistics, np.ldexp(ref.statistics, k))
     assert res.pvalues.tolist() == ref.pvalues.tolist()
+
+
+@pytest.mark.parametrize("which", ["best_split", "permuted_maxima"])
+def test_kernels_stop_when_cancelled(which):
+    import threading
+
+    Z = np.random.default_rng(0).normal(size=(40000, 1))
+    if which == "best_split":
+        run = lambda: K.best_split(Z, 30, 0, 1.0, 2)  # noqa: E731
+    else:
+        perms = np.tile(np.arange(40000), (4, 1))
+        run = lambda: K.permuted_maxima(Z, perms, np.array([0]), np.array([40000]), 30, 0, 1.0, 2)  # noqa: E731
+    timer = threading.Timer(0.05, K.cancel)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="cancelled"):
+            run()
+    finally:
+        timer.join()
+        K.reset()
+    assert not K.cancelled()
+    assert K.best_split(Z[:100], 30, 0, 1.0, 1)[1] >= 30  # runs again after reset
