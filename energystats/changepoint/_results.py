@@ -48,6 +48,18 @@ class _Segmentation:
         -------
         pandas.DataFrame
             Indexed by ``segment`` (0, 1, …).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> import energystats as es
+        >>> s = pd.Series([0.0, 0.1, -0.1, 0.0, 5.0, 5.1, 4.9, 5.0],
+        ...               index=pd.date_range("2026-01-01", periods=8, freq="D"))
+        >>> es.e_divisive(s, min_size=2, n_changepoints=1).to_frame()
+                 start  end  length      first       last  mean_x
+        segment
+        0            0    4       4 2026-01-01 2026-01-04     0.0
+        1            4    8       4 2026-01-05 2026-01-08     5.0
         """
         T = self.data.shape[0]
         bounds = [0] + [int(c) for c in self.changepoints] + [T]

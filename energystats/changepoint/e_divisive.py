@@ -183,7 +183,9 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))  # checked even where unused
     nt = check_n_threads(n_threads)
     testing = n_changepoints is None
-    gen, seed = seeded_rng(rng) if testing else (None, None)
+    gen, seed = seeded_rng(rng)  # checked even where unused
+    if not testing:
+        gen, seed = None, None  # no test runs: nothing is drawn
     if not testing and n_changepoints > 0 and np.all(Z == Z[0]):
         warn("`X` is constant: every split has Q = 0, so the change points returned follow the "
              "tie rule (smallest position), not the data.")

@@ -254,6 +254,7 @@ def test_seed_is_recorded_and_repeats():
     ({"pvalue_method": "sequential", "n_resamples": 5},
      r"`n_resamples` must be at least 10 with pvalue_method='sequential'.*got 5"),
     ({"metric": "precomputed"}, r"`metric` must be one of"),
+    ({"n_changepoints": 1, "rng": -3}, r"`rng` must be a non-negative integer seed.*got -3"),
 ])
 def test_bad_arguments_are_named(kwargs, match):
     Z = np.random.default_rng(0).normal(size=(50, 1))
