@@ -46,7 +46,8 @@ def _draw(gen, T, segments, count):
     return perms
 
 
-def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule):
+def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, progress=False,
+                 desc="permutations"):
     """The permutation p-value of a stage whose best split has Q̂ ``observed``: the rows are
     permuted within every segment that can be split, the whole stage's search re-run, and the
     permuted maxima counted against ``observed`` (under ``rule``: :mod:`.._core._sequential`).
@@ -65,13 +66,13 @@ def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule):
                                met.code, met.param, int(n_threads),
                                cancel=_kernel.cancel, reset=_kernel.reset)
 
-    null = _sequential.collect(R, cap, evaluate, observed, tol, rule)
+    bar = _progress.progress_bar(R, progress, desc, "perm", nested=True)
+    try:
+        null = _sequential.collect(R, cap, evaluate, observed, tol, rule)
+    finally:
+        if bar is not None:
+            bar.close()
     if rule is None:
         count = int(np.count_nonzero(_sequential.exceeds(null, observed, tol)))
         return (count + 1.0) / (R + 1.0), R, None
     return float(rule.pvalue()), int(rule.used), rule.decision
-
-
-def progress_context(progress):
-    """Within the block, the stages' permutation batches show progress on ``progress``."""
-    return _progress.ambient(progress)

@@ -11,7 +11,7 @@ from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
 from .._core._validation import check_n_threads, is_int, seeded_rng, warn
 from ._results import EDivisiveResult, index_labels, segment_labels
-from ._search import progress_context, segment_split, stage_pvalue
+from ._search import segment_split, stage_pvalue
 
 __all__ = ["e_divisive"]
 
@@ -197,41 +197,41 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     cache = {}
     found, stats, pvals, used, decisions = [], [], [], [], []
     rejected = rej_stat = rej_p = None
-    with progress_context(progress):
-        while testing or len(found) < n_changepoints:
-            for seg in segments:
-                if seg not in cache:
-                    cache[seg] = segment_split(Zw, seg[0], seg[1], min_size, met_w, nt)
-            best = None
-            for seg in segments:  # segments in row order: the first wins a tie
-                q, pos, _ = cache[seg]
-                if pos >= 0 and (best is None or q > best[0]):
-                    best = (q, pos, seg)
-            if best is None:
-                if not testing:
-                    warn(f"`n_changepoints={n_changepoints}`: only {len(found)} split(s) found; "
-                         f"no segment left has 2 * min_size = {2 * min_size} rows.")
+    while testing or len(found) < n_changepoints:
+        for seg in segments:
+            if seg not in cache:
+                cache[seg] = segment_split(Zw, seg[0], seg[1], min_size, met_w, nt)
+        best = None
+        for seg in segments:  # segments in row order: the first wins a tie
+            q, pos, _ = cache[seg]
+            if pos >= 0 and (best is None or q > best[0]):
+                best = (q, pos, seg)
+        if best is None:
+            if not testing:
+                warn(f"`n_changepoints={n_changepoints}`: only {len(found)} split(s) found; "
+                     f"no segment left has 2 * min_size = {2 * min_size} rows.")
+            break
+        q, pos, seg = best
+        if testing:
+            stage_gen = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))
+            rule = _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))
+            p, n_used, decision = stage_pvalue(
+                Zw, segments, q, min_size, met_w, nt, stage_gen, R, rule, progress,
+                f"test {len(found) + 1}: permutations")
+            if pvalue_method == "decision":
+                reject = decision == "p > alpha" or (decision is None and p > sig_level)
+                decisions.append(decision)
+            else:
+                reject = p > sig_level
+            used.append(n_used)
+            if reject:
+                rejected, rej_stat, rej_p = pos, float(scale.apply(q)), p
                 break
-            q, pos, seg = best
-            if testing:
-                stage_gen = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))
-                rule = _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))
-                p, n_used, decision = stage_pvalue(Zw, segments, q, min_size, met_w, nt, stage_gen,
-                                                   R, rule)
-                if pvalue_method == "decision":
-                    reject = decision == "p > alpha" or (decision is None and p > sig_level)
-                    decisions.append(decision)
-                else:
-                    reject = p > sig_level
-                used.append(n_used)
-                if reject:
-                    rejected, rej_stat, rej_p = pos, float(scale.apply(q)), p
-                    break
-                pvals.append(p)
-            found.append(pos)
-            stats.append(float(scale.apply(q)))
-            i = segments.index(seg)
-            segments[i:i + 1] = [(seg[0], pos), (pos, seg[1])]
+            pvals.append(p)
+        found.append(pos)
+        stats.append(float(scale.apply(q)))
+        i = segments.index(seg)
+        segments[i:i + 1] = [(seg[0], pos), (pos, seg[1])]
     cps = np.sort(np.asarray(found, dtype=np.intp))
     return EDivisiveResult(
         changepoints=cps, changepoint_labels=index_labels(cps, index),

@@ -329,3 +329,13 @@ def test_kernels_stop_when_cancelled(which):
         K.reset()
     assert not K.cancelled()
     assert K.best_split(Z[:100], 30, 0, 1.0, 1)[1] >= 30  # runs again after reset
+
+
+def test_progress_is_shown_per_test():
+    import io
+
+    buf = io.StringIO()
+    Z = _series(120, 1, [60], np.random.default_rng(2), shift=3.0)
+    res = es.e_divisive(Z, min_size=10, n_resamples=19, rng=0, progress=buf)
+    for t in range(1, len(res.n_resamples) + 1):
+        assert f"test {t}: permutations" in buf.getvalue()
