@@ -339,3 +339,14 @@ def test_progress_is_shown_per_test():
     res = es.e_divisive(Z, min_size=10, n_resamples=19, rng=0, progress=buf)
     for t in range(1, len(res.n_resamples) + 1):
         assert f"test {t}: permutations" in buf.getvalue()
+
+
+def test_dataframe_columns_are_chosen_and_text_refused():
+    Z = _series(80, 2, [40], np.random.default_rng(3), shift=3.0)
+    df = pd.DataFrame({"a": Z[:, 0], "b": Z[:, 1], "note": ["x"] * 80})
+    res = es.e_divisive(df, columns=["a", "b"], min_size=10, n_changepoints=1)
+    ref = es.e_divisive(Z, min_size=10, n_changepoints=1)
+    assert res.columns == ["a", "b"] and res.changepoints.tolist() == ref.changepoints.tolist()
+    assert list(res.to_frame().columns[-2:]) == ["mean_a", "mean_b"]
+    with pytest.raises((TypeError, ValueError), match="note"):
+        es.e_divisive(df, min_size=10, n_changepoints=1)
