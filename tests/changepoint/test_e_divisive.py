@@ -350,3 +350,15 @@ def test_dataframe_columns_are_chosen_and_text_refused():
     assert list(res.to_frame().columns[-2:]) == ["mean_a", "mean_b"]
     with pytest.raises((TypeError, ValueError), match="note"):
         es.e_divisive(df, min_size=10, n_changepoints=1)
+
+
+@pytest.mark.parametrize("T,min_size", [(8, 4), (9, 4), (5, 2), (6, 2)])
+def test_smallest_segments_match_reference(T, min_size):
+    Z = np.random.default_rng(T).normal(size=(T, 2))
+    table = np.full((T + 1, T + 1), np.nan)
+    q, t, k = K.best_split(Z, min_size, 0, 1.0, 3, table)
+    ref = q_table(Z, min_size)
+    assert np.count_nonzero(~np.isnan(table)) == len(ref)
+    for key, v in ref.items():
+        assert table[key] == pytest.approx(v, rel=1e-12, abs=1e-12)
+    assert (t, k) == best_split(Z, min_size)[1:]
