@@ -362,3 +362,13 @@ def test_smallest_segments_match_reference(T, min_size):
     for key, v in ref.items():
         assert table[key] == pytest.approx(v, rel=1e-12, abs=1e-12)
     assert (t, k) == best_split(Z, min_size)[1:]
+
+
+def test_float32_input_is_widened_exactly():
+    Z = _series(90, 2, [45], np.random.default_rng(12), shift=2.0).astype(np.float32)
+    a = es.e_divisive(Z, min_size=10, n_resamples=19, rng=4)
+    b = es.e_divisive(Z.astype(np.float64), min_size=10, n_resamples=19, rng=4)
+    assert a.changepoints.tolist() == b.changepoints.tolist()
+    assert a.statistics.tolist() == b.statistics.tolist() and a.pvalues.tolist() == b.pvalues.tolist()
+    assert es.e_agglo(Z[:30], member=np.repeat(np.arange(10), 3)).fit == \
+        es.e_agglo(Z[:30].astype(np.float64), member=np.repeat(np.arange(10), 3)).fit
