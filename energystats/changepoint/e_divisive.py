@@ -162,8 +162,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     if 2 * min_size > T:
         raise ValueError(f"`min_size` must be at most T // 2 = {T // 2} (both sides of a split "
                          f"need min_size rows; the series has T = {T}); got {min_size}.")
-    if isinstance(metric, str) and metric.lower() == "energy":
-        check_exponent(exponent)
+    check_exponent(exponent)  # checked even where unused (the kernel metrics)
     if callable(metric) or (isinstance(metric, str) and metric.lower() == "precomputed"):
         raise ValueError(f"`metric` must be one of 'energy', 'gaussian', 'laplacian' for the "
                          f"change-point searches; got {metric!r}.")
