@@ -5,6 +5,11 @@ The compiled kernels are :func:`energystats._lib._changepoint.best_split` (one s
 τ-blocks on threads) and :func:`energystats._lib._changepoint.permuted_maxima` (a batch of
 within-segment permutations, one per thread at a time); both are run through
 :func:`energystats._core._interrupt.call`, so Ctrl-C stops them within about a second.
+
+The rows of distances are always computed, never read from a precomputed T×T matrix: for
+the permuted re-search, reading ``D[p_i, p_j]`` at the permuted rows was measured slower
+than computing (T = 5000, one thread: 2× slower at d = 3, 4.5× at d = 1), besides costing
+8T² bytes.
 """
 from __future__ import annotations
 
