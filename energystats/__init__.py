@@ -72,6 +72,10 @@ _EXPORTS = {
     "BalanceTableResult": "balance",
     "DataConversionWarning": "_core._validation",
     "DegenerateStatisticWarning": "_core._permutation",
+    "e_divisive": "changepoint",
+    "EDivisiveResult": "changepoint",
+    "e_agglo": "changepoint",
+    "EAggloResult": "changepoint",
 }
 
 __all__ = sorted(_EXPORTS)

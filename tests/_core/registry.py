@@ -168,6 +168,11 @@ REGISTRY: dict[str, Entry] = {
         {"table": 0, "energy_before": 0, "energy_after": 0},
         memory=lambda X, b: es.balance_table(X[:, :2], X[:, 2] > 0, np.where(X[:, 0] > 0, 2.0, 1.0),
                                              memory_budget=b)),
+    # -- change points -------------------------------------------------------------------
+    "e_divisive": Entry(lambda X, s: es.e_divisive(X, min_size=3, n_resamples=NR, rng=s),
+                        {"changepoints": 0, "statistics": 1, "pvalues": 0}, random=True),
+    "e_agglo": Entry(lambda X, s: es.e_agglo(X, member=np.repeat(np.arange(8), 2)),
+                     {"changepoints": 0, "fit": 1, "penalised_fit": 1}),
     "clustering_accuracy": Entry(
         lambda X, s: es.clustering_accuracy((X[:, 0] > 0).astype(int), (X[:, 1] > 0).astype(int)),
         {"": 0}),

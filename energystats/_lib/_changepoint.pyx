@@ -1,0 +1,383 @@
+# cython: language_level=3
+"""E-Divisive split search (Matteson & James 2014) in O(T²·d) time and O(T) memory.
+
+One segment Z_0 … Z_{T-1} (rows of a C-contiguous float64 array), rho(x, y) the
+semimetric (``‖x − y‖^alpha``, or the Laplacian / Gaussian kernel distances).  For a split
+with X = Z_0 … Z_{τ-1} (n = τ rows) and Y = Z_τ … Z_{κ-1} (m = κ − τ rows), with
+B = Σ_{X×Y} rho, W_X = Σ_{i<k in X} rho and W_Y = Σ_{j<k in Y} rho,
+
+    Q(τ, κ) = nm/(n+m) · (2B/(nm) − W_X/C(n,2) − W_Y/C(m,2))
+            = 2/κ · (B − m·W_X/(n−1) − n·W_Y/(m−1)).
+
+The sweep keeps c(j) = Σ_{i<τ} rho(Z_i, Z_j) for j ≥ τ (one row of rho added per step of τ,
+O(T·d)), and the left column sums L(k) = Σ_{i<k} rho(Z_i, Z_k) computed once.  For fixed τ
+the κ loop grows Y one row j = κ − 1 at a time: B += c(j), W_Y += L(j) − c(j) (the pairs
+of row j with rows τ … j−1; the difference loses about eps·j/(j−τ) relative, never the
+square of it as S(κ) − S(τ) − B would), and W_X(τ) = Σ_{k<τ} L(k).  No T×T matrix.
+
+Tie rule: the smallest τ, then the smallest κ, among the splits with the largest Q (strict
+``>`` in a loop over τ then κ, both upward; the τ-blocks of the threaded search are
+reduced in τ order, and each block starts from the same sums in the same order as the
+serial sweep, so the result is the same bits for every thread count).
+
+Kernels release the GIL and read a process-wide cancel flag once per τ
+(:func:`cancel`, :func:`reset`), as :mod:`energystats._lib._hartigan` does.
+"""
+import numpy as np
+
+cimport cython
+from cython.parallel cimport prange
+from libc.math cimport INFINITY, exp, fabs, pow, sqrt
+from libc.stdlib cimport free, malloc
+
+cdef extern from *:
+    """
+    /* process-wide cancel flag of this module: written by cancel()/reset() from any thread,
+       read by the sweeps once per split position */
+    static volatile int es_cp_cancel_flag = 0;
+    static inline int es_cp_cancelled(void) { return es_cp_cancel_flag; }
+    static inline void es_cp_set_cancel(int v) { es_cp_cancel_flag = v; }
+    """
+    int es_cp_cancelled() noexcept nogil
+    void es_cp_set_cancel(int v) noexcept nogil
+
+#: columns per task of the threaded left sums
+cdef enum:
+    LEFT_TILE = 2048
+
+#: metric codes of the kernels (those of :mod:`energystats._core._metrics`)
+ENERGY, LAPLACIAN, GAUSSIAN = 0, 1, 2
+
+
+def cancel():
+    """Ask the running sweeps to stop (they return early; the caller raises)."""
+    es_cp_set_cancel(1)
+
+
+def reset():
+    """Clear the cancel flag (after the cancelled kernels have returned)."""
+    es_cp_set_cancel(0)
+
+
+def cancelled():
+    """Whether the cancel flag is set."""
+    return bool(es_cp_cancelled())
+
+
+ctypedef struct Rho:
+    int code        # 0 energy, 1 laplacian, 2 gaussian
+    int mode        # energy: 1 alpha = 1, 2 alpha = 2, 3 |x - y| in 1-D, 0 general
+    double param    # alpha, or sigma
+    Py_ssize_t d
+
+
+cdef Rho _make_rho(int code, double param, Py_ssize_t d):
+    cdef Rho r
+    r.code = code
+    r.param = param
+    r.d = d
+    r.mode = 0
+    if code == 0:
+        if param == 1.0:
+            r.mode = 3 if d == 1 else 1
+        elif param == 2.0:
+            r.mode = 2
+    return r
+
+
+cdef void _row_add_small(const double* Zt, Py_ssize_t T, Py_ssize_t i, Py_ssize_t j0,
+                         Py_ssize_t j1, Py_ssize_t d, double* acc) noexcept nogil:
+    """acc[j] += ‖Z_i − Z_j‖ for d = 2, 3, 4, the squares added over the columns in order."""
+    cdef Py_ssize_t j
+    cdef const double* c0 = Zt
+    cdef const double* c1 = Zt + T
+    cdef const double* c2 = Zt + 2 * T
+    cdef const double* c3 = Zt + 3 * T
+    cdef double x0 = c0[i], x1 = c1[i], x2, x3, t0, t1, t2, t3
+    if d == 2:
+        for j in range(j0, j1):
+            t0 = c0[j] - x0
+            t1 = c1[j] - x1
+            acc[j] = acc[j] + sqrt(t0 * t0 + t1 * t1)
+    elif d == 3:
+        x2 = c2[i]
+        for j in range(j0, j1):
+            t0 = c0[j] - x0
+            t1 = c1[j] - x1
+            t2 = c2[j] - x2
+            acc[j] = acc[j] + sqrt((t0 * t0 + t1 * t1) + t2 * t2)
+    else:
+        x2 = c2[i]
+        x3 = c3[i]
+        for j in range(j0, j1):
+            t0 = c0[j] - x0
+            t1 = c1[j] - x1
+            t2 = c2[j] - x2
+            t3 = c3[j] - x3
+            acc[j] = acc[j] + sqrt(((t0 * t0 + t1 * t1) + t2 * t2) + t3 * t3)
+
+
+cdef void _row_add(const double* Zt, Py_ssize_t T, Py_ssize_t i, Py_ssize_t j0, Py_ssize_t j1,
+                   Rho* r, double* acc, double* tmp) noexcept nogil:
+    """acc[j] += rho(Z_i, Z_j) for j in [j0, j1).  ``Zt`` is the series column by column
+    (d×T, row stride T), so that every loop here runs over j and vectorises; ``tmp`` is T
+    doubles of work space.  Squared distances are summed over the columns in order."""
+    cdef Py_ssize_t j, k, d = r.d
+    cdef double x, t, h
+    cdef const double* col
+    if j1 <= j0:
+        return
+    if r.mode == 3:
+        x = Zt[i]
+        for j in range(j0, j1):
+            acc[j] = acc[j] + fabs(Zt[j] - x)
+        return
+    if r.mode == 1 and d <= 4:  # ‖x − y‖ in 2-4 dimensions: one fused pass, same rounding
+        _row_add_small(Zt, T, i, j0, j1, d, acc)
+        return
+    x = Zt[i]
+    for j in range(j0, j1):
+        t = Zt[j] - x
+        tmp[j] = t * t
+    for k in range(1, d):
+        col = Zt + k * T
+        x = col[i]
+        for j in range(j0, j1):
+            t = col[j] - x
+            tmp[j] = tmp[j] + t * t
+    if r.code == 0:
+        if r.mode == 1:
+            for j in range(j0, j1):
+                acc[j] = acc[j] + sqrt(tmp[j])
+        elif r.mode == 2:
+            for j in range(j0, j1):
+                acc[j] = acc[j] + tmp[j]
+        else:
+            h = 0.5 * r.param
+            for j in range(j0, j1):
+                if tmp[j] > 0.0:
+                    acc[j] = acc[j] + pow(tmp[j], h)
+    elif r.code == 1:
+        h = 1.0 / (2.0 * r.param)
+        for j in range(j0, j1):
+            acc[j] = acc[j] + (2.0 - 2.0 * exp(-sqrt(tmp[j]) * h))
+    else:
+        h = 1.0 / (2.0 * r.param * r.param)
+        for j in range(j0, j1):
+            acc[j] = acc[j] + (2.0 - 2.0 * exp(-tmp[j] * h))
+
+
+cdef void _left_sums(const double* Zt, Py_ssize_t T, Py_ssize_t j0, Py_ssize_t j1, Rho* r,
+                     double* L, double* tmp) noexcept nogil:
+    """L[j] = Σ_{i<j} rho(Z_i, Z_j) for j in [j0, j1), the rows i added in ascending order
+    (the same order whatever the column range)."""
+    cdef Py_ssize_t i, j
+    for j in range(j0, j1):
+        L[j] = 0.0
+    for i in range(j1 - 1):
+        _row_add(Zt, T, i, i + 1 if i + 1 > j0 else j0, j1, r, L, tmp)
+
+
+cdef int _sweep(const double* Zt, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_ssize_t a,
+                Py_ssize_t b, const double* L, double* c, double* best, double* table) noexcept nogil:
+    """The best split with τ in [a, b): best = (Q, τ, κ) (Q = -inf, τ = κ = -1: none).
+    ``c`` is 4T + 2 doubles of work space; ``table`` NULL, or (T+1)×(T+1) doubles that get
+    every admissible Q at [τ, κ] (tests).  Returns 1 when cancelled.
+
+    The κ loop takes two rows of Y per step (B and W_Y grow by the pair's sum), which halves
+    the chain of dependent additions; the rounding depends on τ and κ only."""
+    cdef Py_ssize_t i, j, tau, kap, m, n
+    cdef double WX = 0.0, A, B, WY, q, q1, c0, c1, e0, e1, B0, W0, bq = -INFINITY
+    cdef Py_ssize_t bt = -1, bk = -1
+    cdef double* im1 = c + T       # im1[m] = 1 / (m - 1)
+    cdef double* tk = c + 2 * T + 1  # tk[κ] = 2 / κ
+    cdef double* tmp = c + 3 * T + 2
+    for m in range(2, T + 1):
+        im1[m] = 1.0 / (m - 1)
+    for kap in range(1, T + 1):
+        tk[kap] = 2.0 / kap
+    for j in range(a, T):
+        c[j] = 0.0
+    for i in range(a):  # rows 0 .. a-1, in the order the serial sweep adds them
+        _row_add(Zt, T, i, a, T, r, c, tmp)
+        WX = WX + L[i]
+    for tau in range(a, b):
+        if es_cp_cancelled():
+            return 1
+        n = tau
+        A = WX / (n - 1)
+        B = 0.0
+        WY = 0.0
+        for j in range(tau, tau + min_size - 1):  # Y too short yet: sums only
+            B = B + c[j]
+            WY = WY + (L[j] - c[j])
+        kap = tau + min_size
+        while kap < T:  # rows j = κ - 1 and κ
+            j = kap - 1
+            c0 = c[j]
+            c1 = c[j + 1]
+            e0 = L[j] - c0
+            e1 = L[j + 1] - c1
+            B0 = B + c0
+            W0 = WY + e0
+            B = B + (c0 + c1)
+            WY = WY + (e0 + e1)
+            m = kap - tau
+            q = (B0 - m * A - n * W0 * im1[m]) * tk[kap]
+            q1 = (B - (m + 1) * A - n * WY * im1[m + 1]) * tk[kap + 1]
+            if table != NULL:
+                table[tau * (T + 1) + kap] = q
+                table[tau * (T + 1) + kap + 1] = q1
+            if q > bq or q1 > bq:
+                if q >= q1:
+                    bq, bt, bk = q, tau, kap
+                else:
+                    bq, bt, bk = q1, tau, kap + 1
+            kap = kap + 2
+        if kap == T:
+            j = kap - 1
+            B = B + c[j]
+            WY = WY + (L[j] - c[j])
+            m = kap - tau
+            q = (B - m * A - n * WY * im1[m]) * tk[kap]
+            if table != NULL:
+                table[tau * (T + 1) + kap] = q
+            if q > bq:
+                bq, bt, bk = q, tau, kap
+        if tau + 1 < b:
+            _row_add(Zt, T, tau, tau + 1, T, r, c, tmp)
+            WX = WX + L[tau]
+    best[0] = bq
+    best[1] = <double>bt
+    best[2] = <double>bk
+    return 0
+
+
+def _blocks(Py_ssize_t T, Py_ssize_t lo, Py_ssize_t hi, int nblocks):
+    """τ-block bounds lo = t_0 < … < t_B = hi with about equal sweep work Σ (T − τ)."""
+    cdef double total = 0.0
+    w = np.asarray(T - np.arange(lo, hi), dtype=np.float64)
+    cum = np.concatenate([[0.0], np.cumsum(w)])
+    total = cum[cum.shape[0] - 1]
+    bounds = [lo]
+    for k in range(1, nblocks):
+        t = int(np.searchsorted(cum, total * k / nblocks))
+        t = min(max(t + lo, bounds[len(bounds) - 1] + 1), hi)
+        if t < hi:
+            bounds.append(t)
+    bounds.append(hi)
+    return np.asarray(bounds, dtype=np.intp)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double param,
+               int n_threads=1, double[:, ::1] table=None):
+    """``(Q, τ, κ)`` of the best split of the segment ``Z`` (τ, κ = -1 and Q = -inf when
+    ``T < 2·min_size``); ``min_size ≥ 2``.  The left sums and the τ-blocks run on
+    ``n_threads`` threads; the result does not depend on the thread count.  ``table``
+    (tests): a (T+1)×(T+1) array that gets Q(τ, κ) of every admissible split."""
+    cdef Py_ssize_t T = Z.shape[0], d = Z.shape[1], k, nb, nt, j0, j1
+    cdef Rho r = _make_rho(code, param, d)
+    cdef double* tmp
+    cdef int failed = 0
+    if T < 2 * min_size:
+        return -np.inf, -1, -1
+    Zt_arr = np.ascontiguousarray(np.asarray(Z).T)  # d×T: the loops run over rows
+    cdef const double[:, ::1] Zt = Zt_arr
+    cdef const double* zt = &Zt[0, 0]
+    L_arr = np.empty(T, dtype=np.float64)
+    cdef double[::1] L = L_arr
+    # left sums by column tiles (tile k costs about its last column × its width)
+    nt = (T + LEFT_TILE - 1) // LEFT_TILE
+    for k in prange(nt, num_threads=max(1, n_threads), schedule="dynamic", nogil=True):
+        tmp = <double*>malloc(T * sizeof(double))
+        if tmp == NULL:
+            failed = 1
+            continue
+        j0 = k * LEFT_TILE
+        j1 = min(T, j0 + LEFT_TILE)
+        _left_sums(zt, T, j0, j1, &r, &L[0], tmp)
+        free(tmp)
+    if failed:
+        raise MemoryError(f"no memory for a work row of {T} doubles")
+    if es_cp_cancelled():
+        raise KeyboardInterrupt("energystats: the computation was cancelled")
+    bounds_arr = _blocks(T, min_size, T - min_size + 1, max(1, n_threads))
+    cdef Py_ssize_t[::1] bounds = bounds_arr
+    nb = bounds.shape[0] - 1
+    out_arr = np.empty((nb, 3), dtype=np.float64)
+    cdef double[:, ::1] out = out_arr
+    cdef double* work
+    cdef double* tab = NULL
+    if table is not None:
+        if table.shape[0] != T + 1 or table.shape[1] != T + 1:
+            raise ValueError(f"`table` must have shape ({T + 1}, {T + 1})")
+        tab = &table[0, 0]
+    for k in prange(nb, num_threads=max(1, min(n_threads, nb)), schedule="static", nogil=True):
+        work = <double*>malloc((4 * T + 2) * sizeof(double))
+        if work == NULL:
+            out[k, 0] = INFINITY
+            out[k, 1] = -2.0
+            continue
+        if _sweep(zt, T, &r, min_size, bounds[k], bounds[k + 1], &L[0], work, &out[k, 0], tab):
+            out[k, 1] = -3.0
+        free(work)
+    if es_cp_cancelled() or np.any(out_arr[:, 1] == -3.0):
+        raise KeyboardInterrupt("energystats: the computation was cancelled")
+    if np.any(out_arr[:, 1] == -2.0):
+        raise MemoryError(f"no memory for a work row of {T} doubles")
+    bq, bt, bk = -np.inf, -1, -1
+    for k in range(nb):  # in τ order: a later block wins only when strictly larger
+        if out_arr[k, 0] > bq:
+            bq, bt, bk = float(out_arr[k, 0]), int(out_arr[k, 1]), int(out_arr[k, 2])
+    return bq, bt, bk
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
+                    const Py_ssize_t[::1] starts, const Py_ssize_t[::1] ends,
+                    Py_ssize_t min_size, int code, double param, int n_threads=1):
+    """For each row ``p`` of ``perms`` (a permutation of the rows that keeps every segment
+    ``[starts[s], ends[s])``): the largest Q of the best splits of the segments of ``Z[p]``
+    (-inf when no segment can be split).  One resample per thread at a time."""
+    cdef Py_ssize_t R = perms.shape[0], T = Z.shape[0], d = Z.shape[1], S = starts.shape[0]
+    cdef Py_ssize_t rr, s, i, k, t0, tn, maxlen = 0
+    cdef Rho r = _make_rho(code, param, d)
+    out_arr = np.full(R, -np.inf)
+    cdef double[::1] out = out_arr
+    cdef const double* z = &Z[0, 0]
+    cdef double* buf
+    cdef double* best
+    cdef int failed = 0
+    for s in range(S):
+        maxlen = max(maxlen, ends[s] - starts[s])
+    for rr in prange(R, num_threads=max(1, n_threads), schedule="dynamic", nogil=True):
+        if es_cp_cancelled():
+            continue
+        buf = <double*>malloc((maxlen * (d + 5) + 5) * sizeof(double))
+        if buf == NULL:
+            failed = 1
+            continue
+        best = buf + maxlen * (d + 5) + 2
+        for s in range(S):
+            t0 = starts[s]
+            tn = ends[s] - t0
+            if tn < 2 * min_size:
+                continue
+            for k in range(d):  # the permuted segment, column by column (stride tn)
+                for i in range(tn):
+                    buf[k * tn + i] = z[perms[rr, t0 + i] * d + k]
+            _left_sums(buf, tn, 0, tn, &r, buf + maxlen * d, buf + maxlen * (d + 1) + 3 * tn + 2)
+            if _sweep(buf, tn, &r, min_size, min_size, tn - min_size + 1, buf + maxlen * d,
+                      buf + maxlen * (d + 1), best, NULL):
+                break
+            if best[0] > out[rr]:
+                out[rr] = best[0]
+        free(buf)
+    if es_cp_cancelled():
+        raise KeyboardInterrupt("energystats: the computation was cancelled")
+    if failed:
+        raise MemoryError(f"no memory for the work rows of a segment of {maxlen} rows")
+    return out_arr

@@ -1,0 +1,221 @@
+"""Results of the change-point searches: :class:`EDivisiveResult` and :class:`EAggloResult`.
+
+Both describe a segmentation of the rows 0 … T−1 of the series by its change points (the
+first row of each new segment, ascending) and share the segment table
+(:meth:`_Segmentation.to_frame`) and the figure (:meth:`_Segmentation.plot`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["EDivisiveResult", "EAggloResult"]
+
+
+def segment_labels(changepoints, T):
+    """The segment (0, 1, …) of each of the ``T`` rows."""
+    labels = np.zeros(T, dtype=np.intp)
+    for c in np.sort(np.asarray(changepoints, dtype=np.intp)):
+        labels[c:] += 1
+    return labels
+
+
+def index_labels(positions, index):
+    """The index labels of ``positions`` (the positions themselves without an index)."""
+    if index is None:
+        return [int(p) for p in positions]
+    return [index[int(p)] for p in positions]
+
+
+class _Segmentation:
+    """What both results share: the segment table and the figure."""
+
+    def _names(self):
+        if self.columns is not None:
+            return [str(c) for c in self.columns]
+        d = self.data.shape[1]
+        return ["x"] if d == 1 else [f"x{j}" for j in range(d)]
+
+    def to_frame(self):
+        """One row per segment: ``start`` (its first row, by position), ``end`` (one past its
+        last row), ``length``, ``first`` and ``last`` (the index labels of its first and last
+        rows; positions without an index), and the segment mean of every column
+        (``mean_<column>``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``segment`` (0, 1, …).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> import energystats as es
+        >>> s = pd.Series([0.0, 0.1, -0.1, 0.0, 5.0, 5.1, 4.9, 5.0],
+        ...               index=pd.date_range("2026-01-01", periods=8, freq="D"))
+        >>> es.e_divisive(s, min_size=2, n_changepoints=1).to_frame()
+                 start  end  length      first       last  mean_x
+        segment
+        0            0    4       4 2026-01-01 2026-01-04     0.0
+        1            4    8       4 2026-01-05 2026-01-08     5.0
+        """
+        T = self.data.shape[0]
+        bounds = [0] + [int(c) for c in self.changepoints] + [T]
+        rows = []
+        names = self._names()
+        for s, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            row = {"segment": s, "start": a, "end": b, "length": b - a,
+                   "first": index_labels([a], self.index)[0],
+                   "last": index_labels([b - 1], self.index)[0]}
+            means = self.data[a:b].mean(axis=0)
+            for name, v in zip(names, means):
+                row[f"mean_{name}"] = float(v)
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("segment")
+
+    def plot(self, ax=None):
+        """Draw the series (one line per column, against its index) with a vertical line at
+        every change point.  Needs matplotlib (imported here).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure's axes).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError("`plot` needs matplotlib (pip install matplotlib).") from None
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 3))
+        x = np.arange(self.data.shape[0]) if self.index is None else self.index
+        for j, name in enumerate(self._names()):
+            ax.plot(x, self.data[:, j], lw=0.8, label=name)
+        for lab in self.changepoint_labels:
+            ax.axvline(lab, color="k", ls="--", lw=1.0)
+        if self.data.shape[1] > 1:
+            ax.legend(loc="best", fontsize="small")
+        ax.set_title(f"{type(self).__name__[:-6]}: {len(self.changepoints)} change point(s)")
+        return ax
+
+
+@dataclass(frozen=True, eq=False)
+class EDivisiveResult(_Segmentation):
+    """The result of :func:`energystats.e_divisive`.
+
+    Attributes
+    ----------
+    changepoints : numpy.ndarray of int
+        The accepted change points, ascending: the position (0-based row) of the first row
+        of each new segment.
+    changepoint_labels : list
+        The same rows' index labels (their positions for array input).
+    labels : numpy.ndarray of int
+        The segment (0, 1, …) of every row.
+    statistics : numpy.ndarray
+        Q̂ of each accepted split, in the order found.
+    pvalues : numpy.ndarray or None
+        The permutation p-value of each accepted split, in the order found (None with
+        ``n_changepoints``: no tests).
+    order_found : numpy.ndarray of int
+        The accepted change points in the order found.
+    rejected : int or None
+        The split tested last and not accepted (p > ``sig_level``), by position; None when
+        no split was rejected (``n_changepoints`` given, or no segment left to split).
+    rejected_statistic, rejected_pvalue : float or None
+        Its Q̂ and p-value.
+    n_resamples : tuple of int
+        Permutations used by each test, accepted splits first, then the rejected one.
+    decisions : tuple
+        With ``pvalue_method='decision'``: each test's decision ('p <= alpha',
+        'p > alpha', or None when ``n_resamples`` came first); otherwise empty.
+    seed : int or None
+        The seed of the permutations (None when a Generator was passed, or no test ran).
+    min_size, exponent, sig_level, pvalue_method :
+        The settings used.
+    columns : list or None
+        The DataFrame columns used.
+    index : pandas.Index or None
+        The rows' index (a Series or DataFrame input's).
+    data : numpy.ndarray
+        The (T, d) series, for :meth:`to_frame` and :meth:`plot`.
+    """
+
+    changepoints: np.ndarray
+    changepoint_labels: list
+    labels: np.ndarray
+    statistics: np.ndarray
+    pvalues: np.ndarray | None
+    order_found: np.ndarray
+    rejected: int | None
+    rejected_statistic: float | None
+    rejected_pvalue: float | None
+    n_resamples: tuple
+    decisions: tuple
+    seed: int | None
+    min_size: int
+    exponent: float
+    sig_level: float
+    pvalue_method: str | None
+    columns: list | None = None
+    index: object = field(default=None, repr=False)
+    data: np.ndarray = field(default=None, repr=False)
+
+    def __repr__(self):
+        return (f"EDivisiveResult(changepoints={[int(c) for c in self.changepoints]}, "
+                f"statistics={np.round(self.statistics, 4).tolist()}, "
+                f"pvalues={None if self.pvalues is None else np.round(self.pvalues, 4).tolist()}, "
+                f"rejected={self.rejected}, rejected_pvalue={self.rejected_pvalue}, "
+                f"n_resamples={list(self.n_resamples)}, seed={self.seed})")
+
+
+@dataclass(frozen=True, eq=False)
+class EAggloResult(_Segmentation):
+    """The result of :func:`energystats.e_agglo`.
+
+    Attributes
+    ----------
+    changepoints : numpy.ndarray of int
+        The change points of the chosen segmentation, ascending (first rows of the new
+        segments, by position).
+    changepoint_labels : list
+        Their index labels (positions for array input).
+    labels : numpy.ndarray of int
+        The segment (0, 1, …) of every row.
+    fit : float
+        Ŝ of the chosen segmentation (the sum of Q̂ between adjacent segments).
+    penalised_fit : float
+        ``fit`` minus the penalty of its number of change points.
+    path : pandas.DataFrame
+        The merge path, one row per segmentation from the initial one to one segment:
+        ``n_changepoints``, ``merged`` (the change point removed to get there; -1 for the
+        initial row), ``fit`` (Ŝ), ``penalised_fit``.
+    path_changepoints : list of numpy.ndarray
+        The change points of every row of ``path``.
+    exponent : float
+    columns : list or None
+    index : pandas.Index or None
+    data : numpy.ndarray
+    """
+
+    changepoints: np.ndarray
+    changepoint_labels: list
+    labels: np.ndarray
+    fit: float
+    penalised_fit: float
+    path: pd.DataFrame = field(repr=False)
+    path_changepoints: list = field(repr=False)
+    exponent: float = 1.0
+    columns: list | None = None
+    index: object = field(default=None, repr=False)
+    data: np.ndarray = field(default=None, repr=False)
+
+    def __repr__(self):
+        return (f"EAggloResult(changepoints={[int(c) for c in self.changepoints]}, "
+                f"fit={self.fit:.6g}, penalised_fit={self.penalised_fit:.6g})")

@@ -1,0 +1,243 @@
+"""E-Divisive (:func:`e_divisive`): hierarchical energy change points with permutation tests."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._core import _sequential
+from .._core._engine import normalise
+from .._core._input import sample_matrix
+from .._core._metrics import resolve_metric
+from .._core._validation import check_n_threads, is_int, seeded_rng, warn
+from ._results import EDivisiveResult, index_labels, segment_labels
+from ._search import segment_split, stage_pvalue
+
+__all__ = ["e_divisive"]
+
+#: the exceedances that stop pvalue_method='sequential' (Besag & Clifford's h)
+SEQUENTIAL_H = 10
+
+
+def check_exponent(exponent):
+    """``exponent`` in (0, 2) (the divergence characterises equal distributions only there)."""
+    if not (isinstance(exponent, numbers.Real) and not isinstance(exponent, bool)
+            and 0.0 < float(exponent) < 2.0):
+        raise ValueError(f"`exponent` must be a number in (0, 2) for the change-point searches "
+                         f"(at 2 the divergence compares means only); got {exponent!r}.")
+    return float(exponent)
+
+
+def series_input(X, columns, name="X"):
+    """The series as a validated (T, d) float64 array, with its index and columns."""
+    s = sample_matrix(X, columns=columns, dtype=np.float64, name=name)
+    return s.X, s.index, s.columns
+
+
+def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0.05,
+               n_resamples=199, pvalue_method="full", metric="energy", sigma=1.0, columns=None,
+               rng=None, n_threads=None, progress=False):
+    r"""E-Divisive: change points of a multivariate series by hierarchical energy splits.
+
+    The method of Matteson and James (2014): the segment whose best split has the largest
+    scaled energy divergence :math:`\hat Q` is split, stage after stage; each split is kept
+    when a permutation test says that a further change exists, given the segments found so
+    far.
+
+    Parameters
+    ----------
+    X : array_like of shape (T, d) or (T,), pandas Series or DataFrame
+        The series, rows in time order.  A Series' or DataFrame's index (a
+        ``DatetimeIndex`` included) is carried into ``changepoint_labels`` and
+        :meth:`~EDivisiveResult.to_frame`.  NaN or inf is an error naming the rows.
+    min_size : int, default 30
+        The fewest rows of either side of a split (≥ 2, and ``2 * min_size ≤ T``).
+    exponent : float, default 1.0
+        α in :math:`\lVert x - y \rVert^\alpha`, in (0, 2).
+    n_changepoints : int, optional
+        Return the first ``n_changepoints`` splits, untested (no permutations; the
+        deterministic answer to compare across tools).  At most ``T // min_size - 1``.
+    sig_level : float, default 0.05
+        The search stops at the first split whose p-value is above ``sig_level``.
+    n_resamples : int, default 199
+        Permutations R per test (1 to 10⁹).
+    pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
+        'full': R permutations, :math:`p = (1 + \#\{\hat Q^* \ge \hat Q\}) / (R + 1)`.
+        'sequential' (Besag & Clifford 1991): stop at the 10th permuted maximum reaching the
+        observed one.  'decision' (Gandy 2009): stop as soon as it is clear whether p is
+        above or below ``sig_level``.  Each test's permutations are those of 'full' with the
+        same ``rng``, in the same order; an early stop uses a prefix of them.
+    metric : {'energy', 'laplacian', 'gaussian'}, default 'energy'
+        The semimetric (as in :func:`energystats.pairwise`); 'energy' uses ``exponent``,
+        the others ``sigma``.
+    sigma : float, default 1.0
+        Bandwidth of 'laplacian' and 'gaussian'.
+    columns : list, optional
+        With a DataFrame ``X``: the columns used (default: all; a non-numeric one is an
+        error naming it).
+    rng : int, numpy.random.Generator or None
+        Source of the permutations; with None a seed is drawn and recorded in ``seed``.
+    n_threads : int or None
+        Threads of the compiled searches (None: the cores available).  The result does not
+        depend on it.
+    progress : bool or file-like, default False
+        Show the permutations' progress on stderr (or the given stream).
+
+    Returns
+    -------
+    EDivisiveResult
+        ``changepoints``, ``changepoint_labels``, ``labels``, ``statistics``, ``pvalues``,
+        ``order_found``, ``rejected``, ``rejected_statistic``, ``rejected_pvalue``,
+        ``n_resamples``, ``decisions``, ``seed``; :meth:`~EDivisiveResult.to_frame` and
+        :meth:`~EDivisiveResult.plot`.
+
+    Notes
+    -----
+    For samples X (n rows) and Y (m rows),
+
+    .. math::
+
+        \hat{\mathcal E}(X, Y; \alpha) = \frac{2}{nm}\sum_{i,j} \lVert X_i - Y_j\rVert^\alpha
+        - \binom{n}{2}^{-1}\sum_{i<k} \lVert X_i - X_k\rVert^\alpha
+        - \binom{m}{2}^{-1}\sum_{j<k} \lVert Y_j - Y_k\rVert^\alpha,
+        \qquad \hat Q = \frac{nm}{n+m}\hat{\mathcal E}
+
+    (U-type within-sample averages).  The best split of a segment :math:`Z_1 \dots Z_T`
+    maximises :math:`\hat Q(Z_{1..\tau}, Z_{\tau+1..\kappa})` over τ < κ with both parts at
+    least ``min_size`` long; the change point is :math:`\tau` (0-based: the first row of
+    the new segment).  Ties: the smallest τ, then the smallest κ; between segments, the
+    first segment.  The search is exact, O(T²·d) time and O(T) memory per segment (one row
+    of distances added per τ, every κ from running sums; no T×T matrix).
+
+    Each stage's test permutes the rows within every current segment, re-runs the whole
+    stage's search and counts the permuted maxima that reach the observed one (within a
+    relative 10⁻¹⁰: rounding).  The p-value is for "a further change exists given the
+    segments found so far"; it is valid because the search itself is repeated on every
+    permutation.  Every stage draws its permutations from its own generator, seeded from
+    ``rng`` in stage order, so that the tests of 'sequential' and 'decision' use a prefix
+    of the permutations 'full' uses.
+
+    A constant series has every :math:`\hat Q = 0`: the first test's p-value is 1 and no
+    change point is found; with ``n_changepoints`` the splits fall where the tie rule puts
+    them, and a warning says so.
+
+    References
+    ----------
+    .. [1] Matteson, D. S. and James, N. A. (2014). A nonparametric approach for multiple
+       change point analysis of multivariate data. J. Amer. Statist. Assoc. 109(505),
+       334–345.
+    .. [2] James, N. A. and Matteson, D. S. (2014). ecp: An R package for nonparametric
+       multiple change point analysis of multivariate data. J. Stat. Softw. 62(7).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import energystats as es
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.concatenate([rng.normal(0, 1, 100), rng.normal(3, 1, 100)])
+    >>> res = es.e_divisive(x, min_size=20, n_resamples=99, rng=1)
+    >>> res.changepoints.tolist(), res.pvalues.tolist()
+    ([100], [0.01])
+    >>> res.rejected_pvalue > 0.05
+    True
+
+    Two splits, untested (the second is noise, as the test above said):
+
+    >>> fixed = es.e_divisive(x, min_size=20, n_changepoints=2)
+    >>> fixed.order_found.tolist(), fixed.pvalues
+    ([100, 38], None)
+    >>> fixed.to_frame()[["start", "end", "length"]]
+             start  end  length
+    segment
+    0            0   38      38
+    1           38  100      62
+    2          100  200     100
+    """
+    Z, index, cols = series_input(X, columns)
+    T = Z.shape[0]
+    if not is_int(min_size) or min_size < 2:
+        raise ValueError(f"`min_size` must be an integer >= 2 (the within terms need two rows); "
+                         f"got {min_size!r}.")
+    min_size = int(min_size)
+    if 2 * min_size > T:
+        raise ValueError(f"`min_size` must be at most T // 2 = {T // 2} (both sides of a split "
+                         f"need min_size rows; the series has T = {T}); got {min_size}.")
+    check_exponent(exponent)  # checked even where unused (the kernel metrics)
+    if callable(metric) or (isinstance(metric, str) and metric.lower() == "precomputed"):
+        raise ValueError(f"`metric` must be one of 'energy', 'gaussian', 'laplacian' for the "
+                         f"change-point searches; got {metric!r}.")
+    met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
+    kmax = T // min_size - 1
+    if n_changepoints is not None and (not is_int(n_changepoints) or not 0 <= n_changepoints <= kmax):
+        raise ValueError(f"`n_changepoints` must be None or an integer in [0, T // min_size - 1] = "
+                         f"[0, {kmax}] (T = {T}, min_size = {min_size}); got {n_changepoints!r}.")
+    if not (isinstance(sig_level, numbers.Real) and not isinstance(sig_level, bool)
+            and 0.0 < float(sig_level) < 1.0):
+        raise ValueError(f"`sig_level` must be a number in (0, 1); got {sig_level!r}.")
+    R = _sequential.check_resamples(n_resamples, low=1)
+    if pvalue_method == "sequential" and R < SEQUENTIAL_H:
+        raise ValueError(f"`n_resamples` must be at least {SEQUENTIAL_H} with "
+                         f"pvalue_method='sequential' (it stops at the {SEQUENTIAL_H}th permuted "
+                         f"maximum reaching the observed one); got {R}.")
+    _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))  # checked even where unused
+    nt = check_n_threads(n_threads)
+    testing = n_changepoints is None
+    gen, seed = seeded_rng(rng)  # checked even where unused
+    if not testing:
+        gen, seed = None, None  # no test runs: nothing is drawn
+    if not testing and n_changepoints > 0 and np.all(Z == Z[0]):
+        warn("`X` is constant: every split has Q = 0, so the change points returned follow the "
+             "tie rule (smallest position), not the data.")
+
+    # working units: the data times a power of two, so that no distance overflows or
+    # underflows; Q converts back exactly (energy: degree exponent; kernels: sigma scaled)
+    Zw, met_w, scale = normalise(met, Z)
+    segments = [(0, T)]
+    cache = {}
+    found, stats, pvals, used, decisions = [], [], [], [], []
+    rejected = rej_stat = rej_p = None
+    while testing or len(found) < n_changepoints:
+        for seg in segments:
+            if seg not in cache:
+                cache[seg] = segment_split(Zw, seg[0], seg[1], min_size, met_w, nt)
+        best = None
+        for seg in segments:  # segments in row order: the first wins a tie
+            q, pos, _ = cache[seg]
+            if pos >= 0 and (best is None or q > best[0]):
+                best = (q, pos, seg)
+        if best is None:
+            if not testing:
+                warn(f"`n_changepoints={n_changepoints}`: only {len(found)} split(s) found; "
+                     f"no segment left has 2 * min_size = {2 * min_size} rows.")
+            break
+        q, pos, seg = best
+        if testing:
+            stage_gen = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))
+            rule = _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))
+            p, n_used, decision = stage_pvalue(
+                Zw, segments, q, min_size, met_w, nt, stage_gen, R, rule, progress,
+                f"test {len(found) + 1}: permutations")
+            if pvalue_method == "decision":
+                reject = decision == "p > alpha" or (decision is None and p > sig_level)
+                decisions.append(decision)
+            else:
+                reject = p > sig_level
+            used.append(n_used)
+            if reject:
+                rejected, rej_stat, rej_p = pos, float(scale.apply(q)), p
+                break
+            pvals.append(p)
+        found.append(pos)
+        stats.append(float(scale.apply(q)))
+        i = segments.index(seg)
+        segments[i:i + 1] = [(seg[0], pos), (pos, seg[1])]
+    cps = np.sort(np.asarray(found, dtype=np.intp))
+    return EDivisiveResult(
+        changepoints=cps, changepoint_labels=index_labels(cps, index),
+        labels=segment_labels(cps, T), statistics=np.asarray(stats, dtype=np.float64),
+        pvalues=np.asarray(pvals, dtype=np.float64) if testing else None,
+        order_found=np.asarray(found, dtype=np.intp), rejected=rejected,
+        rejected_statistic=rej_stat, rejected_pvalue=rej_p, n_resamples=tuple(used),
+        decisions=tuple(decisions), seed=seed, min_size=min_size,
+        exponent=met.param if met.name == "energy" else float("nan"), sig_level=float(sig_level),
+        pvalue_method=pvalue_method if testing else None, columns=cols, index=index, data=Z)

@@ -1,0 +1,376 @@
+"""E-Divisive: the compiled split search against the plain NumPy reference of the definitions,
+the hierarchical procedure, level and power of the permutation test, the sequential rules'
+prefix property, and bad input."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import energystats as es
+from energystats._lib import _changepoint as K
+from energystats.changepoint import _search
+
+from .reference import best_split, distances, e_divisive_fixed, q_table
+
+
+def _series(T, d, changes, rng, shift=2.0):
+    Z = rng.normal(size=(T, d))
+    for c in changes:
+        Z[c:] += shift
+    return Z
+
+
+# -- the kernel against the definitions ----------------------------------------------------
+
+@pytest.mark.parametrize("d", [1, 3])
+@pytest.mark.parametrize("alpha", [0.5, 1.0, 1.5])
+def test_q_for_every_split_matches_reference(d, alpha):
+    rng = np.random.default_rng(100 + d)
+    Z = _series(37, d, [15], rng, shift=1.0)
+    T, min_size = len(Z), 4
+    table = np.full((T + 1, T + 1), np.nan)
+    q, t, k = K.best_split(Z, min_size, 0, alpha, 1, table)
+    ref = q_table(Z, min_size, alpha)
+    got = {key: table[key] for key in ref}
+    assert np.count_nonzero(~np.isnan(table)) == len(ref)  # nothing outside the admissible splits
+    scale = max(abs(v) for v in ref.values())
+    for key, v in ref.items():
+        assert got[key] == pytest.approx(v, rel=1e-11, abs=1e-11 * scale), key
+    rq, rt, rk = best_split(Z, min_size, alpha)
+    assert (t, k) == (rt, rk)
+    assert q == pytest.approx(rq, rel=1e-11)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_thread_count_gives_the_same_bits(n_threads):
+    Z = _series(300, 2, [120, 200], np.random.default_rng(5))
+    assert K.best_split(Z, 10, 0, 1.0, n_threads) == K.best_split(Z, 10, 0, 1.0, 1)
+    r1 = es.e_divisive(Z, min_size=10, n_resamples=19, rng=3, n_threads=1)
+    r2 = es.e_divisive(Z, min_size=10, n_resamples=19, rng=3, n_threads=n_threads)
+    assert r1.changepoints.tolist() == r2.changepoints.tolist()
+    assert r1.statistics.tolist() == r2.statistics.tolist()
+    assert r1.pvalues.tolist() == r2.pvalues.tolist()
+
+
+def test_tie_rule_smallest_tau_then_kappa():
+    # a constant series: every Q is 0, so the tie rule alone decides
+    Z = np.ones((20, 2))
+    assert K.best_split(Z, 3, 0, 1.0, 2) == (0.0, 3, 6)
+    # a series symmetric in time (a bump in the middle): splits at tau and at T - tau mirror
+    # each other; the reference and the kernel both take the smaller tau
+    Z = np.r_[np.zeros(10), np.full(10, 5.0), np.zeros(10)].reshape(-1, 1)
+    q, t, k = K.best_split(Z, 5, 0, 1.0, 1)
+    rq, rt, rk = best_split(Z, 5, 1.0)
+    assert (t, k) == (rt, rk) == (10, 20)
+
+
+def test_segment_too_short_has_no_split():
+    assert K.best_split(np.zeros((7, 1)), 4, 0, 1.0, 1) == (-np.inf, -1, -1)
+
+
+@pytest.mark.parametrize("n_changes", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("d", [1, 3])
+def test_fixed_k_matches_reference_hierarchy(n_changes, d):
+    rng = np.random.default_rng(10 * n_changes + d)
+    T, min_size = 60, 5
+    changes = sorted(rng.choice(np.arange(8, 52), size=n_changes, replace=False))
+    Z = _series(T, d, changes, rng, shift=1.5)
+    k = 4
+    ref = e_divisive_fixed(Z, k, min_size, 1.0)
+    res = es.e_divisive(Z, min_size=min_size, n_changepoints=k)
+    assert res.order_found.tolist() == [p for p, _ in ref]
+    np.testing.assert_allclose(res.statistics, [q for _, q in ref], rtol=1e-10)
+    assert res.changepoints.tolist() == sorted(p for p, _ in ref)
+    assert res.pvalues is None and res.seed is None and res.rejected is None
+
+
+def test_permuted_maxima_match_reference():
+    rng = np.random.default_rng(8)
+    Z = _series(40, 2, [20], rng)
+    segments = [(0, 20), (20, 40)]
+    perms = _search._draw(np.random.default_rng(1), 40, segments, 3)
+    got = K.permuted_maxima(Z, perms, np.array([0, 20]), np.array([20, 40]), 4, 0, 1.0, 2)
+    for r in range(3):
+        ref = max(best_split(Z[perms[r, a:b]], 4, 1.0)[0] for a, b in segments)
+        assert got[r] == pytest.approx(ref, rel=1e-11)
+
+
+# -- the tests' p-values -------------------------------------------------------------------
+
+def _rejection_rate(draw, n_series, R=99, seed=0):
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for i in range(n_series):
+        res = es.e_divisive(draw(rng), min_size=30, n_resamples=R, rng=i, n_threads=1)
+        hits += res.changepoints.size > 0
+    return hits / n_series
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("law", ["gaussian", "t3"])
+def test_level_no_change(law):
+    n = 300
+    draw = {"gaussian": lambda g: g.normal(size=(200, 1)),
+            "t3": lambda g: g.standard_t(3, size=(200, 1))}[law]
+    rate = _rejection_rate(draw, n, seed=5 if law == "gaussian" else 6)
+    se = math.sqrt(0.05 * 0.95 / n)
+    assert abs(rate - 0.05) <= 2 * se, f"{law}: rejection rate {rate:.3f} at level 0.05 (n={n})"
+
+
+def _mean_change(g):
+    z = g.normal(size=(200, 2))
+    z[100:] += 1.0
+    return z
+
+
+def _variance_change(g):
+    z = g.normal(size=(200, 2))
+    z[100:] *= 2.5
+    return z
+
+
+def _correlation_change(g):
+    # the same N(0, 1) margins throughout; the correlation goes from -0.8 to 0.8
+    z = g.normal(size=(200, 2))
+    r = np.where(np.arange(200) < 100, -0.8, 0.8)
+    z[:, 1] = r * z[:, 0] + np.sqrt(1 - r ** 2) * z[:, 1]
+    return z
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind,draw,floor", [("mean", _mean_change, 0.9),
+                                              ("variance", _variance_change, 0.9),
+                                              ("correlation", _correlation_change, 0.8)])
+def test_power(kind, draw, floor, record_property):
+    # floors well above the level: 0.05 + 4 binomial SEs of the level at n = 40 is 0.19
+    n = 40
+    rate = _rejection_rate(draw, n, R=49, seed=3)
+    record_property(f"power_{kind}", rate)
+    print(f"power, change in {kind} only (T=200, d=2, n={n} series): {rate:.2f}")
+    assert rate >= floor, f"power against a change in {kind}: {rate:.2f} (n={n})"
+
+
+@pytest.mark.parametrize("method", ["sequential", "decision"])
+def test_sequential_uses_a_prefix_of_the_full_permutations(method, monkeypatch):
+    drawn = {"full": [], method: []}  # per run: [(stage generator, perms), ...]
+    original = _search._draw
+    current = []
+
+    def recording(gen, T, segments, count):
+        perms = original(gen, T, segments, count)
+        drawn[current[-1]].append((gen, perms))  # the generator is kept: no id reuse
+        return perms
+
+    monkeypatch.setattr(_search, "_draw", recording)
+    Z = _series(240, 2, [80, 160], np.random.default_rng(4), shift=0.8)
+    runs = {}
+    for name in ("full", method):
+        current.append(name)
+        runs[name] = es.e_divisive(Z, min_size=20, n_resamples=99, pvalue_method=name, rng=7)
+    full, seq = runs["full"], runs[method]
+    assert seq.changepoints.tolist() == full.changepoints.tolist()
+    assert len(seq.n_resamples) == len(full.n_resamples) >= 2
+
+    def stages(records):
+        out = []
+        for gen, perms in records:
+            if not out or out[-1][0] is not gen:
+                out.append((gen, []))
+            out[-1][1].append(perms)
+        return [np.concatenate(p) for _, p in out]
+
+    f_stages, s_stages = stages(drawn["full"]), stages(drawn[method])
+    assert len(f_stages) == len(s_stages) == len(full.n_resamples)
+    for f, s_, used_f, used_s in zip(f_stages, s_stages, full.n_resamples, seq.n_resamples):
+        assert used_f == 99 and len(f) == 99 and used_s <= 99
+        np.testing.assert_array_equal(s_[:used_s], f[:used_s])
+    assert sum(seq.n_resamples) < sum(full.n_resamples)  # something stopped early
+    if method == "decision":
+        assert all(d in ("p <= alpha", "p > alpha", None) for d in seq.decisions)
+
+
+def test_pvalue_counts_with_plus_one():
+    Z = _series(120, 1, [60], np.random.default_rng(2), shift=3.0)
+    res = es.e_divisive(Z, min_size=10, n_resamples=9, sig_level=0.1, rng=0)
+    assert res.pvalues[0] == 0.1  # (0 + 1) / (9 + 1): the smallest p-value of 9 permutations
+    assert res.n_resamples[0] == 9
+
+
+# -- results -------------------------------------------------------------------------------
+
+def test_result_fields_index_and_frame():
+    rng = np.random.default_rng(9)
+    Z = _series(150, 2, [50, 100], rng, shift=3.0)
+    idx = pd.date_range("2026-01-01", periods=150, freq="D")
+    df = pd.DataFrame(Z, columns=["a", "b"], index=idx)
+    res = es.e_divisive(df, min_size=15, n_resamples=49, rng=1)
+    assert res.changepoints.tolist() == [50, 100]
+    assert res.changepoint_labels == [idx[50], idx[100]]
+    assert res.labels.tolist() == [0] * 50 + [1] * 50 + [2] * 50
+    assert res.statistics.size == res.pvalues.size == 2
+    assert sorted(res.order_found.tolist()) == [50, 100]
+    assert res.rejected is not None and res.rejected_pvalue > 0.05
+    assert len(res.n_resamples) == 3 and res.seed == 1 and res.columns == ["a", "b"]
+    frame = res.to_frame()
+    assert frame["start"].tolist() == [0, 50, 100] and frame["length"].tolist() == [50, 50, 50]
+    assert frame["first"].tolist() == [idx[0], idx[50], idx[100]]
+    np.testing.assert_allclose(frame["mean_a"], [Z[:50, 0].mean(), Z[50:100, 0].mean(), Z[100:, 0].mean()])
+    with pytest.raises(Exception):
+        res.seed = 2  # frozen
+
+
+def test_plot_draws_the_change_points():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    Z = _series(100, 1, [50], np.random.default_rng(1), shift=3.0)
+    res = es.e_divisive(Z, min_size=10, n_changepoints=1)
+    ax = res.plot()
+    assert [line.get_xdata()[0] for line in ax.lines[1:]] == [50]
+
+
+def test_seed_is_recorded_and_repeats():
+    Z = _series(100, 1, [50], np.random.default_rng(1), shift=1.0)
+    a = es.e_divisive(Z, min_size=10, n_resamples=19)
+    b = es.e_divisive(Z, min_size=10, n_resamples=19, rng=a.seed)
+    assert a.pvalues.tolist() == b.pvalues.tolist() and a.rejected_pvalue == b.rejected_pvalue
+
+
+# -- bad input -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"min_size": 1}, r"`min_size` must be an integer >= 2.*got 1"),
+    ({"min_size": 2.0}, r"`min_size` must be an integer >= 2.*got 2.0"),
+    ({"min_size": 26}, r"`min_size` must be at most T // 2 = 25.*got 26"),
+    ({"min_size": 10, "n_changepoints": 5}, r"`n_changepoints` must be .*\[0, 4\].*got 5"),
+    ({"n_changepoints": -1}, r"`n_changepoints`.*got -1"),
+    ({"exponent": 2.0}, r"`exponent` must be a number in \(0, 2\).*got 2.0"),
+    ({"exponent": 3.0, "metric": "gaussian"}, r"`exponent` must be a number in \(0, 2\).*got 3.0"),
+    ({"metric": "cosine"}, r"`metric` must be one of 'energy', 'gaussian', 'laplacian'"),
+    ({"sig_level": 1.5}, r"`sig_level` must be a number in \(0, 1\); got 1.5"),
+    ({"n_resamples": 0}, r"`n_resamples` must be an integer in \[1, 10\*\*9\]; got 0"),
+    ({"pvalue_method": "asymptotic"}, r"`pvalue_method` must be one of"),
+    ({"pvalue_method": "sequential", "n_resamples": 5},
+     r"`n_resamples` must be at least 10 with pvalue_method='sequential'.*got 5"),
+    ({"metric": "precomputed"}, r"`metric` must be one of"),
+    ({"n_changepoints": 1, "rng": -3}, r"`rng` must be a non-negative integer seed.*got -3"),
+])
+def test_bad_arguments_are_named(kwargs, match):
+    Z = np.random.default_rng(0).normal(size=(50, 1))
+    with pytest.raises(ValueError, match=match):
+        es.e_divisive(Z, **{"min_size": 10, **kwargs})
+
+
+def test_nan_is_refused():
+    Z = np.random.default_rng(0).normal(size=(50, 2))
+    Z[7, 1] = np.nan
+    with pytest.raises(ValueError, match=r"`X` contains NaN.*first row 7"):
+        es.e_divisive(Z, min_size=5)
+
+
+def test_constant_series_is_a_documented_result():
+    Z = np.full((60, 1), 3.0)
+    res = es.e_divisive(Z, min_size=10, n_resamples=19, rng=0)
+    assert res.changepoints.size == 0
+    assert res.rejected_statistic == 0.0 and res.rejected_pvalue == 1.0
+    with pytest.warns(UserWarning, match="constant"):
+        fixed = es.e_divisive(Z, min_size=10, n_changepoints=1)
+    assert fixed.changepoints.tolist() == [10]
+
+
+def test_fixed_k_that_the_search_cannot_reach_warns():
+    # T = 100, min_size = 30: the bound allows 2, but the first split at 50 leaves two
+    # segments of 50 < 2 * 30 rows
+    Z = _series(100, 1, [50], np.random.default_rng(0), shift=5.0)
+    with pytest.warns(UserWarning, match=r"only 1 split\(s\) found"):
+        res = es.e_divisive(Z, min_size=30, n_changepoints=2)
+    assert res.changepoints.tolist() == [50]
+
+
+def test_other_metrics_use_the_same_search():
+    Z = _series(80, 2, [40], np.random.default_rng(3), shift=2.0)
+    res = es.e_divisive(Z, min_size=8, n_changepoints=1, metric="gaussian", sigma=2.0)
+    D = 2.0 - 2.0 * np.exp(-distances(Z, 2.0) / (2.0 * 2.0 ** 2))
+    rq, rt, _ = best_split(Z, 8, D=D)
+    assert res.changepoints.tolist() == [rt]
+    assert res.statistics[0] == pytest.approx(rq, rel=1e-10)
+
+
+@pytest.mark.parametrize("k", [-1000, 900])
+def test_any_magnitude(k):
+    # distances of data near the float range would overflow (or vanish); the search works in
+    # units of a power of two and converts back exactly
+    Z = _series(90, 2, [45], np.random.default_rng(6), shift=2.0)
+    ref = es.e_divisive(Z, min_size=10, n_resamples=19, rng=2)
+    res = es.e_divisive(np.ldexp(Z, k), min_size=10, n_resamples=19, rng=2)
+    assert res.changepoints.tolist() == ref.changepoints.tolist() == [45]
+    np.testing.assert_array_equal(res.statistics, np.ldexp(ref.statistics, k))
+    assert res.pvalues.tolist() == ref.pvalues.tolist()
+
+
+@pytest.mark.parametrize("which", ["best_split", "permuted_maxima"])
+def test_kernels_stop_when_cancelled(which):
+    import threading
+
+    Z = np.random.default_rng(0).normal(size=(40000, 1))
+    if which == "best_split":
+        run = lambda: K.best_split(Z, 30, 0, 1.0, 2)  # noqa: E731
+    else:
+        perms = np.tile(np.arange(40000), (4, 1))
+        run = lambda: K.permuted_maxima(Z, perms, np.array([0]), np.array([40000]), 30, 0, 1.0, 2)  # noqa: E731
+    timer = threading.Timer(0.05, K.cancel)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="cancelled"):
+            run()
+    finally:
+        timer.join()
+        K.reset()
+    assert not K.cancelled()
+    assert K.best_split(Z[:100], 30, 0, 1.0, 1)[1] >= 30  # runs again after reset
+
+
+def test_progress_is_shown_per_test():
+    import io
+
+    buf = io.StringIO()
+    Z = _series(120, 1, [60], np.random.default_rng(2), shift=3.0)
+    res = es.e_divisive(Z, min_size=10, n_resamples=19, rng=0, progress=buf)
+    for t in range(1, len(res.n_resamples) + 1):
+        assert f"test {t}: permutations" in buf.getvalue()
+
+
+def test_dataframe_columns_are_chosen_and_text_refused():
+    Z = _series(80, 2, [40], np.random.default_rng(3), shift=3.0)
+    df = pd.DataFrame({"a": Z[:, 0], "b": Z[:, 1], "note": ["x"] * 80})
+    res = es.e_divisive(df, columns=["a", "b"], min_size=10, n_changepoints=1)
+    ref = es.e_divisive(Z, min_size=10, n_changepoints=1)
+    assert res.columns == ["a", "b"] and res.changepoints.tolist() == ref.changepoints.tolist()
+    assert list(res.to_frame().columns[-2:]) == ["mean_a", "mean_b"]
+    with pytest.raises((TypeError, ValueError), match="note"):
+        es.e_divisive(df, min_size=10, n_changepoints=1)
+
+
+@pytest.mark.parametrize("T,min_size", [(8, 4), (9, 4), (5, 2), (6, 2)])
+def test_smallest_segments_match_reference(T, min_size):
+    Z = np.random.default_rng(T).normal(size=(T, 2))
+    table = np.full((T + 1, T + 1), np.nan)
+    q, t, k = K.best_split(Z, min_size, 0, 1.0, 3, table)
+    ref = q_table(Z, min_size)
+    assert np.count_nonzero(~np.isnan(table)) == len(ref)
+    for key, v in ref.items():
+        assert table[key] == pytest.approx(v, rel=1e-12, abs=1e-12)
+    assert (t, k) == best_split(Z, min_size)[1:]
+
+
+def test_float32_input_is_widened_exactly():
+    Z = _series(90, 2, [45], np.random.default_rng(12), shift=2.0).astype(np.float32)
+    a = es.e_divisive(Z, min_size=10, n_resamples=19, rng=4)
+    b = es.e_divisive(Z.astype(np.float64), min_size=10, n_resamples=19, rng=4)
+    assert a.changepoints.tolist() == b.changepoints.tolist()
+    assert a.statistics.tolist() == b.statistics.tolist() and a.pvalues.tolist() == b.pvalues.tolist()
+    assert es.e_agglo(Z[:30], member=np.repeat(np.arange(10), 3)).fit == \
+        es.e_agglo(Z[:30].astype(np.float64), member=np.repeat(np.arange(10), 3)).fit
