@@ -4,7 +4,7 @@
 * :mod:`.parser` — :func:`build_parser`, every command's options;
 * one module per command group: :mod:`.homogeneity` (``distance``, ``test``, ``disco``),
   :mod:`.dependence` (``dcor``, ``dcor-matrix``), :mod:`.goodness_of_fit` (``gof``),
-  :mod:`.clustering` (``cluster``), :mod:`.demo`;
+  :mod:`.clustering` (``cluster``), :mod:`.changepoint` (``changepoint``), :mod:`.demo`;
 * private: ``_common`` (what the commands share), ``_io`` (reading and writing tables).
 
 Only the standard library is imported until a command runs, so ``--help`` answers at once.
