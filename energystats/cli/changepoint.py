@@ -94,11 +94,11 @@ def _load_series(args, path):
             raise CLIError(f"{path}: no column {args.time_column!r} (option --time-column); the "
                            f"file has {short_list(df.columns)}.")
         extra = [args.time_column]
-    cols, left_out = numeric_columns(df, split_names(args.columns), exclude=extra,
-                                     numeric_only=args.numeric_only, path=path)
-    if args.time_column in cols:
+    if args.time_column is not None and args.time_column in (split_names(args.columns) or ()):
         raise CLIError(f"option --columns: {args.time_column!r} is the --time-column; it cannot "
                        "also be a column of the series.")
+    cols, left_out = numeric_columns(df, split_names(args.columns), exclude=extra,
+                                     numeric_only=args.numeric_only, path=path)
     n0 = df.shape[0]
     skip = df[cols + extra].isna().any(axis=1).to_numpy() if args.dropna else None
     df = check_cells(df, cols, path=path, skip=skip, options=_columns_option(args))

@@ -187,6 +187,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal(series, monkeypatch):
     (["--penalty", "2"], "option --penalty: only with --agglo"),
     (["--exponent", "2"], "option --exponent: must lie in (0, 2)"),
     (["--time-column", "when"], "no column 'when' (option --time-column)"),
+    (["--time-column", "a"], "option --columns: 'a' is the --time-column"),
 ])
 def test_bad_options_are_one_line_in_the_users_words(series, extra, words):
     d, _ = series
