@@ -128,7 +128,10 @@ def peer_otava_hunter(x):
 
 def peer_sktime_eagglo(x, block):
     try:
-        from sktime.annotation.eagglo import EAgglo
+        try:
+            from sktime.detection.eagglo import EAgglo      # sktime >= 0.34
+        except ImportError:
+            from sktime.annotation.eagglo import EAgglo     # older releases
     except ImportError as exc:
         return None, f"sktime not importable ({exc}); its EAgglo is skipped"
     import pandas as pd
