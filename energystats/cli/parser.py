@@ -103,7 +103,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="energystats",
         description=_wrap("Energy statistics from the command line: energy distance, k-sample "
-                          "tests, DISCO and energy clustering of CSV, TSV or Parquet files."),
+                          "tests, DISCO, energy clustering and change points of CSV, TSV or "
+                          "Parquet files."),
         epilog="Run 'energystats <command> --help' for the options of a command.\n"
                "example: energystats test data.csv --by group --resamples 999 --seed 1\n"
                + textwrap.fill(_EXIT_CODES, width=79),
