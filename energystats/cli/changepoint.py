@@ -41,6 +41,9 @@ def _check_options(args):
             if unused:
                 raise CLIError(f"option {unused[0]}: not used with --k (the first k splits are "
                                "returned untested: no permutations); leave it out.")
+    if args.min_size is not None and args.min_size < 2:
+        raise CLIError(f"option --min-size: must be an integer >= 2 (the within-segment terms "
+                       f"need two rows); got {args.min_size}.")
     if args.k is not None and args.k < 0:
         raise CLIError(f"option --k: must be an integer >= 0; got {args.k}.")
     if args.block is not None and args.block < 1:
@@ -194,7 +197,7 @@ def _run_divisive(args, X, T):
 
     min_size = DEFAULTS["min_size"] if args.min_size is None else args.min_size
     if args.k is not None:
-        kmax = T // min_size - 1 if min_size >= 1 else 0
+        kmax = T // min_size - 1
         if args.k > kmax:
             raise CLIError(f"option --k: must be at most T // min-size - 1 = {T} // {min_size} - 1 = "
                            f"{kmax} ({T} rows, --min-size {min_size}: every segment needs "

@@ -182,7 +182,8 @@ def test_progress_lines_when_stderr_is_not_a_terminal(series, monkeypatch):
 # -- errors in the user's words -------------------------------------------------------
 
 @pytest.mark.parametrize("extra, words", [
-    (["--min-size", "1"], "option --min-size must be an integer >= 2"),
+    (["--min-size", "1"], "option --min-size: must be an integer >= 2"),
+    (["--min-size", "0", "--k", "1"], "option --min-size: must be an integer >= 2"),
     (["--min-size", "30"], "option --min-size must be at most T // 2 = 24"),
     (["--min-size", "5", "--k", "9"], "option --k: must be at most T // min-size - 1 = 48 // 5 - 1 = 8"),
     (["--min-size", "5", "-R", "0"], "option --resamples must be an integer in [1, 10**9]; got 0"),
