@@ -38,6 +38,8 @@ API_SECTIONS = [
                                            "one-dimensional SciPy families."),
     ("clustering", "Clustering", "Energy clustering, its significance test and energy linkage."),
     ("balance", "Balance", "Energy balancing and independence weights, and the balance table."),
+    ("changepoint", "Change points", "E-Divisive with permutation tests and E-Agglo "
+                                     "(Matteson and James 2014)."),
     ("distance", "Distance", "Pairwise semimetrics, the generated kernel and the energy distance."),
     ("_core", "Warnings shared by every subpackage", "Raised by the input layer and the "
                                                      "resampling engine below the subpackages."),

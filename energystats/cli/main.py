@@ -1,6 +1,6 @@
 """Command-line interface: ``energystats <command>`` or ``python -m energystats``.
 
-Commands: ``distance``, ``test``, ``disco``, ``cluster``, ``balance`` and ``demo``; run
+Commands: ``distance``, ``test``, ``disco``, ``cluster``, ``balance``, ``changepoint`` and ``demo``; run
 ``energystats <command> --help`` for the options and an example.  Tables go
 to standard output (``--format text|csv|json``; JSON is one object per
 command whose keys are the fields of the Python result); notes, the seed and

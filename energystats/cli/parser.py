@@ -8,6 +8,7 @@ import textwrap
 
 from ._common import FORMATS, INPUT_FORMATS, _level, _one_char, _seed
 from .balance import _cmd_balance
+from .changepoint import _cmd_changepoint
 from .clustering import _cmd_cluster
 from .demo import _cmd_demo
 from .dependence import _cmd_dcor, _cmd_dcor_matrix
@@ -103,7 +104,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="energystats",
         description=_wrap("Energy statistics from the command line: energy distance, k-sample "
-                          "tests, DISCO and energy clustering of CSV, TSV or Parquet files."),
+                          "tests, DISCO, energy clustering and change points of CSV, TSV or "
+                          "Parquet files."),
         epilog="Run 'energystats <command> --help' for the options of a command.\n"
                "example: energystats test data.csv --by group --resamples 999 --seed 1\n"
                + textwrap.fill(_EXIT_CODES, width=79),
@@ -326,6 +328,61 @@ def build_parser():
     p.add_argument("--weight-column", default="weight",
                    help="name of the weight column (default: weight)")
     p.set_defaults(func=_cmd_balance)
+        "changepoint", parents=[data, common], formatter_class=_FMT,
+        help="change points of a series (rows in time order): E-Divisive with permutation "
+             "tests, or E-Agglo",
+        description=_wrap("Change points of the rows of one file, in file order (Matteson & James "
+                          "2014). E-Divisive (default): the segment whose best split has the "
+                          "largest Q = nm/(n+m) E (E with U-type within terms) is split, stage "
+                          "after stage; each split is tested by permuting the rows within every "
+                          "current segment and re-running the stage's whole search, p = (1 + "
+                          "#{permuted max >= Q}) / (R + 1), and the search stops at the first "
+                          "p > --sig-level. The p-value is for 'a further change exists given the "
+                          "segments found so far'. --k returns the first k splits untested. "
+                          "--agglo: E-Agglo, merging adjacent segments (no test). Prints the "
+                          "segment table and every tested split with its p-value; --out writes the "
+                          "rows with a segment column."),
+        epilog="examples:\n  energystats changepoint data.csv --columns a,b --time-column date "
+               "--seed 1\n"
+               "  energystats changepoint data.csv --columns a,b --k 3 --out segments.csv\n"
+               "  energystats changepoint data.csv --columns a --agglo --block 10 --penalty 5",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file, rows in time order")
+    p.add_argument("--time-column", metavar="COLUMN",
+                   help="the rows' time stamps (ISO 8601 text read as dates, or numbers; checked to "
+                        "be in order): change points and segments are named by them (default: the "
+                        "data rows, counting from 1)")
+    p.add_argument("--k", type=int, default=None,
+                   help="return the first k splits untested (E-Divisive), or the segmentation "
+                        "with k change points on the merge path (--agglo)")
+    p.add_argument("--min-size", type=int, default=None,
+                   help="fewest rows of a segment, >= 2 (E-Divisive; default: 30)")
+    p.add_argument("--exponent", type=float, default=1.0,
+                   help="exponent alpha of |x-y|^alpha, in (0, 2) (default: 1)")
+    p.add_argument("--sig-level", type=_level, default=None,
+                   help="the search stops at the first split with p > this (default: 0.05)")
+    p.add_argument("--resamples", "-R", type=int, default=None,
+                   help="permutations per test, 1 to 10**9 (default: 199)")
+    p.add_argument("--pvalue-method", choices=("full", "sequential", "decision"), default=None,
+                   help="full: all --resamples; sequential: stop at the 10th permuted maximum "
+                        "reaching Q (Besag & Clifford; needs --resamples >= 10); decision: stop "
+                        "once p <= or > --sig-level is clear (Gandy) (default: full)")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help="random seed of the permutations, an integer >= 0 (default: a fresh one, "
+                        "printed on stderr and in the output)")
+    p.add_argument("--agglo", action="store_true",
+                   help="E-Agglo instead of E-Divisive: merge adjacent segments, no test")
+    p.add_argument("--block", type=int, default=None,
+                   help="with --agglo: start from segments of this many rows (default: one per "
+                        "row; the T x T distance matrix is formed)")
+    p.add_argument("--penalty", type=float, default=None,
+                   help="with --agglo: subtracted from the fit per change point (default: none)")
+    p.add_argument("--out", "-o", metavar="PATH",
+                   help="write the input rows with a segment column appended (.csv, .tsv, "
+                        ".parquet, .json); text input written as text keeps every field as it is")
+    p.add_argument("--segment-column", default="segment",
+                   help="name of the segment column of --out (default: segment)")
+    p.set_defaults(func=_cmd_changepoint)
 
     p = sub.add_parser(
         "demo", formatter_class=_FMT,
