@@ -328,6 +328,8 @@ def build_parser():
     p.add_argument("--weight-column", default="weight",
                    help="name of the weight column (default: weight)")
     p.set_defaults(func=_cmd_balance)
+
+    p = sub.add_parser(
         "changepoint", parents=[data, common], formatter_class=_FMT,
         help="change points of a series (rows in time order): E-Divisive with permutation "
              "tests, or E-Agglo",
