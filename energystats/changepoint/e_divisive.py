@@ -18,6 +18,10 @@ __all__ = ["e_divisive"]
 #: the exceedances that stop pvalue_method='sequential' (Besag & Clifford's h)
 SEQUENTIAL_H = 10
 
+#: the metric codes the compiled split search computes (energy, laplacian, gaussian: those of
+#: :mod:`energystats._core._metrics`; any other code would be read as the gaussian kernel)
+_KERNEL_METRICS = (0, 1, 2)
+
 
 def check_exponent(exponent):
     """``exponent`` in (0, 2) (the divergence characterises equal distributions only there)."""
@@ -164,9 +168,15 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
                          f"need min_size rows; the series has T = {T}); got {min_size}.")
     check_exponent(exponent)  # checked even where unused (the kernel metrics)
     if callable(metric) or (isinstance(metric, str) and metric.lower() == "precomputed"):
-        raise ValueError(f"`metric` must be one of 'energy', 'gaussian', 'laplacian' for the "
-                         f"change-point searches; got {metric!r}.")
+        raise ValueError(f"`metric` must be one of 'energy' (or its SciPy names 'euclidean', "
+                         f"'sqeuclidean'), 'gaussian', 'laplacian' for the change-point searches; "
+                         f"got {metric!r}.")
     met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
+    if met.kind != "builtin" or met.code not in _KERNEL_METRICS:
+        # the compiled search computes rho itself, for these three codes only
+        raise ValueError(f"`metric` must be one of 'energy' (or its SciPy names 'euclidean', "
+                         f"'sqeuclidean'), 'gaussian', 'laplacian' for the change-point searches; "
+                         f"got {metric!r}.")
     kmax = T // min_size - 1
     if n_changepoints is not None and (not is_int(n_changepoints) or not 0 <= n_changepoints <= kmax):
         raise ValueError(f"`n_changepoints` must be None or an integer in [0, T // min_size - 1] = "

@@ -249,7 +249,11 @@ def test_seed_is_recorded_and_repeats():
     ({"n_changepoints": -1}, r"`n_changepoints`.*got -1"),
     ({"exponent": 2.0}, r"`exponent` must be a number in \(0, 2\).*got 2.0"),
     ({"exponent": 3.0, "metric": "gaussian"}, r"`exponent` must be a number in \(0, 2\).*got 3.0"),
-    ({"metric": "cosine"}, r"`metric` must be one of 'energy', 'gaussian', 'laplacian'"),
+    ({"metric": "cosine"}, r"metric='cosine' is refused"),
+    # of negative type, but not computed by the compiled search (read as gaussian before: a
+    # plausible wrong change point)
+    ({"metric": "cityblock"}, r"`metric` must be one of 'energy' .*got 'cityblock'"),
+    ({"metric": "canberra"}, r"`metric` must be one of 'energy' .*got 'canberra'"),
     ({"sig_level": 1.5}, r"`sig_level` must be a number in \(0, 1\); got 1.5"),
     ({"n_resamples": 0}, r"`n_resamples` must be an integer in \[1, 10\*\*9\]; got 0"),
     ({"pvalue_method": "asymptotic"}, r"`pvalue_method` must be one of"),
