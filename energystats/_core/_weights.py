@@ -83,16 +83,16 @@ def weight_column(X, weights, name="x", wname="weights", columns=None):
 def weighted_group_sums(X, codes, k, w, met, n_threads):
     """k×k ``M[g, h] = Σ_{i∈C_g, j∈C_h} w_i w_j ρ(x_i, x_j)`` in working units, and the Scale back.
 
-    ``met.kind == 'precomputed'``: ``X`` is the n×n matrix.  No n×n matrix otherwise for the
-    built-in metrics (rows of the compiled kernel, added per group in a fixed order: the same
+    ``met.kind == 'precomputed'``: ``X`` is the n×n matrix; a callable or SciPy metric forms it
+    (as the unweighted paths do).  No n×n matrix for the compiled metrics (rows of the compiled kernel, added per group in a fixed order: the same
     bits for any number of threads)."""
     from .._lib import _weighted
 
     codes = np.asarray(codes, dtype=np.intp)
     w = np.asarray(w, dtype=np.float64)
     X, met, scale = _engine.normalise(met, X)
-    if met.kind in ("precomputed", "callable"):
-        D = X if met.kind == "precomputed" else _engine._callable_matrix(X, X, met.func)
+    if met.kind != "builtin":  # precomputed, a callable, or a SciPy metric (cdist in tiles)
+        D = X if met.kind == "precomputed" else _engine.pairwise_values(X, X, met, n_threads)
         from ._pair_sums import _matrix_working_units
 
         D, scale = _matrix_working_units(np.asarray(D, dtype=np.float64))

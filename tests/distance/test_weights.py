@@ -187,3 +187,32 @@ def test_weighted_energy_distance_many_blocks_and_calls(dtype, call_work, monkey
     want = 2 * u @ cdist(A, B) @ v - u @ cdist(A, A) @ u - v @ cdist(B, B) @ v
     got = es.energy_distance(a, b, weights=wa, weights_y=wb, n_threads=2)
     assert got == pytest.approx(want, rel=1e-11)
+
+
+@pytest.mark.parametrize("metric", ["cityblock", "canberra", "hamming"])
+def test_weighted_statistics_with_scipy_metric_names(metric):
+    # the SciPy-named metrics (issue 34) with weights (issue 33): the weighted sums once went to the
+    # compiled kernel with a metric code it does not have (NaN, no error); reference: cdist and masses
+    from scipy.spatial.distance import cdist
+
+    rng = np.random.default_rng(34)
+    a, b = rng.normal(size=(9, 3)), rng.normal(0.5, 1.0, size=(7, 3))
+    if metric == "hamming":
+        a, b = np.round(a), np.round(b)
+    wa, wb = rng.uniform(0.1, 2.0, 9), rng.uniform(0.1, 2.0, 7)
+    u, v = wa / wa.sum(), wb / wb.sum()
+    want = 2 * u @ cdist(a, b, metric) @ v - u @ cdist(a, a, metric) @ u - v @ cdist(b, b, metric) @ v
+    got = es.energy_distance(a, b, metric=metric, weights=wa, weights_y=wb)
+    assert got == pytest.approx(want, rel=1e-12)
+    # dCov² by weighted double centring, the same masses
+    p = wa / wa.sum()
+    y = rng.normal(size=(9, 2))
+
+    def centred(D):
+        r = D @ p
+        return D - r[:, None] - r[None, :] + p @ r
+
+    A, B = centred(cdist(a, a, metric)), centred(cdist(y, y, metric))
+    want_dcov = float(np.sum(np.outer(p, p) * A * B))
+    got_dcov = es.distance_covariance_sqr(a, y, metric=metric, weights=wa)
+    assert got_dcov == pytest.approx(want_dcov, rel=1e-10, abs=1e-14)
