@@ -179,13 +179,19 @@ def _ticking(values, bar):
 
 
 def _reference_workers(n, n_threads, n_resamples, engine="matrix"):
-    """Reference clusterings run side by side: as many as threads allow and memory holds.
+    """Reference clusterings run side by side: as many as threads allow and memory holds, and
+    one at a time for fits of at most ``SHORT_N`` points.
 
     With the 'matrix' engine each holds its own n×n Gram matrix (8·n² bytes
     and a little more), so with little memory they run fewer at a time, never
     more than fit; a 'streamed' fit holds O(n) rows of G at a time.
     """
     workers = max(1, min(n_threads, n_resamples))
+    if n <= _ce.SHORT_N:
+        # a fit of at most SHORT_N points takes milliseconds, much of it in Python: two threads
+        # contend for the GIL and took 1.2-2x as long as one (n = 30 to 1200, measured on 2
+        # cores); only larger fits gain from running side by side (n = 2000: 1.2x faster)
+        return 1
     if workers > 1:
         avail, _ = _memory.available_memory()
         if avail is not None:

@@ -299,3 +299,14 @@ def test_progress_bar_does_not_change_the_result(capsys):
     b = es.cluster_test(X, 2, n_resamples=5, n_init=1, rng=7)
     np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
     assert "reference clusterings" in capsys.readouterr().err
+
+
+def test_small_reference_fits_run_one_at_a_time():
+    # fits of at most SHORT_N points are GIL-bound: two threads took 1.2-2x as long as one
+    # (the level checks above ran 2x slower with the default n_threads); larger fits run side by side
+    from energystats.clustering._engine import SHORT_N
+    from energystats.clustering.significance import _reference_workers
+
+    assert _reference_workers(100, 2, 99) == 1
+    assert _reference_workers(SHORT_N, 2, 99) == 1
+    assert _reference_workers(SHORT_N + 1, 2, 99, engine="streamed") == 2
