@@ -190,6 +190,13 @@ def _warn_undefined_f(res, n=None):
 
     n, k = (res.n_samples if n is None else n), res.k
     if k < 2 or n <= k:
-        why = f"{k} group" if k < 2 else f"n = k = {n} (every group a single point)"
+        if k < 2:
+            why = f"{k} group"
+        elif res.weight_totals is not None:  # weights count as frequencies: N = their total
+            why = (f"weights totalling N = {n:g} for k = {k} groups (weights count as "
+                   f"frequencies, so F's degrees of freedom are k - 1 and N - k; scale the "
+                   f"weights, e.g. to a mean of 1, for the F of n = {res.n_samples} points)")
+        else:
+            why = f"n = k = {n} (every group a single point)"
         warn(f"`dispersion`: F is NaN: it needs at least 2 groups and more points than groups; "
              f"got {why}. W, S and T are given.", DegenerateStatisticWarning)

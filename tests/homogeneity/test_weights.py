@@ -129,3 +129,16 @@ def test_weighted_dispersion_many_blocks_and_calls(monkeypatch):
     g = np.array([[q[i] @ D @ q[j] for j in range(4)] for i in range(4)])
     np.testing.assert_allclose(res.g, g, rtol=1e-12)
     assert res.W == pytest.approx(np.sum(N / 2 * np.diag(g)), rel=1e-12)
+
+
+def test_weights_totalling_fewer_than_the_groups_say_so():
+    # weights are frequencies: normalised weights (total 1) leave F undefined; the warning once
+    # said "every group a single point" of 20 points in 2 groups
+    rng = np.random.default_rng(2)
+    X, g = rng.normal(size=(20, 2)), np.repeat([0, 1], 10)
+    w = rng.uniform(0.5, 1.5, 20)
+    with pytest.warns(es.DegenerateStatisticWarning, match=r"weights totalling N = 1 for k = 2 groups"):
+        res = es.dispersion(X, g, weights=w / w.sum())
+    assert np.isnan(res.F) and res.W > 0
+    rescaled = es.dispersion(X, g, weights=w / w.mean())  # mean 1: N = n = 20
+    assert np.isfinite(rescaled.F)
