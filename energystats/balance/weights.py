@@ -89,11 +89,23 @@ class IndependenceWeightsResult:
     weights : ndarray, shape (n,)
         Non-negative weights with mean 1.
     objective : float
-        The minimised objective (see :func:`independence_weights`).
+        The minimised objective (see :func:`independence_weights`), the penalty included
+        (R ``independenceWeights``' ``objective``).
+    weighted_dependence : float
+        The objective without the penalty: :math:`D_w` of Huling, Greifer and Chen (R's
+        ``D_w``).
     dcov_sqr : float
-        Its first term, the weighted :math:`\mathrm{dCov}^2` of treatment and covariates.
+        Its first term, the weighted :math:`\mathrm{dCov}^2` of treatment and covariates (R's
+        ``distcov_weighted``).
     energy_treatment, energy_covariates : float
-        Its margin terms: energy distance of the weighted to the base-weighted sample.
+        The energy distances of the weighted to the base-weighted sample of the treatment and
+        of the covariates, unscaled; they enter the objective multiplied by
+        ``energy_weights`` (R's ``energy_A`` and ``energy_X`` are these products).
+    energy_weights : tuple of float
+        ``(c_A, c_X)``, the factors of the two energy distances: :math:`1/(1+\sqrt{d})` and
+        :math:`\sqrt{d}/(1+\sqrt{d})` with ``dimension_adj``, else ``(1/2, 1/2)``.
+    dimension_adj : bool
+        The option used.
     dcor_before, dcor_after : float
         Weighted distance correlation (V-statistic, weighted double centring) of treatment
         and covariates under the base weights and under ``weights``.
@@ -109,9 +121,12 @@ class IndependenceWeightsResult:
 
     weights: np.ndarray
     objective: float
+    weighted_dependence: float
     dcov_sqr: float
     energy_treatment: float
     energy_covariates: float
+    energy_weights: tuple
+    dimension_adj: bool
     dcor_before: float
     dcor_after: float
     ess: float
@@ -123,7 +138,9 @@ class IndependenceWeightsResult:
 
     def to_frame(self):
         """One row: the objective's terms, dCor before/after, ESS."""
-        return pd.DataFrame([{"objective": self.objective, "dcov_sqr": self.dcov_sqr,
+        return pd.DataFrame([{"objective": self.objective,
+                              "weighted_dependence": self.weighted_dependence,
+                              "dcov_sqr": self.dcov_sqr,
                               "energy_treatment": self.energy_treatment,
                               "energy_covariates": self.energy_covariates,
                               "dcor_before": self.dcor_before, "dcor_after": self.dcor_after,
@@ -325,7 +342,7 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
 
 
 def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardize="studentized",
-                         solver="osqp", memory_budget=2**30, n_threads=None):
+                         dimension_adj=True, solver="osqp", memory_budget=2**30, n_threads=None):
     r"""Independence weights for a continuous treatment.
 
     The weights of Huling, Greifer and Chen (2023, "Independence weights for causal
@@ -334,16 +351,34 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
 
     .. math::
 
-        \mathrm{dCov}^2_w(A, X) + E_w(F_{A,w}, F_A) + E_w(F_{X,w}, F_X)
-        + \lambda \sum_i (w_i/n)^2 ,
+        D_w + \lambda \sum_i (w_i/n)^2, \qquad
+        D_w = \mathrm{dCov}^2_w(A, X) + c_A\, E_w(F_{A,w}, F_A) + c_X\, E_w(F_{X,w}, F_X),
 
     where :math:`\mathrm{dCov}^2_w = \sum_{ij} p_i p_j \hat a_{ij} \hat b_{ij}` with masses
     :math:`p = w/n` and the distance matrices of the treatment ``A`` and the covariates
     ``X`` double-centred by the (base-weighted) sample, and the two energy distances keep
     each weighted margin close to the sample's, so that the weighted joint distribution
-    approaches the product of the sample's margins.  A convex quadratic programme in
-    ``w`` (both centred matrices are negative semidefinite, so their Hadamard product is
-    positive semidefinite).
+    approaches the product of the sample's margins.  The factors are
+    :math:`c_A = 1/(1+\sqrt{d})`, :math:`c_X = \sqrt{d}/(1+\sqrt{d})` for ``d`` covariates
+    (``dimension_adj=True``: weights :math:`1/\sqrt{d}` and 1 normalised to sum 1), or
+    1/2 each.  A convex quadratic programme in ``w`` (both centred matrices are negative
+    semidefinite, so their Hadamard product is positive semidefinite).
+
+    **Relation to the authors' R packages.**  With ``standardize=None`` and no
+    ``base_weights`` this is the programme of ``independenceWeights::independence_weights``
+    (its defaults, ``dimension_adj = TRUE``; also its ``dimension_adj = FALSE``), whose
+    ``lambda`` is ``lam``: the same objective and, up to the solvers' tolerance, the same
+    weights; the result's ``objective``, ``weighted_dependence``, ``dcov_sqr``, ``ess`` are
+    its ``objective``, ``D_w``, ``distcov_weighted``, ``ess``, and its ``energy_A``,
+    ``energy_X`` are ``energy_weights`` times ``energy_treatment``, ``energy_covariates``.
+    Not offered here: its ``decorrelate_moments`` and ``preserve_means`` constraints.  The
+    R package uses the raw units; the default here, ``'studentized'``, divides the
+    covariates and the treatment by their standard deviations first, as R ``WeightIt``
+    (``method = "energy"``, ``dist.mat = "scaled_euclidean"``) does, whose default
+    ``lambda`` is 1e-4 where ours is 0 and whose weights are bounded below by
+    ``min.w = 1e-8`` where ours are by 0.  With ``base_weights``, the margins' targets
+    and the centring are base-weighted (R ``WeightIt`` centres the distance matrices by the
+    unweighted sample).
 
     Parameters
     ----------
@@ -358,6 +393,10 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     standardize : {'studentized', 'mahalanobis', None}
         Units of the covariates (the treatment is divided by its standard deviation unless
         None).
+    dimension_adj : bool, default True
+        Weight the two energy distances by :math:`1/\sqrt{d}` and 1, normalised to sum 1
+        (Huling, Greifer and Chen's dimension adjustment, the default of their software);
+        False weights each by 1/2.
     solver : {'osqp', 'clarabel'}
         As in :func:`energy_balancing_weights`.
     memory_budget : float, default 1 GiB
@@ -377,6 +416,8 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     >>> res = es.independence_weights(x, a)
     >>> bool(res.dcor_after < res.dcor_before), round(float(res.weights.mean()), 12)
     (True, 1.0)
+    >>> [round(c, 4) for c in res.energy_weights]     # 1/(1 + sqrt 2), sqrt 2/(1 + sqrt 2)
+    [0.4142, 0.5858]
     """
     _qp.require_solver(solver)
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
@@ -384,6 +425,11 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     a = _forms.as_treatment_values(t, n)
     s = _forms.check_base_weights(base_weights, n)
     lam = _check_lam(lam)
+    if not isinstance(dimension_adj, (bool, np.bool_)):
+        raise TypeError(f"`dimension_adj` must be True or False; got {dimension_adj!r}.")
+    d = Z.shape[1]
+    c_a = 1.0 / (1.0 + np.sqrt(d)) if dimension_adj else 0.5
+    c_x = 1.0 - c_a
     _forms.check_budget(n, 5, memory_budget, "independence_weights")
     Z, _ = _forms.standardise(Z, standardize, s)
     a, _ = _forms.standardise(a, None if standardize is None else "studentized", s)
@@ -400,7 +446,7 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
 
     Ca = centre(Da.copy())
     Cx = centre(Dx.copy())
-    M = Ca + Cx
+    M = c_a * Ca + c_x * Cx
     M *= -1.0                                          # positive semidefinite
     A = Ca * Cx
     A += M
@@ -415,6 +461,7 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     e_a = max(float(-(x - p) @ Ca @ (x - p)), 0.0)
     e_x = max(float(-(x - p) @ Cx @ (x - p)), 0.0)
     w = x * n
-    return IndependenceWeightsResult(w, objective, dcov, e_a, e_x, dcor_before,
+    return IndependenceWeightsResult(w, objective, dcov + c_a * e_a + c_x * e_x, dcov, e_a, e_x,
+                                     (float(c_a), float(c_x)), bool(dimension_adj), dcor_before,
                                      _forms.weighted_dcor(Da, Dx, w), _forms.ess(w), kkt,
                                      info["solver"], lam, standardize, index)

@@ -230,7 +230,9 @@ def test_independence_objective_against_loops(lam, based):
     Ca, Cx = _centre_loop(Da, p), _centre_loop(Dx, p)
     x = w / n
     dcov = sum(x[i] * x[j] * Ca[i, j] * Cx[i, j] for i in range(n) for j in range(n))
-    want = dcov + _energy_loop(Da, x, p) + _energy_loop(Dx, x, p) + lam * np.sum(x ** 2)
+    ca = 1 / (1 + np.sqrt(2))                      # the dimension adjustment, d = 2
+    want = (dcov + ca * _energy_loop(Da, x, p) + (1 - ca) * _energy_loop(Dx, x, p)
+            + lam * np.sum(x ** 2))
     assert res.objective == pytest.approx(want, rel=1e-9)
     assert res.dcov_sqr == pytest.approx(dcov, rel=1e-9)
     assert res.dcor_after < res.dcor_before
@@ -302,3 +304,65 @@ def test_same_weights_on_one_and_two_threads():
     c = es.independence_weights(X, X[:, 0] + t, n_threads=1)
     d = es.independence_weights(X, X[:, 0] + t, n_threads=2)
     np.testing.assert_array_equal(c.weights, d.weights)
+
+
+# -- independence weights against the published definition ---------------------------------
+
+def _dcow_terms(w, a, X, dimension_adj=True, lam=0.0):
+    """The objective of Huling, Greifer and Chen (2023, eq. 3.4 with the dimension adjustment of
+    their software), written here from the formula: weights ``w`` with mean 1, distances of the
+    raw treatment and covariates, double centring by the unweighted sample, the two energy
+    distances to the unweighted sample weighted by 1/sqrt(p) and 1 normalised to sum 1 (1/2 and
+    1/2 without the adjustment), and the ridge penalty lam * sum(w^2) / n^2.  Returns
+    (objective, D_w, dcov, adjusted energy of A, adjusted energy of X)."""
+    n, p = X.shape
+    Da = np.abs(a[:, None] - a[None, :])
+    Dx = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+    def centred(D):
+        return D - D.mean(0)[None, :] - D.mean(1)[:, None] + D.mean()
+
+    dcov = float(w @ (centred(Da) * centred(Dx)) @ w) / n ** 2
+
+    def energy(D):  # E(weighted sample, sample) = 2/n^2 sum w_i D_ij - w'Dw/n^2 - mean(D)
+        return 2.0 * float(w @ D.sum(1)) / n ** 2 - float(w @ D @ w) / n ** 2 - D.mean()
+
+    ca = (1 / np.sqrt(p)) / (1 / np.sqrt(p) + 1) if dimension_adj else 0.5
+    ea, ex = ca * energy(Da), (1 - ca) * energy(Dx)
+    d_w = dcov + ea + ex
+    return d_w + lam * float(w @ w) / n ** 2, d_w, dcov, ea, ex
+
+
+def _dcow_reference_weights(a, X, dimension_adj, lam):
+    """The minimiser of ``_dcow_terms`` over w >= 0, sum(w) = n, by SciPy's SLSQP."""
+    from scipy.optimize import minimize
+
+    n = len(a)
+    fun = lambda w: _dcow_terms(w, a, X, dimension_adj, lam)[0]  # noqa: E731
+    out = minimize(fun, np.ones(n), method="SLSQP", bounds=[(0, None)] * n,
+                   constraints=[{"type": "eq", "fun": lambda w: w.sum() - n}],
+                   options={"ftol": 1e-15, "maxiter": 2000})
+    assert out.success, out.message
+    return out.x
+
+
+@pytest.mark.parametrize("dimension_adj,lam", [(True, 0.0), (False, 0.0), (True, 0.5)])
+def test_independence_weights_equal_the_published_definition(dimension_adj, lam):
+    rng = np.random.default_rng(21)
+    n = 30
+    X = rng.normal(size=(n, 3)) * [1.0, 3.0, 0.5]           # p = 3, raw units as in the R package
+    a = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n)
+    res = es.independence_weights(X, a, standardize=None, dimension_adj=dimension_adj, lam=lam)
+    obj, d_w, dcov, ea, ex = _dcow_terms(res.weights, a, X, dimension_adj, lam)
+    assert res.objective == pytest.approx(obj, rel=1e-9)
+    assert res.weighted_dependence == pytest.approx(d_w, rel=1e-9)
+    assert res.dcov_sqr == pytest.approx(dcov, rel=1e-9)
+    ca = 1 / (1 + np.sqrt(3)) if dimension_adj else 0.5
+    assert res.energy_weights == pytest.approx((ca, 1 - ca), rel=1e-15)
+    assert ca * res.energy_treatment == pytest.approx(ea, rel=1e-8, abs=1e-13)
+    assert (1 - ca) * res.energy_covariates == pytest.approx(ex, rel=1e-8, abs=1e-13)
+    ref = _dcow_reference_weights(a, X, dimension_adj, lam)
+    ref_obj = _dcow_terms(ref, a, X, dimension_adj, lam)[0]
+    assert obj <= ref_obj + 1e-9 * abs(ref_obj)             # ours is at least as good
+    assert obj == pytest.approx(ref_obj, rel=1e-6)
+    np.testing.assert_allclose(res.weights, ref, atol=2e-3)
