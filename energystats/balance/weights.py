@@ -39,7 +39,7 @@ class BalancingWeightsResult:
         weights and with ``weights`` (0 for the focal level), in the standardised units.
     objective : float
         The minimised objective: :math:`\sum_g E_w(g, \text{target})` plus, with
-        ``improved``, :math:`\sum_{g<h} E_w(g, h)`, plus the penalty.
+        ``improved`` ('ATE'), :math:`\sum_{g<h} E_w(g, h)`, plus the penalty.
     ess : ndarray, shape (k,)
         Effective sample size :math:`(\sum w)^2/\sum w^2` of each level under ``weights``.
     kkt_residual : float
@@ -47,7 +47,8 @@ class BalancingWeightsResult:
         the returned weights (zero exactly at the optimum).
     solver : str
     improved, lam, standardize :
-        The options used.
+        The options used (``improved`` is False for 'ATT'/'ATC', which have no
+        between-level terms).
     index : pandas.Index or None
         The rows' index (DataFrame input).
     """
@@ -212,14 +213,37 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
 
     the weighted energy distances (V-statistics, Euclidean distance of the standardised
     covariates) between each weighted level and the target, plus, for the *improved*
-    variant, between the weighted levels.  The target is the (base-weighted) whole sample
-    for 'ATE', the (base-weighted) ``focal`` level for 'ATT' and 'ATC' (whose weights are
-    then its base weights), or the rows of ``target`` (a population to generalise to) for
+    variant of 'ATE', between the weighted levels.  The target is the (base-weighted) whole
+    sample for 'ATE', the (base-weighted) ``focal`` level for 'ATT' and 'ATC' (whose weights
+    are then its base weights), or the rows of ``target`` (a population to generalise to) for
     'ATE'.  Since the energy distance of masses ``u, v`` is ``-(u-v)' C (u-v)`` with ``C``
     the double-centred distance matrix, the objective is a convex quadratic form; it is
     minimised by the QP solver ``solver`` (see the guide page "Balancing weights" for the
     comparison of the two), and the result records the KKT residual at the returned
     weights.
+
+    **Relation to R WeightIt** (``weightit(..., method = "energy")``, Greifer).  Without
+    ``base_weights``, with ``lam=0`` and ``standardize='studentized'`` (its default
+    ``dist.mat = "scaled_euclidean"``; the two scalings differ at most by one common factor
+    of all distances, which leaves the weights unchanged) the programme is WeightIt's for
+    'ATE' (``improved`` as its ``improved``), 'ATT' and 'ATC' (its ``focal``), binary or
+    multi-category: the same weights up to the solvers' tolerance.  ``objective`` here is the
+    sum of the energy distances itself; WeightIt's QP objective leaves out the constant
+    :math:`\sum_{t,t'} v_t v_{t'} \rho(z_t, z_{t'})` (``v`` the target's masses) of each
+    level's distance to the target.  Where they differ: (i) WeightIt's default ``lambda``
+    is 1e-4 and its penalty :math:`(\lambda'/2)\sum_i (w_i/n_g)^2` uses each level's size
+    :math:`n_g`; ours is :math:`\lambda \sum_i (w_i/n)^2`, the same as in
+    :func:`independence_weights` and in both of the authors' packages for continuous
+    treatments, so one level's penalty is WeightIt's with
+    :math:`\lambda' = 2\lambda (n_g/n)^2` (exactly WeightIt's for a binary 'ATT'/'ATC');
+    (ii) WeightIt bounds the weights below by ``min.w = 1e-8``, ours by 0;
+    (iii) with sampling weights, WeightIt rescales them to mean 1 within each level, so its
+    'ATE' target gives level ``g`` the share :math:`n_g/n`; ours keeps the base-weighted
+    sample, share :math:`\sum_{i \in g} s_i / \sum_i s_i`, the population the sampling
+    weights describe; and WeightIt returns weights to be multiplied by its ``s.weights``,
+    ours are the final weights (its weights times the base weights, mean 1 within a level);
+    (iv) ``target`` (a separate population) and multi-category 'ATC' (a ``focal`` level)
+    are ours only; WeightIt's ``moments``, ``int``, ``quantile`` constraints are not offered.
 
     Parameters
     ----------
@@ -235,8 +259,10 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     target : array_like or DataFrame, optional
         Covariates of a target population ('ATE' only): every level is balanced to it.
     improved : bool, default True
-        Add the energy distances between the weighted levels (Huling and Mak's improved
-        weights).
+        With 'ATE', add the energy distances between the weighted levels (Huling and Mak's
+        improved weights).  With 'ATT'/'ATC' no such terms are added, as in WeightIt: every
+        level is already balanced to the focal level, and the result's ``improved`` is
+        False.
     base_weights : array_like, optional
         Sampling weights, finite, non-negative, not all zero in a level: they define the
         target sample (and the standardisation); the returned weights replace them.
@@ -299,6 +325,7 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     else:
         f = lab.codes == lab.groups.index(focal)
         tmass[:n][f] = s[f] / s[f].sum()
+    improved = bool(improved) and estimand == "ATE"  # between-level terms: ATE only (as WeightIt)
     opt = [g for g in range(lab.k) if focal is None or lab.groups[g] != focal]
     members = [np.flatnonzero(lab.codes == g) for g in opt]
     idx = np.concatenate(members)

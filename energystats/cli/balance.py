@@ -91,7 +91,7 @@ def _cmd_balance(args):
             if args.continuous else
             f"energy balancing weights (Huling & Mak 2024), estimand {res.estimand}"
             + (f", focal level {res.focal!r}" if res.focal is not None else "")
-            + ("" if res.improved else ", not improved"))
+            + ("" if res.improved or res.estimand != "ATE" else ", not improved"))
     emit([(f"balance before and after {what}", bt.table),
           (f"overall: weighted {overall} of the standardised covariates",
            pd.DataFrame([{"before": bt.energy_before, "after": bt.energy_after}],

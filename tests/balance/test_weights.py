@@ -97,7 +97,8 @@ def test_objective_and_constraints_against_loops(k, estimand, improved, lam, bas
         f = focal if focal is not None else (1 if estimand == "ATT" else 0)
         target, opt = _masses(sw, t == f), [g for g in range(k) if g != f]
         np.testing.assert_allclose(w[t == f], sw[t == f] / sw[t == f].mean(), rtol=1e-12)
-    want = _objective_loop(D, t, w, target, opt, improved, lam, n)
+    want = _objective_loop(D, t, w, target, opt, improved and estimand == "ATE", lam, n)
+    assert res.improved == (improved and estimand == "ATE")
     assert res.objective == pytest.approx(want, rel=1e-9)
     for g in range(k):
         before = _energy_loop(D, _masses(sw, t == g), target)
@@ -366,3 +367,59 @@ def test_independence_weights_equal_the_published_definition(dimension_adj, lam)
     assert obj <= ref_obj + 1e-9 * abs(ref_obj)             # ours is at least as good
     assert obj == pytest.approx(ref_obj, rel=1e-6)
     np.testing.assert_allclose(res.weights, ref, atol=2e-3)
+
+
+# -- energy balancing weights against WeightIt's programme ------------------------------------
+
+def _weightit_qp(D, t, estimand, focal, improved):
+    """R WeightIt's method = "energy" programme (Huling and Mak 2024) as its documentation and
+    the paper state it, transcribed here without base weights: ``(rows, P, q, S)`` with the
+    objective x'Px + q'x over the weights x of ``rows`` (x >= 0, S' x = 1: mean 1 in each
+    level), masses u_g = x 1[g] / n_g, the target the whole sample (1/n each) for ATE or the
+    focal level, and for ATE with ``improved`` the between-level terms -(u_g - u_h)' D (u_g - u_h).
+    Terms that do not depend on x are left out, as WeightIt does."""
+    n = len(t)
+    levels = sorted(set(t.tolist()))
+    S = np.column_stack([(t == g) / np.sum(t == g) for g in levels])
+    if estimand == "ATE":
+        rows, Sg = np.arange(n), S
+        nn = Sg @ Sg.T
+        if improved:
+            for a in range(len(levels)):
+                for b in range(a + 1, len(levels)):
+                    diff = S[:, a] - S[:, b]
+                    nn = nn + np.outer(diff, diff)
+        q = 2.0 * (np.ones(n) / n @ D) * Sg.sum(1)
+    else:
+        f = levels.index(focal)
+        rows = np.flatnonzero(t != focal)
+        Sg = np.delete(S, f, axis=1)[rows]
+        nn = Sg @ Sg.T
+        q = 2.0 * (S[t == focal, f] @ D[np.ix_(t == focal, rows)]) * Sg.sum(1)
+    P = -D[np.ix_(rows, rows)] * nn
+    return rows, P, q, Sg
+
+
+@pytest.mark.parametrize("k,estimand,improved", [(2, "ATE", True), (2, "ATE", False), (3, "ATE", True),
+                                                 (2, "ATC", True), (3, "ATT", True)])
+def test_energy_weights_solve_weightits_programme(k, estimand, improved):
+    from scipy.optimize import minimize
+
+    X, t = _data(n=30, k=k, seed=8)
+    focal = None if estimand == "ATE" else (2 if k == 3 else 0)
+    res = es.energy_balancing_weights(X, t, estimand=estimand, focal=focal, improved=improved)
+    D = _dist(_studentize(X))
+    rows, P, q, Sg = _weightit_qp(D, t, estimand, focal, improved)
+    fun = lambda x: float(x @ P @ x + q @ x)  # noqa: E731
+    # the constant WeightIt leaves out: t'Dt for each level weighted towards the target
+    tm = np.ones(len(t)) / len(t) if estimand == "ATE" else _masses(np.ones(len(t)), t == focal)
+    const = Sg.shape[1] * float(tm @ D @ tm)
+    assert res.objective == pytest.approx(fun(res.weights[rows]) - const, rel=1e-9)
+    cons = [{"type": "eq", "fun": lambda x, j=j: Sg[:, j] @ x - 1.0} for j in range(Sg.shape[1])]
+    ref = minimize(fun, np.ones(len(rows)), jac=lambda x: 2 * P @ x + q, method="SLSQP",
+                   bounds=[(0, None)] * len(rows), constraints=cons,
+                   options={"ftol": 1e-15, "maxiter": 3000})
+    assert ref.success, ref.message
+    assert fun(res.weights[rows]) <= ref.fun + 1e-9 * abs(ref.fun)
+    assert fun(res.weights[rows]) == pytest.approx(ref.fun, rel=1e-7)
+    np.testing.assert_allclose(res.weights[rows], ref.x, atol=2e-3)
