@@ -10,6 +10,8 @@ import time
 from .._core._errors import CLIError
 from ._common import _load, _note, _print_json, _read, _record, _speak
 
+BUDGET = 2**30  # the library's default memory_budget, which the command passes on
+
 
 def _level(levels, text):
     """The treatment level written ``text`` on the command line (levels are read as numbers
@@ -44,7 +46,10 @@ def _cmd_balance(args):
     if args.out and args.weight_column in full.columns:
         raise CLIError(f"option --weight-column: {path} already has a column {args.weight_column!r}; "
                        "choose another name.")
-    df, cols = _load(args, path, by=tuple(extra))
+    roles = f"treatment: column {args.treatment!r} (--treatment)"
+    if args.base_weights:
+        roles += f"; base weights: column {args.base_weights!r} (--base-weights)"
+    df, cols = _load(args, path, by=tuple(extra), by_note=roles)
     cols = [c for c in cols if c not in extra]
     if not cols:
         raise CLIError(f"{path}: no covariate columns left besides --treatment/--base-weights.")
@@ -70,10 +75,15 @@ def _cmd_balance(args):
             kind = "categorical"
     except (ImportError, RuntimeError) as exc:  # the solver missing, or stopped short
         raise CLIError(f"option --solver {args.solver}: {exc}") from None
+    except MemoryError:
+        return _out_of_memory(args, len(t))
     _note(args, f"{'independence' if args.continuous else 'energy balancing'} weights of {len(t)} rows "
                 f"({res.solver}, KKT residual {res.kkt_residual:.1e}) in "
                 f"{time.perf_counter() - t0:.2f} s")
-    bt = balance_table(X, t, res.weights, base_weights=s, treatment_kind=kind, standardize=std)
+    try:
+        bt = balance_table(X, t, res.weights, base_weights=s, treatment_kind=kind, standardize=std)
+    except MemoryError:
+        return _out_of_memory(args, len(t))
     if args.out:
         _write_weights(args, path, df, res.weights)
     overall = "distance correlation" if args.continuous else "energy distance"
@@ -98,6 +108,29 @@ def _cmd_balance(args):
                         index=pd.Index([overall], name="statistic"))),
           ("effective sample size (sum w)^2 / sum w^2", bt.ess)], args.format)
     return 0
+
+
+def _out_of_memory(args, n):
+    """The balance advice for a MemoryError (the library's budget refusal or a failed
+    allocation), on stderr; exit status 4.  Called inside the ``except`` block."""
+    if args.debug:
+        raise  # noqa: PLE0704 - re-raises the MemoryError being handled
+    from .._core._errors import EXIT_MEMORY
+    from .._core._memory import format_bytes
+    from .main import _error
+
+    k = 5 if args.continuous else 4
+    need = 8.0 * n * n * k
+    what = "independence" if args.continuous else "energy balancing"
+    over = need > BUDGET
+    _error(args, f"out of memory: {what} weights of {n} rows need {k} {n}×{n} float64 matrices, "
+                 f"about {format_bytes(need)} (the quadratic programme uses every pairwise "
+                 "distance; no approximation is offered), "
+                 + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
+                    if over else "more than this machine could allocate")
+                 + ". Compute the weights on a random subsample of the rows, or from Python with "
+                   "a larger `memory_budget=` on a machine with the memory.")
+    return EXIT_MEMORY
 
 
 def _write_weights(args, path, df, weights):
