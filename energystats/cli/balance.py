@@ -65,10 +65,14 @@ def _cmd_balance(args):
     if args.continuous and (args.estimand != "ATE" or args.focal is not None):
         raise CLIError("options --estimand/--focal: a continuous treatment (--continuous) has "
                        "independence weights, no estimand or focal level.")
+    if args.no_dimension_adj and not args.continuous:
+        raise CLIError("option --no-dimension-adj: is for a continuous treatment (--continuous), "
+                       "whose independence weights have the dimension adjustment.")
     focal = None if args.focal is None else _level(sorted(pd.unique(t).tolist(), key=str), args.focal)
     try:
         if args.continuous:
-            res, kind = independence_weights(X, t, **opts), "continuous"
+            res = independence_weights(X, t, dimension_adj=not args.no_dimension_adj, **opts)
+            kind = "continuous"
         else:
             res = energy_balancing_weights(X, t, estimand=args.estimand, focal=focal,
                                            improved=not args.no_improved, **opts)
@@ -115,21 +119,23 @@ def _out_of_memory(args, n):
     allocation), on stderr; exit status 4.  Called inside the ``except`` block."""
     if args.debug:
         raise  # noqa: PLE0704 - re-raises the MemoryError being handled
+    import sys
+
     from .._core._errors import EXIT_MEMORY
     from .._core._memory import format_bytes
-    from .main import _error
 
     k = 5 if args.continuous else 4
     need = 8.0 * n * n * k
     what = "independence" if args.continuous else "energy balancing"
     over = need > BUDGET
-    _error(args, f"out of memory: {what} weights of {n} rows need {k} {n}×{n} float64 matrices, "
-                 f"about {format_bytes(need)} (the quadratic programme uses every pairwise "
-                 "distance; no approximation is offered), "
-                 + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
-                    if over else "more than this machine could allocate")
-                 + ". Compute the weights on a random subsample of the rows, or from Python with "
-                   "a larger `memory_budget=` on a machine with the memory.")
+    msg = (f"out of memory: {what} weights of {n} rows need {k} {n}×{n} float64 matrices, "
+           f"about {format_bytes(need)} (the quadratic programme uses every pairwise distance; "
+           "no approximation is offered), "
+           + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
+              if over else "more than this machine could allocate")
+           + ". Compute the weights on a random subsample of the rows, or from Python with a "
+             "larger `memory_budget=` on a machine with the memory.")
+    print(f"energystats balance: error: {msg}", file=sys.stderr, flush=True)  # as main's errors
     return EXIT_MEMORY
 
 

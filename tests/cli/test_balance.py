@@ -140,3 +140,16 @@ def test_budget_refusal_gives_the_balance_advice(tmp_path):
     last = err.strip().splitlines()[-1]
     assert rc == 4 and "--resamples" not in last, err
     assert "6000×6000" in last and "above the memory budget of 1.0 GiB" in last, last
+
+
+def test_continuous_no_dimension_adj(data):
+    path, df = data
+    rc, stdout, err = run_cli("balance", path, "-t", "dose", "--columns", "age,inc", "--continuous",
+                              "--no-dimension-adj", "--format", "json", "-q")
+    assert rc == 0, err
+    obj = json.loads(stdout)
+    res = es.independence_weights(df[["age", "inc"]], df["dose"], dimension_adj=False)
+    assert obj["weights"]["dimension_adj"] is False and obj["weights"]["energy_weights"] == [0.5, 0.5]
+    assert obj["weights"]["objective"] == res.objective
+    rc, _, err = run_cli("balance", path, "-t", "t", "--columns", "age,inc", "--no-dimension-adj")
+    assert rc == 2 and "option --no-dimension-adj" in err and "--continuous" in err, err
