@@ -39,7 +39,7 @@ class BalancingWeightsResult:
         weights and with ``weights`` (0 for the focal level), in the standardised units.
     objective : float
         The minimised objective: :math:`\sum_g E_w(g, \text{target})` plus, with
-        ``improved``, :math:`\sum_{g<h} E_w(g, h)`, plus the penalty.
+        ``improved`` ('ATE'), :math:`\sum_{g<h} E_w(g, h)`, plus the penalty.
     ess : ndarray, shape (k,)
         Effective sample size :math:`(\sum w)^2/\sum w^2` of each level under ``weights``.
     kkt_residual : float
@@ -47,7 +47,8 @@ class BalancingWeightsResult:
         the returned weights (zero exactly at the optimum).
     solver : str
     improved, lam, standardize :
-        The options used.
+        The options used (``improved`` is False for 'ATT'/'ATC', which have no
+        between-level terms).
     index : pandas.Index or None
         The rows' index (DataFrame input).
     """
@@ -89,11 +90,23 @@ class IndependenceWeightsResult:
     weights : ndarray, shape (n,)
         Non-negative weights with mean 1.
     objective : float
-        The minimised objective (see :func:`independence_weights`).
+        The minimised objective (see :func:`independence_weights`), the penalty included
+        (R ``independenceWeights``' ``objective``).
+    weighted_dependence : float
+        The objective without the penalty: :math:`D_w` of Huling, Greifer and Chen (R's
+        ``D_w``).
     dcov_sqr : float
-        Its first term, the weighted :math:`\mathrm{dCov}^2` of treatment and covariates.
+        Its first term, the weighted :math:`\mathrm{dCov}^2` of treatment and covariates (R's
+        ``distcov_weighted``).
     energy_treatment, energy_covariates : float
-        Its margin terms: energy distance of the weighted to the base-weighted sample.
+        The energy distances of the weighted to the base-weighted sample of the treatment and
+        of the covariates, unscaled; they enter the objective multiplied by
+        ``energy_weights`` (R's ``energy_A`` and ``energy_X`` are these products).
+    energy_weights : tuple of float
+        ``(c_A, c_X)``, the factors of the two energy distances: :math:`1/(1+\sqrt{d})` and
+        :math:`\sqrt{d}/(1+\sqrt{d})` with ``dimension_adj``, else ``(1/2, 1/2)``.
+    dimension_adj : bool
+        The option used.
     dcor_before, dcor_after : float
         Weighted distance correlation (V-statistic, weighted double centring) of treatment
         and covariates under the base weights and under ``weights``.
@@ -109,9 +122,12 @@ class IndependenceWeightsResult:
 
     weights: np.ndarray
     objective: float
+    weighted_dependence: float
     dcov_sqr: float
     energy_treatment: float
     energy_covariates: float
+    energy_weights: tuple
+    dimension_adj: bool
     dcor_before: float
     dcor_after: float
     ess: float
@@ -123,7 +139,9 @@ class IndependenceWeightsResult:
 
     def to_frame(self):
         """One row: the objective's terms, dCor before/after, ESS."""
-        return pd.DataFrame([{"objective": self.objective, "dcov_sqr": self.dcov_sqr,
+        return pd.DataFrame([{"objective": self.objective,
+                              "weighted_dependence": self.weighted_dependence,
+                              "dcov_sqr": self.dcov_sqr,
                               "energy_treatment": self.energy_treatment,
                               "energy_covariates": self.energy_covariates,
                               "dcor_before": self.dcor_before, "dcor_after": self.dcor_after,
@@ -195,14 +213,37 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
 
     the weighted energy distances (V-statistics, Euclidean distance of the standardised
     covariates) between each weighted level and the target, plus, for the *improved*
-    variant, between the weighted levels.  The target is the (base-weighted) whole sample
-    for 'ATE', the (base-weighted) ``focal`` level for 'ATT' and 'ATC' (whose weights are
-    then its base weights), or the rows of ``target`` (a population to generalise to) for
+    variant of 'ATE', between the weighted levels.  The target is the (base-weighted) whole
+    sample for 'ATE', the (base-weighted) ``focal`` level for 'ATT' and 'ATC' (whose weights
+    are then its base weights), or the rows of ``target`` (a population to generalise to) for
     'ATE'.  Since the energy distance of masses ``u, v`` is ``-(u-v)' C (u-v)`` with ``C``
     the double-centred distance matrix, the objective is a convex quadratic form; it is
     minimised by the QP solver ``solver`` (see the guide page "Balancing weights" for the
     comparison of the two), and the result records the KKT residual at the returned
     weights.
+
+    **Relation to R WeightIt** (``weightit(..., method = "energy")``, Greifer).  Without
+    ``base_weights``, with ``lam=0`` and ``standardize='studentized'`` (its default
+    ``dist.mat = "scaled_euclidean"``; the two scalings differ at most by one common factor
+    of all distances, which leaves the weights unchanged) the programme is WeightIt's for
+    'ATE' (``improved`` as its ``improved``), 'ATT' and 'ATC' (its ``focal``), binary or
+    multi-category: the same weights up to the solvers' tolerance.  ``objective`` here is the
+    sum of the energy distances itself; WeightIt's QP objective leaves out the constant
+    :math:`\sum_{t,t'} v_t v_{t'} \rho(z_t, z_{t'})` (``v`` the target's masses) of each
+    level's distance to the target.  Where they differ: (i) WeightIt's default ``lambda``
+    is 1e-4 and its penalty :math:`(\lambda'/2)\sum_i (w_i/n_g)^2` uses each level's size
+    :math:`n_g`; ours is :math:`\lambda \sum_i (w_i/n)^2`, the same as in
+    :func:`independence_weights` and in both of the authors' packages for continuous
+    treatments, so one level's penalty is WeightIt's with
+    :math:`\lambda' = 2\lambda (n_g/n)^2` (exactly WeightIt's for a binary 'ATT'/'ATC');
+    (ii) WeightIt bounds the weights below by ``min.w = 1e-8``, ours by 0;
+    (iii) with sampling weights, WeightIt rescales them to mean 1 within each level, so its
+    'ATE' target gives level ``g`` the share :math:`n_g/n`; ours keeps the base-weighted
+    sample, share :math:`\sum_{i \in g} s_i / \sum_i s_i`, the population the sampling
+    weights describe; and WeightIt returns weights to be multiplied by its ``s.weights``,
+    ours are the final weights (its weights times the base weights, mean 1 within a level);
+    (iv) ``target`` (a separate population) and multi-category 'ATC' (a ``focal`` level)
+    are ours only; WeightIt's ``moments``, ``int``, ``quantile`` constraints are not offered.
 
     Parameters
     ----------
@@ -218,8 +259,10 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     target : array_like or DataFrame, optional
         Covariates of a target population ('ATE' only): every level is balanced to it.
     improved : bool, default True
-        Add the energy distances between the weighted levels (Huling and Mak's improved
-        weights).
+        With 'ATE', add the energy distances between the weighted levels (Huling and Mak's
+        improved weights).  With 'ATT'/'ATC' no such terms are added, as in WeightIt: every
+        level is already balanced to the focal level, and the result's ``improved`` is
+        False.
     base_weights : array_like, optional
         Sampling weights, finite, non-negative, not all zero in a level: they define the
         target sample (and the standardisation); the returned weights replace them.
@@ -282,6 +325,7 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     else:
         f = lab.codes == lab.groups.index(focal)
         tmass[:n][f] = s[f] / s[f].sum()
+    improved = bool(improved) and estimand == "ATE"  # between-level terms: ATE only (as WeightIt)
     opt = [g for g in range(lab.k) if focal is None or lab.groups[g] != focal]
     members = [np.flatnonzero(lab.codes == g) for g in opt]
     idx = np.concatenate(members)
@@ -325,7 +369,7 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
 
 
 def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardize="studentized",
-                         solver="osqp", memory_budget=2**30, n_threads=None):
+                         dimension_adj=True, solver="osqp", memory_budget=2**30, n_threads=None):
     r"""Independence weights for a continuous treatment.
 
     The weights of Huling, Greifer and Chen (2023, "Independence weights for causal
@@ -334,16 +378,34 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
 
     .. math::
 
-        \mathrm{dCov}^2_w(A, X) + E_w(F_{A,w}, F_A) + E_w(F_{X,w}, F_X)
-        + \lambda \sum_i (w_i/n)^2 ,
+        D_w + \lambda \sum_i (w_i/n)^2, \qquad
+        D_w = \mathrm{dCov}^2_w(A, X) + c_A\, E_w(F_{A,w}, F_A) + c_X\, E_w(F_{X,w}, F_X),
 
     where :math:`\mathrm{dCov}^2_w = \sum_{ij} p_i p_j \hat a_{ij} \hat b_{ij}` with masses
     :math:`p = w/n` and the distance matrices of the treatment ``A`` and the covariates
     ``X`` double-centred by the (base-weighted) sample, and the two energy distances keep
     each weighted margin close to the sample's, so that the weighted joint distribution
-    approaches the product of the sample's margins.  A convex quadratic programme in
-    ``w`` (both centred matrices are negative semidefinite, so their Hadamard product is
-    positive semidefinite).
+    approaches the product of the sample's margins.  The factors are
+    :math:`c_A = 1/(1+\sqrt{d})`, :math:`c_X = \sqrt{d}/(1+\sqrt{d})` for ``d`` covariates
+    (``dimension_adj=True``: weights :math:`1/\sqrt{d}` and 1 normalised to sum 1), or
+    1/2 each.  A convex quadratic programme in ``w`` (both centred matrices are negative
+    semidefinite, so their Hadamard product is positive semidefinite).
+
+    **Relation to the authors' R packages.**  With ``standardize=None`` and no
+    ``base_weights`` this is the programme of ``independenceWeights::independence_weights``
+    (its defaults, ``dimension_adj = TRUE``; also its ``dimension_adj = FALSE``), whose
+    ``lambda`` is ``lam``: the same objective and, up to the solvers' tolerance, the same
+    weights; the result's ``objective``, ``weighted_dependence``, ``dcov_sqr``, ``ess`` are
+    its ``objective``, ``D_w``, ``distcov_weighted``, ``ess``, and its ``energy_A``,
+    ``energy_X`` are ``energy_weights`` times ``energy_treatment``, ``energy_covariates``.
+    Not offered here: its ``decorrelate_moments`` and ``preserve_means`` constraints.  The
+    R package uses the raw units; the default here, ``'studentized'``, divides the
+    covariates and the treatment by their standard deviations first, as R ``WeightIt``
+    (``method = "energy"``, ``dist.mat = "scaled_euclidean"``) does, whose default
+    ``lambda`` is 1e-4 where ours is 0 and whose weights are bounded below by
+    ``min.w = 1e-8`` where ours are by 0.  With ``base_weights``, the margins' targets
+    and the centring are base-weighted (R ``WeightIt`` centres the distance matrices by the
+    unweighted sample).
 
     Parameters
     ----------
@@ -358,6 +420,10 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     standardize : {'studentized', 'mahalanobis', None}
         Units of the covariates (the treatment is divided by its standard deviation unless
         None).
+    dimension_adj : bool, default True
+        Weight the two energy distances by :math:`1/\sqrt{d}` and 1, normalised to sum 1
+        (Huling, Greifer and Chen's dimension adjustment, the default of their software);
+        False weights each by 1/2.
     solver : {'osqp', 'clarabel'}
         As in :func:`energy_balancing_weights`.
     memory_budget : float, default 1 GiB
@@ -377,6 +443,8 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     >>> res = es.independence_weights(x, a)
     >>> bool(res.dcor_after < res.dcor_before), round(float(res.weights.mean()), 12)
     (True, 1.0)
+    >>> [round(c, 4) for c in res.energy_weights]     # 1/(1 + sqrt 2), sqrt 2/(1 + sqrt 2)
+    [0.4142, 0.5858]
     """
     _qp.require_solver(solver)
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
@@ -384,6 +452,11 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     a = _forms.as_treatment_values(t, n)
     s = _forms.check_base_weights(base_weights, n)
     lam = _check_lam(lam)
+    if not isinstance(dimension_adj, (bool, np.bool_)):
+        raise TypeError(f"`dimension_adj` must be True or False; got {dimension_adj!r}.")
+    d = Z.shape[1]
+    c_a = 1.0 / (1.0 + np.sqrt(d)) if dimension_adj else 0.5
+    c_x = 1.0 - c_a
     _forms.check_budget(n, 5, memory_budget, "independence_weights")
     Z, _ = _forms.standardise(Z, standardize, s)
     a, _ = _forms.standardise(a, None if standardize is None else "studentized", s)
@@ -400,7 +473,7 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
 
     Ca = centre(Da.copy())
     Cx = centre(Dx.copy())
-    M = Ca + Cx
+    M = c_a * Ca + c_x * Cx
     M *= -1.0                                          # positive semidefinite
     A = Ca * Cx
     A += M
@@ -415,6 +488,7 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     e_a = max(float(-(x - p) @ Ca @ (x - p)), 0.0)
     e_x = max(float(-(x - p) @ Cx @ (x - p)), 0.0)
     w = x * n
-    return IndependenceWeightsResult(w, objective, dcov, e_a, e_x, dcor_before,
+    return IndependenceWeightsResult(w, objective, dcov + c_a * e_a + c_x * e_x, dcov, e_a, e_x,
+                                     (float(c_a), float(c_x)), bool(dimension_adj), dcor_before,
                                      _forms.weighted_dcor(Da, Dx, w), _forms.ess(w), kkt,
                                      info["solver"], lam, standardize, index)

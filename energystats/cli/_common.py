@@ -76,11 +76,12 @@ def _read(args, path):
     return read_table(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
 
 
-def _load(args, path, *, by=(), columns=None, option="--columns", options=None):
+def _load(args, path, *, by=(), columns=None, option="--columns", options=None, by_note=None):
     """Read ``path``; return ``(df, cols)`` with checked columns (and ``by``), rows with
     missing values refused or (``--dropna``) dropped, the values checked (inf, integers beyond
     float64), each message naming the column, its option (``options``: column -> option; default
-    --columns for the columns it names) and the data row — each step reported on stderr."""
+    --columns for the columns it names) and the data row — each step reported on stderr
+    (``by_note``: what the ``by`` columns are, when they are not groups)."""
     from ._io import check_cells, check_missing, numeric_columns, split_names
     from .._core._validation import short_list
 
@@ -102,7 +103,7 @@ def _load(args, path, *, by=(), columns=None, option="--columns", options=None):
         raise CLIError(f"{path}: no rows left after --dropna.")
     note = f"{path}: {n0} rows; columns used: {', '.join(cols)}"
     if by:
-        note += f"; grouped by {', '.join(by)}"
+        note += f"; {by_note}" if by_note else f"; grouped by {', '.join(by)}"
     if left_out:
         note += f"; left out (--numeric-only): {', '.join(map(str, left_out))}"
     if df.shape[0] < n0:

@@ -10,6 +10,8 @@ import time
 from .._core._errors import CLIError
 from ._common import _load, _note, _print_json, _read, _record, _speak
 
+BUDGET = 2**30  # the library's default memory_budget, which the command passes on
+
 
 def _level(levels, text):
     """The treatment level written ``text`` on the command line (levels are read as numbers
@@ -44,7 +46,10 @@ def _cmd_balance(args):
     if args.out and args.weight_column in full.columns:
         raise CLIError(f"option --weight-column: {path} already has a column {args.weight_column!r}; "
                        "choose another name.")
-    df, cols = _load(args, path, by=tuple(extra))
+    roles = f"treatment: column {args.treatment!r} (--treatment)"
+    if args.base_weights:
+        roles += f"; base weights: column {args.base_weights!r} (--base-weights)"
+    df, cols = _load(args, path, by=tuple(extra), by_note=roles)
     cols = [c for c in cols if c not in extra]
     if not cols:
         raise CLIError(f"{path}: no covariate columns left besides --treatment/--base-weights.")
@@ -60,20 +65,29 @@ def _cmd_balance(args):
     if args.continuous and (args.estimand != "ATE" or args.focal is not None):
         raise CLIError("options --estimand/--focal: a continuous treatment (--continuous) has "
                        "independence weights, no estimand or focal level.")
+    if args.no_dimension_adj and not args.continuous:
+        raise CLIError("option --no-dimension-adj: is for a continuous treatment (--continuous), "
+                       "whose independence weights have the dimension adjustment.")
     focal = None if args.focal is None else _level(sorted(pd.unique(t).tolist(), key=str), args.focal)
     try:
         if args.continuous:
-            res, kind = independence_weights(X, t, **opts), "continuous"
+            res = independence_weights(X, t, dimension_adj=not args.no_dimension_adj, **opts)
+            kind = "continuous"
         else:
             res = energy_balancing_weights(X, t, estimand=args.estimand, focal=focal,
                                            improved=not args.no_improved, **opts)
             kind = "categorical"
     except (ImportError, RuntimeError) as exc:  # the solver missing, or stopped short
         raise CLIError(f"option --solver {args.solver}: {exc}") from None
+    except MemoryError:
+        return _out_of_memory(args, len(t))
     _note(args, f"{'independence' if args.continuous else 'energy balancing'} weights of {len(t)} rows "
                 f"({res.solver}, KKT residual {res.kkt_residual:.1e}) in "
                 f"{time.perf_counter() - t0:.2f} s")
-    bt = balance_table(X, t, res.weights, base_weights=s, treatment_kind=kind, standardize=std)
+    try:
+        bt = balance_table(X, t, res.weights, base_weights=s, treatment_kind=kind, standardize=std)
+    except MemoryError:
+        return _out_of_memory(args, len(t))
     if args.out:
         _write_weights(args, path, df, res.weights)
     overall = "distance correlation" if args.continuous else "energy distance"
@@ -91,13 +105,38 @@ def _cmd_balance(args):
             if args.continuous else
             f"energy balancing weights (Huling & Mak 2024), estimand {res.estimand}"
             + (f", focal level {res.focal!r}" if res.focal is not None else "")
-            + ("" if res.improved else ", not improved"))
+            + ("" if res.improved or res.estimand != "ATE" else ", not improved"))
     emit([(f"balance before and after {what}", bt.table),
           (f"overall: weighted {overall} of the standardised covariates",
            pd.DataFrame([{"before": bt.energy_before, "after": bt.energy_after}],
                         index=pd.Index([overall], name="statistic"))),
           ("effective sample size (sum w)^2 / sum w^2", bt.ess)], args.format)
     return 0
+
+
+def _out_of_memory(args, n):
+    """The balance advice for a MemoryError (the library's budget refusal or a failed
+    allocation), on stderr; exit status 4.  Called inside the ``except`` block."""
+    if args.debug:
+        raise  # noqa: PLE0704 - re-raises the MemoryError being handled
+    import sys
+
+    from .._core._errors import EXIT_MEMORY
+    from .._core._memory import format_bytes
+
+    k = 5 if args.continuous else 4
+    need = 8.0 * n * n * k
+    what = "independence" if args.continuous else "energy balancing"
+    over = need > BUDGET
+    msg = (f"out of memory: {what} weights of {n} rows need {k} {n}×{n} float64 matrices, "
+           f"about {format_bytes(need)} (the quadratic programme uses every pairwise distance; "
+           "no approximation is offered), "
+           + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
+              if over else "more than this machine could allocate")
+           + ". Compute the weights on a random subsample of the rows, or from Python with a "
+             "larger `memory_budget=` on a machine with the memory.")
+    print(f"energystats balance: error: {msg}", file=sys.stderr, flush=True)  # as main's errors
+    return EXIT_MEMORY
 
 
 def _write_weights(args, path, df, weights):

@@ -315,6 +315,9 @@ def build_parser():
                    help="continuous treatment: independence weights")
     p.add_argument("--no-improved", action="store_true",
                    help="leave out the energy distances between the weighted groups")
+    p.add_argument("--no-dimension-adj", action="store_true",
+                   help="with --continuous: weight the two energy distances 1/2 each instead of "
+                        "1/sqrt(d) and 1, normalised (Huling, Greifer & Chen's adjustment)")
     p.add_argument("--base-weights", metavar="COLUMN", help="column of sampling weights")
     p.add_argument("--lam", type=float, default=0.0,
                    help="ridge penalty lam * sum (w/n)^2, >= 0 (default: 0)")

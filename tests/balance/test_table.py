@@ -141,3 +141,44 @@ def test_bad_weights_and_kinds_are_named():
         es.balance_table(X, t, treatment_kind="binary")
     with pytest.raises(ValueError, match=r"`treatment` must have at least 2 levels"):
         es.balance_table(X, np.zeros(30, dtype=int))
+
+
+def _studentize_w(X, s):
+    p = s / s.sum()
+    m = p @ X
+    return (X - m) / np.sqrt(p @ (X - m) ** 2)
+
+
+@pytest.mark.parametrize("k,based", [(2, False), (2, True), (3, True)])
+def test_overall_energy_equals_the_weighted_energy_distance(k, based):
+    # the table's overall statistic is the package's public weighted energy distance of the
+    # (base-weighted) studentized covariates, largest over the pairs of levels
+    rng = np.random.default_rng(3)
+    n = 45
+    X = rng.normal(size=(n, 3)) * [1.0, 2.0, 5.0]
+    t = np.arange(n) % k
+    w = rng.uniform(0.2, 3.0, n)
+    s = rng.uniform(0.5, 2.0, n) if based else np.ones(n)
+    bt = es.balance_table(X, t, w, base_weights=s if based else None)
+    Z = _studentize_w(X, s)
+
+    def largest(v):
+        return max(es.energy_distance(Z[t == g], Z[t == h], weights=v[t == g], weights_y=v[t == h])
+                   for g in range(k) for h in range(g + 1, k))
+
+    assert bt.energy_before == pytest.approx(largest(s), rel=1e-12)
+    assert bt.energy_after == pytest.approx(largest(w), rel=1e-12)
+
+
+@pytest.mark.parametrize("based", [False, True])
+def test_overall_dcor_equals_the_weighted_distance_correlation(based):
+    rng = np.random.default_rng(4)
+    n = 40
+    X = rng.normal(size=(n, 2)) * [1.0, 4.0]
+    a = X[:, 0] + rng.normal(size=n)
+    w = rng.uniform(0.2, 3.0, n)
+    s = rng.uniform(0.5, 2.0, n) if based else np.ones(n)
+    bt = es.balance_table(X, a, w, base_weights=s if based else None, treatment_kind="continuous")
+    Z = _studentize_w(X, s)
+    assert bt.energy_before == pytest.approx(es.distance_correlation(a, Z, weights=s), rel=1e-12)
+    assert bt.energy_after == pytest.approx(es.distance_correlation(a, Z, weights=w), rel=1e-12)

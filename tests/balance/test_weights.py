@@ -97,7 +97,8 @@ def test_objective_and_constraints_against_loops(k, estimand, improved, lam, bas
         f = focal if focal is not None else (1 if estimand == "ATT" else 0)
         target, opt = _masses(sw, t == f), [g for g in range(k) if g != f]
         np.testing.assert_allclose(w[t == f], sw[t == f] / sw[t == f].mean(), rtol=1e-12)
-    want = _objective_loop(D, t, w, target, opt, improved, lam, n)
+    want = _objective_loop(D, t, w, target, opt, improved and estimand == "ATE", lam, n)
+    assert res.improved == (improved and estimand == "ATE")
     assert res.objective == pytest.approx(want, rel=1e-9)
     for g in range(k):
         before = _energy_loop(D, _masses(sw, t == g), target)
@@ -230,7 +231,9 @@ def test_independence_objective_against_loops(lam, based):
     Ca, Cx = _centre_loop(Da, p), _centre_loop(Dx, p)
     x = w / n
     dcov = sum(x[i] * x[j] * Ca[i, j] * Cx[i, j] for i in range(n) for j in range(n))
-    want = dcov + _energy_loop(Da, x, p) + _energy_loop(Dx, x, p) + lam * np.sum(x ** 2)
+    ca = 1 / (1 + np.sqrt(2))                      # the dimension adjustment, d = 2
+    want = (dcov + ca * _energy_loop(Da, x, p) + (1 - ca) * _energy_loop(Dx, x, p)
+            + lam * np.sum(x ** 2))
     assert res.objective == pytest.approx(want, rel=1e-9)
     assert res.dcov_sqr == pytest.approx(dcov, rel=1e-9)
     assert res.dcor_after < res.dcor_before
@@ -302,3 +305,121 @@ def test_same_weights_on_one_and_two_threads():
     c = es.independence_weights(X, X[:, 0] + t, n_threads=1)
     d = es.independence_weights(X, X[:, 0] + t, n_threads=2)
     np.testing.assert_array_equal(c.weights, d.weights)
+
+
+# -- independence weights against the published definition ---------------------------------
+
+def _dcow_terms(w, a, X, dimension_adj=True, lam=0.0):
+    """The objective of Huling, Greifer and Chen (2023, eq. 3.4 with the dimension adjustment of
+    their software), written here from the formula: weights ``w`` with mean 1, distances of the
+    raw treatment and covariates, double centring by the unweighted sample, the two energy
+    distances to the unweighted sample weighted by 1/sqrt(p) and 1 normalised to sum 1 (1/2 and
+    1/2 without the adjustment), and the ridge penalty lam * sum(w^2) / n^2.  Returns
+    (objective, D_w, dcov, adjusted energy of A, adjusted energy of X)."""
+    n, p = X.shape
+    Da = np.abs(a[:, None] - a[None, :])
+    Dx = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+    def centred(D):
+        return D - D.mean(0)[None, :] - D.mean(1)[:, None] + D.mean()
+
+    dcov = float(w @ (centred(Da) * centred(Dx)) @ w) / n ** 2
+
+    def energy(D):  # E(weighted sample, sample) = 2/n^2 sum w_i D_ij - w'Dw/n^2 - mean(D)
+        return 2.0 * float(w @ D.sum(1)) / n ** 2 - float(w @ D @ w) / n ** 2 - D.mean()
+
+    ca = (1 / np.sqrt(p)) / (1 / np.sqrt(p) + 1) if dimension_adj else 0.5
+    ea, ex = ca * energy(Da), (1 - ca) * energy(Dx)
+    d_w = dcov + ea + ex
+    return d_w + lam * float(w @ w) / n ** 2, d_w, dcov, ea, ex
+
+
+def _dcow_reference_weights(a, X, dimension_adj, lam):
+    """The minimiser of ``_dcow_terms`` over w >= 0, sum(w) = n, by SciPy's SLSQP."""
+    from scipy.optimize import minimize
+
+    n = len(a)
+    fun = lambda w: _dcow_terms(w, a, X, dimension_adj, lam)[0]  # noqa: E731
+    out = minimize(fun, np.ones(n), method="SLSQP", bounds=[(0, None)] * n,
+                   constraints=[{"type": "eq", "fun": lambda w: w.sum() - n}],
+                   options={"ftol": 1e-15, "maxiter": 2000})
+    assert out.success, out.message
+    return out.x
+
+
+@pytest.mark.parametrize("dimension_adj,lam", [(True, 0.0), (False, 0.0), (True, 0.5)])
+def test_independence_weights_equal_the_published_definition(dimension_adj, lam):
+    rng = np.random.default_rng(21)
+    n = 30
+    X = rng.normal(size=(n, 3)) * [1.0, 3.0, 0.5]           # p = 3, raw units as in the R package
+    a = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n)
+    res = es.independence_weights(X, a, standardize=None, dimension_adj=dimension_adj, lam=lam)
+    obj, d_w, dcov, ea, ex = _dcow_terms(res.weights, a, X, dimension_adj, lam)
+    assert res.objective == pytest.approx(obj, rel=1e-9)
+    assert res.weighted_dependence == pytest.approx(d_w, rel=1e-9)
+    assert res.dcov_sqr == pytest.approx(dcov, rel=1e-9)
+    ca = 1 / (1 + np.sqrt(3)) if dimension_adj else 0.5
+    assert res.energy_weights == pytest.approx((ca, 1 - ca), rel=1e-15)
+    assert ca * res.energy_treatment == pytest.approx(ea, rel=1e-8, abs=1e-13)
+    assert (1 - ca) * res.energy_covariates == pytest.approx(ex, rel=1e-8, abs=1e-13)
+    ref = _dcow_reference_weights(a, X, dimension_adj, lam)
+    ref_obj = _dcow_terms(ref, a, X, dimension_adj, lam)[0]
+    assert obj <= ref_obj + 1e-9 * abs(ref_obj)             # ours is at least as good
+    assert obj == pytest.approx(ref_obj, rel=1e-6)
+    np.testing.assert_allclose(res.weights, ref, atol=2e-3)
+
+
+# -- energy balancing weights against WeightIt's programme ------------------------------------
+
+def _weightit_qp(D, t, estimand, focal, improved):
+    """R WeightIt's method = "energy" programme (Huling and Mak 2024) as its documentation and
+    the paper state it, transcribed here without base weights: ``(rows, P, q, S)`` with the
+    objective x'Px + q'x over the weights x of ``rows`` (x >= 0, S' x = 1: mean 1 in each
+    level), masses u_g = x 1[g] / n_g, the target the whole sample (1/n each) for ATE or the
+    focal level, and for ATE with ``improved`` the between-level terms -(u_g - u_h)' D (u_g - u_h).
+    Terms that do not depend on x are left out, as WeightIt does."""
+    n = len(t)
+    levels = sorted(set(t.tolist()))
+    S = np.column_stack([(t == g) / np.sum(t == g) for g in levels])
+    if estimand == "ATE":
+        rows, Sg = np.arange(n), S
+        nn = Sg @ Sg.T
+        if improved:
+            for a in range(len(levels)):
+                for b in range(a + 1, len(levels)):
+                    diff = S[:, a] - S[:, b]
+                    nn = nn + np.outer(diff, diff)
+        q = 2.0 * (np.ones(n) / n @ D) * Sg.sum(1)
+    else:
+        f = levels.index(focal)
+        rows = np.flatnonzero(t != focal)
+        Sg = np.delete(S, f, axis=1)[rows]
+        nn = Sg @ Sg.T
+        q = 2.0 * (S[t == focal, f] @ D[np.ix_(t == focal, rows)]) * Sg.sum(1)
+    P = -D[np.ix_(rows, rows)] * nn
+    return rows, P, q, Sg
+
+
+@pytest.mark.parametrize("k,estimand,improved", [(2, "ATE", True), (2, "ATE", False), (3, "ATE", True),
+                                                 (2, "ATC", True), (3, "ATT", True)])
+def test_energy_weights_solve_weightits_programme(k, estimand, improved):
+    from scipy.optimize import minimize
+
+    X, t = _data(n=30, k=k, seed=8)
+    focal = None if estimand == "ATE" else (2 if k == 3 else 0)
+    res = es.energy_balancing_weights(X, t, estimand=estimand, focal=focal, improved=improved)
+    D = _dist(_studentize(X))
+    rows, P, q, Sg = _weightit_qp(D, t, estimand, focal, improved)
+    fun = lambda x: float(x @ P @ x + q @ x)  # noqa: E731
+    # the constant WeightIt leaves out: t'Dt for each level weighted towards the target
+    tm = np.ones(len(t)) / len(t) if estimand == "ATE" else _masses(np.ones(len(t)), t == focal)
+    const = Sg.shape[1] * float(tm @ D @ tm)
+    assert res.objective == pytest.approx(fun(res.weights[rows]) - const, rel=1e-9)
+    cons = [{"type": "eq", "fun": lambda x, j=j: Sg[:, j] @ x - 1.0} for j in range(Sg.shape[1])]
+    ref = minimize(fun, np.ones(len(rows)), jac=lambda x: 2 * P @ x + q, method="SLSQP",
+                   bounds=[(0, None)] * len(rows), constraints=cons,
+                   options={"ftol": 1e-15, "maxiter": 3000})
+    assert ref.success, ref.message
+    assert fun(res.weights[rows]) <= ref.fun + 1e-9 * abs(ref.fun)
+    assert fun(res.weights[rows]) == pytest.approx(ref.fun, rel=1e-7)
+    np.testing.assert_allclose(res.weights[rows], ref.x, atol=2e-3)

@@ -93,3 +93,63 @@ def test_help_has_an_example():
     sub = build_parser()._subparsers._group_actions[0].choices["balance"]
     text = sub.format_help()
     assert "example" in text and "energystats balance data.csv --treatment t" in text
+
+
+def test_stderr_names_the_treatment_and_base_weights_columns_as_such(data):
+    path, _ = data
+    rc, _, err = run_cli("balance", path, "-t", "t", "--columns", "age,inc")
+    assert rc == 0, err
+    assert "grouped by" not in err
+    assert "treatment: column 't' (--treatment)" in err, err
+
+
+def test_stderr_names_the_base_weights_column(tmp_path, data):
+    _, df = data
+    df = df.assign(sw=np.linspace(0.5, 2.0, len(df)))
+    path = tmp_path / "sw.csv"
+    df.to_csv(path, index=False)
+    rc, _, err = run_cli("balance", path, "-t", "t", "--columns", "age,inc", "--base-weights", "sw")
+    assert rc == 0, err
+    assert "grouped by" not in err
+    assert "base weights: column 'sw' (--base-weights)" in err, err
+
+
+def test_memory_error_gives_the_balance_advice(data, monkeypatch):
+    import energystats.balance.weights as bw
+
+    def boom(*a, **k):
+        raise MemoryError("numpy could not allocate 3.2 GiB")
+
+    monkeypatch.setattr(bw._forms, "distance_matrix", boom)
+    rc, _, err = run_cli("balance", data[0], "-t", "t", "--columns", "age,inc")
+    last = err.strip().splitlines()[-1]
+    assert rc == 4 and "Traceback" not in err, err
+    assert "--resamples" not in last, last
+    assert "4 60×60 float64 matrices" in last and "60 rows" in last, last
+    assert "subsample" in last and "memory_budget" in last, last
+
+
+def test_budget_refusal_gives_the_balance_advice(tmp_path):
+    # 6000 rows: 4 matrices of 6000×6000 float64 = 1.07 GiB, above the 1 GiB budget, refused
+    # before anything is allocated
+    rng = np.random.default_rng(2)
+    n = 6000
+    df = pd.DataFrame({"a": rng.normal(size=n), "t": np.arange(n) % 2})
+    df.to_csv(tmp_path / "big.csv", index=False)
+    rc, _, err = run_cli("balance", tmp_path / "big.csv", "-t", "t", "--columns", "a")
+    last = err.strip().splitlines()[-1]
+    assert rc == 4 and "--resamples" not in last, err
+    assert "6000×6000" in last and "above the memory budget of 1.0 GiB" in last, last
+
+
+def test_continuous_no_dimension_adj(data):
+    path, df = data
+    rc, stdout, err = run_cli("balance", path, "-t", "dose", "--columns", "age,inc", "--continuous",
+                              "--no-dimension-adj", "--format", "json", "-q")
+    assert rc == 0, err
+    obj = json.loads(stdout)
+    res = es.independence_weights(df[["age", "inc"]], df["dose"], dimension_adj=False)
+    assert obj["weights"]["dimension_adj"] is False and obj["weights"]["energy_weights"] == [0.5, 0.5]
+    assert obj["weights"]["objective"] == res.objective
+    rc, _, err = run_cli("balance", path, "-t", "t", "--columns", "age,inc", "--no-dimension-adj")
+    assert rc == 2 and "option --no-dimension-adj" in err and "--continuous" in err, err
