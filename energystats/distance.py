@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ._core import _engine, _dask
-from ._core._metrics import resolve_metric
+from ._core._metrics import compiled_only, resolve_metric
 from ._core._validation import as_data, as_square_matrix, check_n_threads, short_list
 from ._core._frames import grouped_data, match_columns, select_frame
 from ._core._rounding import nonnegative
@@ -392,8 +392,7 @@ def _energy_distance_dask(x, y, by, columns, dropna, numeric_only, met, method, 
                           compute):
     """:func:`energy_distance` on the Dask backend (:mod:`energystats._core._dask`)."""
     if met.kind != "builtin":
-        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
-                        f"got {met.name!r}.")
+        raise TypeError(compiled_only("backend='dask'", met))
     if method not in ("auto", "pairwise"):
         raise ValueError(f"`method={method!r}` is not available with backend='dask' (its tiles are the "
                          "'pairwise' method); use method='auto'.")

@@ -26,7 +26,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["METRICS", "MetricInfo", "ResolvedMetric", "resolve_metric", "SCIPY_NAMES"]
+__all__ = ["METRICS", "MetricInfo", "ResolvedMetric", "resolve_metric", "SCIPY_NAMES", "COMPILED",
+           "compiled_only"]
 
 
 def _real(value, name, rule):
@@ -131,6 +132,22 @@ SCIPY_NAMES = {
                    "both signs (a standard normal sample fails `is_negative_type`), and its status "
                    "on non-negative data is not established"),
 }
+
+
+#: the metrics with compiled kernels, as the messages of the paths that run only those name them
+COMPILED = ("'energy' (also named 'euclidean', 'sqeuclidean'), 'laplacian', 'gaussian' or "
+            "'cityblock'")
+
+_NOT_COMPILED = {"scipy": "computed by SciPy's cdist, into the n×n matrix",
+                 "callable": "a callable", "precomputed": "a precomputed matrix"}
+
+
+def compiled_only(what, met):
+    """The message of a path (``what``: "backend='dask'", "`engine='streamed'`", ...) that runs
+    the compiled kernels only, for the resolved metric ``met`` that has none."""
+    name = "precomputed" if met.kind == "precomputed" else met.name
+    return (f"{what} needs a built-in metric with a compiled kernel: {COMPILED}; got "
+            f"metric={name!r} ({_NOT_COMPILED.get(met.kind, met.kind)}).")
 
 
 @dataclass(frozen=True)

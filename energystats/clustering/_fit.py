@@ -10,7 +10,7 @@ import pandas as pd
 from .._core import _engine
 from .._core._grouped import dispersion_from_sums
 from .._core._input import sample_matrix
-from .._core._metrics import resolve_metric
+from .._core._metrics import compiled_only, resolve_metric
 from .._core._validation import (as_labels, check_int, check_n_threads, check_rng, is_int,
     refuse_sparse, short_list, warn)
 from . import _engine as _ce
@@ -137,8 +137,8 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
     if engine not in ("auto", "matrix", "streamed"):
         raise ValueError(f"`engine` must be 'auto', 'matrix' or 'streamed'; got {engine!r}.")
     if engine == "streamed" and met.kind != "builtin":
-        raise ValueError(f"`engine='streamed'` computes rho from the data: it needs a built-in metric "
-                         f"('energy', 'laplacian', 'gaussian'); got {met.name!r}.")
+        raise ValueError(compiled_only("backend='dask'" if backend == "dask" else "`engine='streamed'`",
+                                       met))
     if engine == "streamed" and algorithm not in ("hartigan", "lloyd"):
         raise ValueError(f"`engine='streamed'` runs algorithm 'hartigan' or 'lloyd'; got {algorithm!r}.")
     if approximation not in (None, "nystrom"):

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .._core import _dask, _dask_pair_sums, _sequential
 from .._core._input import variable
-from .._core._metrics import resolve_metric
+from .._core._metrics import compiled_only, resolve_metric
 from .._core._validation import check_n_threads, warn
 from ._centring import _u_centred, u_product
 from ._products import _MatrixProducts, _permutation_pvalue
@@ -106,8 +106,7 @@ def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads):
     the partial statistics on Dask (metadata checked; nothing computed)."""
     met = resolve_metric(metric, exponent, sigma)
     if met.kind != "builtin":
-        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
-                        f"got {met.name!r}.")
+        raise TypeError(compiled_only("backend='dask'", met))
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     in_memory = not any(_dask.is_dask(v) for v in (x, y, z, data))
     if not in_memory and data is not None:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from .._core import _dask, _dask_pair_sums
 from .._core._input import paired_variables
-from .._core._metrics import resolve_metric
+from .._core._metrics import compiled_only, resolve_metric
 from .._core._pair_sums import _constancy, _sums
 from .._core._validation import as_square_matrix, check_n_threads
 from ._input import _check_estimator
@@ -98,8 +98,7 @@ def _weighted_stats(x, y, data, met, n_threads, need_u, method, weights):
 def _stats_dask(x, y, data, met, n_threads, need_u, method):
     """:func:`_stats` on the Dask backend: a Delayed :class:`DistanceStatsResult`."""
     if met.kind != "builtin":
-        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
-                        f"got {met.name!r}.")
+        raise TypeError(compiled_only("backend='dask'", met))
     cx = cy = None
     if not _dask.is_dask(x) and not _dask.is_dask(y) and not _dask.is_dask(data):
         x, y, cx, cy = paired_variables(x, y, data)  # in memory: the threads input layer (names, indexes)

@@ -10,7 +10,7 @@ import numbers
 from .._core import _dask, _engine, _group_sums, _sequential
 from .._core._input import condensed_as_square, grouped_input
 from .._core._group_sums import DEFAULT_MEMORY_BUDGET
-from .._core._metrics import resolve_metric
+from .._core._metrics import compiled_only, resolve_metric
 from .._core._validation import as_square_matrix, check_n_threads, seeded_rng, short_list
 
 
@@ -100,8 +100,7 @@ def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, ex
     """:func:`_prepare` for the Dask backend: the data stay lazy (:mod:`energystats._core._dask`)."""
     met = resolve_metric(metric, exponent, sigma)
     if met.kind != "builtin":
-        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
-                        f"got {met.name!r}.")
+        raise TypeError(compiled_only("backend='dask'", met))
     R = _sequential.check_resamples(n_resamples)
     gen, seed = seeded_rng(rng)
     _check_method(method)
