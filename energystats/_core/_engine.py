@@ -231,8 +231,9 @@ def group_sum_matrix(X, codes, k, metric, n_threads, *, sorted_path=False, worki
 def _group_sums(X, codes, k, metric, n_threads, sorted_path):
     if sorted_path:
         return sorted_group_sums(X[:, 0], codes, k)
-    if metric.kind in ("precomputed", "callable"):
-        D = X if metric.kind == "precomputed" else _callable_matrix(X, X, metric.func)
+    if metric.kind in ("precomputed", "callable", "scipy"):
+        # no compiled code for a callable or a SciPy metric (cdist in tiles): the n×n matrix
+        D = X if metric.kind == "precomputed" else pairwise_values(X, X, metric, n_threads)
         onehot = np.zeros((codes.size, k))
         onehot[np.arange(codes.size), codes] = 1.0
         return onehot.T @ (D @ onehot)
