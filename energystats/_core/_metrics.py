@@ -193,7 +193,7 @@ def _scipy_metric(key, metric, exponent, check_negative_type):
         return ResolvedMetric("builtin", key, METRICS[key].code, 1.0)
     if status == "refused" and check_negative_type:
         raise ValueError(f"metric={metric!r} is refused: {reason}. Pass check_negative_type=False "
-                         "to `pairwise` and the matrix with metric='precomputed' to use it anyway.")
+                         "(an argument of every function that takes `metric`) to use it anyway.")
     limit = 2 if status == "max2" and check_negative_type else float("inf")
     return ResolvedMetric("scipy", key, max_features=limit)
 
@@ -203,7 +203,8 @@ def resolve_metric(metric="energy", exponent=1.0, sigma=1.0, *, allow_precompute
     """Validate ``metric`` and its parameter once; return a :class:`ResolvedMetric`.
 
     SciPy's names (:data:`SCIPY_NAMES`) are accepted where they are of negative type; the
-    others are an error that says why, unless ``check_negative_type`` is False.
+    others are an error that says why, unless ``check_negative_type`` is False (every public
+    function with ``metric=`` takes ``check_negative_type=`` and passes it here).
     """
     if not isinstance(check_negative_type, (bool, np.bool_)):
         raise TypeError(f"`check_negative_type` must be True or False; got {check_negative_type!r}.")

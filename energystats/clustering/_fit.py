@@ -100,7 +100,7 @@ def _reject_sparse_complex(X):
 
 def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter,
                    random_state, n_threads, engine="auto", approximation=None, n_components=256,
-                   backend=None):
+                   backend=None, check_negative_type=True):
     """Validate once; returns a dict of resolved settings and the data."""
     from .._core import _dask
 
@@ -118,7 +118,7 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
                              "n×n matrix run on this machine (backend=None).")
         engine = "streamed"
     _reject_sparse_complex(X)
-    met = resolve_metric(metric, exponent, sigma)
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     if algorithm not in _ce.ALGORITHMS:
         raise ValueError(f"`algorithm` must be one of {list(_ce.ALGORITHMS)}; got {algorithm!r}.")
     A, index = sample_matrix(X, precomputed=met.kind == "precomputed")[:2]

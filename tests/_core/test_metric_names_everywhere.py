@@ -30,6 +30,8 @@ RTOL, ATOL = 1e-9, 1e-12
 LAB2 = np.repeat([0, 1], 8)
 LAB3 = np.repeat([0, 1, 2], [5, 5, 6])
 W16 = np.arange(16) % 3 + 1.0          # integer weights 1, 2, 3
+#: extra arguments of the calls with a metric name (``check_negative_type`` in its own test)
+_CK = {}
 
 
 def _data(metric, n=16, d=3, seed=0):
@@ -47,6 +49,8 @@ def _D(A, metric):
 def _per_pair(metric):
     """A callable computing rho by SciPy, one pair at a time (the 'callable' path)."""
     def rho(a, b):
+        if np.array_equal(a, b):        # cdist's 'cosine' of a row with itself: 1 − 1 rounded
+            return 0.0
         return float(cdist(a[None, :], b[None, :], metric)[0, 0])
     return rho
 
@@ -75,7 +79,7 @@ def _homogeneity():
             X = _data(m)
             A, B = X[:8], X[8:]
             kw = dict(weights=W16[:8], weights_y=W16[8:]) if weighted else dict(estimator=est)
-            got = es.energy_distance(A, B, metric=m, **kw)
+            got = es.energy_distance(A, B, metric=m, **_CK, **kw)
             exp = _edist_ref(A, B, m, est, *((W16[:8], W16[8:]) if weighted else ()))
             return {"": got}, {"": exp}
         return f
@@ -83,7 +87,7 @@ def _homogeneity():
     def test(fn, labels, fields, **kw):
         def f(m):
             X = _data(m)
-            got = fn(X, labels=labels, metric=m, n_resamples=NR, rng=3, **kw)
+            got = fn(X, labels=labels, metric=m, **_CK, n_resamples=NR, rng=3, **kw)
             exp = fn(_D(X, m), labels=labels, metric="precomputed", n_resamples=NR, rng=3, **kw)
             return _fields(got, fields), _fields(exp, fields)
         return f
@@ -91,7 +95,7 @@ def _homogeneity():
     def dispersion(weights=None):
         def f(m):
             X = _data(m)
-            got = es.dispersion(X, LAB3, metric=m, weights=weights)
+            got = es.dispersion(X, LAB3, metric=m, **_CK, weights=weights)
             exp = es.dispersion(_D(X, m), LAB3, metric="precomputed", weights=weights)
             return _fields(got, "FWST"), _fields(exp, "FWST")
         return f
@@ -110,26 +114,27 @@ def _homogeneity():
 def _distance():
     def pairwise(m):
         X, Y = _data(m), _data(m, n=5, seed=1)
-        return ({"XX": es.pairwise(X, metric=m), "XY": es.pairwise(X, Y, metric=m)},
+        return ({"XX": es.pairwise(X, metric=m, **_CK),
+                 "XY": es.pairwise(X, Y, metric=m, **_CK)},
                 {"XX": _D(X, m), "XY": cdist(X, Y, m)})
 
     def gram(m):
         X = _data(m)
-        return ({"": es.gram_matrix(X, metric=m, x0=X[2])},
+        return ({"": es.gram_matrix(X, metric=m, **_CK, x0=X[2])},
                 {"": es.gram_matrix(_D(X, m), metric="precomputed", x0=2)})
 
     return {"pairwise": {"": pairwise}, "gram_matrix": {"": gram}}
 
 
 def _xyz(m):
-    return _data(m, d=2, seed=1), _data(m, d=2, seed=2), _data(m, d=1, seed=3)
+    return _data(m, d=3, seed=1), _data(m, d=3, seed=2), _data(m, d=3, seed=3)
 
 
 def _dependence():
     def two(fn, fields, **kw):
         def f(m):
             x, y, _ = _xyz(m)
-            got = fn(x, y, metric=m, **kw)
+            got = fn(x, y, metric=m, **_CK, **kw)
             exp = fn(_D(x, m), _D(y, m), metric="precomputed", **kw)
             return _fields(got, fields), _fields(exp, fields)
         return f
@@ -137,7 +142,7 @@ def _dependence():
     def three(fn, fields, **kw):
         def f(m):
             x, y, z = _xyz(m)
-            got = fn(x, y, z, metric=m, **kw)
+            got = fn(x, y, z, metric=m, **_CK, **kw)
             exp = fn(_D(x, m), _D(y, m), _D(z, m), metric="precomputed", **kw)
             return _fields(got, fields), _fields(exp, fields)
         return f
@@ -169,27 +174,27 @@ def _clustering():
     def clustering(**kw):
         def f(m):
             X = _data(m)
-            got = es.energy_clustering(X, 2, metric=m, rng=3, **kw)
+            got = es.energy_clustering(X, 2, metric=m, **_CK, rng=3, **kw)
             exp = es.energy_clustering(_D(X, m), 2, metric="precomputed", rng=3)
             return _fields(got, ["labels", "W", "S"]), _fields(exp, ["labels", "W", "S"])
         return f
 
     def estimator(m):
         X = _data(m)
-        got = es.EnergyClustering(2, metric=m, random_state=3).fit(X)
+        got = es.EnergyClustering(2, metric=m, **_CK, random_state=3).fit(X)
         exp = es.EnergyClustering(2, metric="precomputed", random_state=3).fit(_D(X, m))
         return _fields(got, ["labels_", "W_"]), _fields(exp, ["labels_", "W_"])
 
     def linkage(m):
         X = _data(m)
-        return ({"": es.energy_linkage(X, metric=m)},
+        return ({"": es.energy_linkage(X, metric=m, **_CK)},
                 {"": es.energy_linkage(_D(X, m), metric="precomputed")})
 
     def cluster_test(m):
         # no precomputed form (the reference data sets are drawn): a callable calling cdist
         X = _data(m)
         fields = ["statistic", "pvalue", "labels"]
-        got = es.cluster_test(X, 2, n_resamples=9, n_init=2, metric=m, rng=3)
+        got = es.cluster_test(X, 2, n_resamples=9, n_init=2, metric=m, **_CK, rng=3)
         exp = es.cluster_test(X, 2, n_resamples=9, n_init=2, metric=_per_pair(m), rng=3)
         return _fields(got, fields), _fields(exp, fields)
 
@@ -207,7 +212,7 @@ def _changepoint():
         # no precomputed form: the best split by the plain-loop reference on the cdist matrix
         Z = _data(m, d=2)
         Z[8:] += 1.5
-        res = es.e_divisive(Z, min_size=3, n_changepoints=1, metric=m)
+        res = es.e_divisive(Z, min_size=3, n_changepoints=1, metric=m, **_CK)
         q, tau, _ = best_split(Z, 3, D=_D(Z, m))
         return ({"Q": res.statistics, "tau": res.changepoints}, {"Q": [q], "tau": [tau]})
 
@@ -217,7 +222,8 @@ def _changepoint():
 FORMS = {**_homogeneity(), **_distance(), **_dependence(), **_clustering(), **_changepoint()}
 
 #: (function, metric) -> words the refusal must contain (besides the metric's name)
-REFUSED = {("e_divisive", m): "change-point searches" for m in ("cityblock", "canberra", "hamming")}
+REFUSED = {("e_divisive", m): "change-point searches"
+           for m in ("cityblock", "canberra", "hamming", "cosine", "chebyshev")}
 
 
 def _metric_entry_points(param="metric"):
@@ -241,6 +247,8 @@ def test_every_metric_entry_point_is_covered():
     assert not unweighted, f"`weights=` forms missing: {sorted(unweighted)}"
     no_dask = _metric_entry_points("backend") - {d[0] for d in DASK}
     assert not no_dask, f"Dask forms missing: {sorted(no_dask)}"
+    unchecked = takes - _metric_entry_points("check_negative_type")
+    assert not unchecked, f"`check_negative_type=` missing: {sorted(unchecked)}"
 
 
 def _cases():
@@ -272,6 +280,34 @@ def test_name_equals_precomputed_or_is_refused(name, form, metric):
         g, e = np.asarray(got[key], float), np.asarray(exp[key], float)
         assert not np.isnan(g).any(), f"{name} {form} {key}: NaN with metric={metric!r}"
         np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL, err_msg=f"{name} {form} {key}")
+
+
+# -- check_negative_type ------------------------------------------------------------------------
+
+def _forms():
+    return [pytest.param(n, f, id=f"{n}{'-' + f if f else ''}") for n in sorted(FORMS) for f in FORMS[n]]
+
+
+@pytest.mark.parametrize("name, form", _forms())
+@pytest.mark.parametrize("metric", ["cosine", "chebyshev"])   # refused; chebyshev: 3 features
+def test_not_negative_type_is_refused_naming_check_negative_type(name, form, metric):
+    with warnings.catch_warnings(), pytest.raises(ValueError) as err:
+        warnings.simplefilter("ignore")
+        FORMS[name][form](metric)
+    msg = str(err.value)
+    if (name, metric) == ("e_divisive", "chebyshev"):    # no compiled search: refused before
+        assert REFUSED[(name, metric)] in msg, msg
+        return
+    assert f"metric={metric!r}" in msg and "refused" in msg and "check_negative_type=False" in msg, msg
+
+
+@pytest.mark.parametrize("name, form", _forms())
+@pytest.mark.parametrize("metric", ["cosine", "chebyshev"])
+def test_check_negative_type_false_equals_precomputed(monkeypatch, name, form, metric):
+    """Every function passes ``check_negative_type=False`` on: the refused name then gives the
+    precomputed call's numbers (the change-point searches still refuse: no compiled search)."""
+    monkeypatch.setitem(_CK, "check_negative_type", False)
+    test_name_equals_precomputed_or_is_refused(name, form, metric)
 
 
 # -- the Dask backend ---------------------------------------------------------------------------
