@@ -116,7 +116,8 @@ class EnergyClustering(*_Bases):
         each move computes the one row of G it needs from the data (O(n·d)),
         so memory is O(n·(d + k·n_init)); 'auto': 'matrix' while it takes at
         most 1 GiB (n ≈ 11 500), else 'streamed' (algorithms 'hartigan' and
-        'lloyd' with a built-in metric).  Both give the same partition, bit for
+        'lloyd' with a metric that has a compiled kernel: 'energy',
+        'laplacian', 'gaussian', 'cityblock').  Both give the same partition, bit for
         bit, from the same ``random_state`` (the rows are computed with the
         matrix's own arithmetic); W, S, T then come from the streamed k×k sums.
     approximation : {None, 'nystrom'}, default None

@@ -204,7 +204,8 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     roots ``dcov``, ``dvar_x``, ``dvar_y`` are right wherever they are
     themselves floats, and the squares and U-statistics overflow to inf or
     underflow to 0 only where their true values lie beyond float64.  No n×n
-    matrix is formed for the built-in metrics: row sums in a first pass, then the centred products
+    matrix is formed for the metrics with a compiled kernel ('energy', 'laplacian', 'gaussian',
+    'cityblock'; not SciPy's cdist names): row sums in a first pass, then the centred products
     pair by pair in a second (compensated sums; the same bits for any thread
     count).
 

@@ -93,7 +93,9 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     formula, not as ``T - W``.  Groups of one point are allowed (their
     :math:`g(C, C) = 0`).  This matches the between/within decomposition of R
     ``energy::disco``.  The k×k sums are streamed: no n×n matrix is formed
-    for built-in metrics.
+    for the metrics with a compiled kernel ('energy' and its SciPy names,
+    'laplacian', 'gaussian', 'cityblock'; the other SciPy names go through
+    the matrix).
 
     References
     ----------
