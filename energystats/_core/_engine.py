@@ -149,8 +149,8 @@ def _scipy_matrix(X, Y, metric, out):
     if d > metric.max_features:
         from ._metrics import SCIPY_NAMES
         raise ValueError(f"metric={metric.name!r} with {d} features is refused: "
-                         f"{SCIPY_NAMES[metric.name][1]}. Pass check_negative_type=False to "
-                         "`pairwise` and the matrix with metric='precomputed' to use it anyway.")
+                         f"{SCIPY_NAMES[metric.name][1]}. Pass check_negative_type=False (an "
+                         "argument of every function that takes `metric`) to use it anyway.")
     X64, Y64 = (np.asarray(A, dtype=np.float64) for A in (X, Y))
     rows = max(1, 2**20 // max(Y.shape[0], 1))  # tiles of about 8 MiB
     for i0 in range(0, X.shape[0], rows):
@@ -231,8 +231,9 @@ def group_sum_matrix(X, codes, k, metric, n_threads, *, sorted_path=False, worki
 def _group_sums(X, codes, k, metric, n_threads, sorted_path):
     if sorted_path:
         return sorted_group_sums(X[:, 0], codes, k)
-    if metric.kind in ("precomputed", "callable"):
-        D = X if metric.kind == "precomputed" else _callable_matrix(X, X, metric.func)
+    if metric.kind in ("precomputed", "callable", "scipy"):
+        # no compiled code for a callable or a SciPy metric (cdist in tiles): the n×n matrix
+        D = X if metric.kind == "precomputed" else pairwise_values(X, X, metric, n_threads)
         onehot = np.zeros((codes.size, k))
         onehot[np.arange(codes.size), codes] = 1.0
         return onehot.T @ (D @ onehot)

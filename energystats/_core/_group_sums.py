@@ -777,7 +777,8 @@ def build_engine(X, k, sizes, metric, n_threads, *, method="auto", memory_budget
                             share=share)
     if method == "streamed":
         if metric.kind != "builtin":
-            raise ValueError("`method='streamed'` needs a built-in metric (not a callable).")
+            from ._metrics import compiled_only
+            raise ValueError(compiled_only("`method='streamed'`", metric))
         return StreamedEngine(X, k, metric, n_threads, budget)
     if _engine.use_sorted_path(X, metric, "pairwise" if method == "pairwise" else method):
         return SortedEngine(X, k, n_threads, budget)

@@ -26,7 +26,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["METRICS", "MetricInfo", "ResolvedMetric", "resolve_metric", "SCIPY_NAMES"]
+__all__ = ["METRICS", "MetricInfo", "ResolvedMetric", "resolve_metric", "SCIPY_NAMES", "COMPILED",
+           "compiled_only"]
 
 
 def _real(value, name, rule):
@@ -133,6 +134,22 @@ SCIPY_NAMES = {
 }
 
 
+#: the metrics with compiled kernels, as the messages of the paths that run only those name them
+COMPILED = ("'energy' (also named 'euclidean', 'sqeuclidean'), 'laplacian', 'gaussian' or "
+            "'cityblock'")
+
+_NOT_COMPILED = {"scipy": "computed by SciPy's cdist, into the n×n matrix",
+                 "callable": "a callable", "precomputed": "a precomputed matrix"}
+
+
+def compiled_only(what, met):
+    """The message of a path (``what``: "backend='dask'", "`engine='streamed'`", ...) that runs
+    the compiled kernels only, for the resolved metric ``met`` that has none."""
+    name = "precomputed" if met.kind == "precomputed" else met.name
+    return (f"{what} needs a built-in metric with a compiled kernel: {COMPILED}; got "
+            f"metric={name!r} ({_NOT_COMPILED.get(met.kind, met.kind)}).")
+
+
 @dataclass(frozen=True)
 class ResolvedMetric:
     """A validated metric choice: ``kind`` is 'builtin', 'callable', 'precomputed' or 'scipy'
@@ -176,7 +193,7 @@ def _scipy_metric(key, metric, exponent, check_negative_type):
         return ResolvedMetric("builtin", key, METRICS[key].code, 1.0)
     if status == "refused" and check_negative_type:
         raise ValueError(f"metric={metric!r} is refused: {reason}. Pass check_negative_type=False "
-                         "to `pairwise` and the matrix with metric='precomputed' to use it anyway.")
+                         "(an argument of every function that takes `metric`) to use it anyway.")
     limit = 2 if status == "max2" and check_negative_type else float("inf")
     return ResolvedMetric("scipy", key, max_features=limit)
 
@@ -186,7 +203,8 @@ def resolve_metric(metric="energy", exponent=1.0, sigma=1.0, *, allow_precompute
     """Validate ``metric`` and its parameter once; return a :class:`ResolvedMetric`.
 
     SciPy's names (:data:`SCIPY_NAMES`) are accepted where they are of negative type; the
-    others are an error that says why, unless ``check_negative_type`` is False.
+    others are an error that says why, unless ``check_negative_type`` is False (every public
+    function with ``metric=`` takes ``check_negative_type=`` and passes it here).
     """
     if not isinstance(check_negative_type, (bool, np.bool_)):
         raise TypeError(f"`check_negative_type` must be True or False; got {check_negative_type!r}.")

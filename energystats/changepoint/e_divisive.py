@@ -39,7 +39,8 @@ def series_input(X, columns, name="X"):
 
 
 def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0.05,
-               n_resamples=199, pvalue_method="full", metric="energy", sigma=1.0, columns=None,
+               n_resamples=199, pvalue_method="full", metric="energy", sigma=1.0,
+               check_negative_type=True, columns=None,
                rng=None, n_threads=None, progress=False):
     r"""E-Divisive: change points of a multivariate series by hierarchical energy splits.
 
@@ -71,11 +72,17 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         observed one.  'decision' (Gandy 2009): stop as soon as it is clear whether p is
         above or below ``sig_level``.  Each test's permutations are those of 'full' with the
         same ``rng``, in the same order; an early stop uses a prefix of them.
-    metric : {'energy', 'laplacian', 'gaussian'}, default 'energy'
+    metric : {'energy', 'euclidean', 'sqeuclidean', 'laplacian', 'gaussian'}, default 'energy'
         The semimetric (as in :func:`energystats.pairwise`); 'energy' uses ``exponent``,
-        the others ``sigma``.
+        'euclidean' and 'sqeuclidean' are 'energy' with exponent 1 and 2, 'laplacian' and
+        'gaussian' use ``sigma``.  The searches compute rho in their compiled kernel, which has
+        these only: SciPy's other names (see the guide page "Choosing a semimetric"),
+        callables and 'precomputed' are refused.
     sigma : float, default 1.0
         Bandwidth of 'laplacian' and 'gaussian'.
+    check_negative_type : bool, default True
+        False accepts SciPy's names refused because the energy statistics are not
+        valid with them (as in :func:`energystats.pairwise`).
     columns : list, optional
         With a DataFrame ``X``: the columns used (default: all; a non-numeric one is an
         error naming it).
@@ -171,7 +178,8 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         raise ValueError(f"`metric` must be one of 'energy' (or its SciPy names 'euclidean', "
                          f"'sqeuclidean'), 'gaussian', 'laplacian' for the change-point searches; "
                          f"got {metric!r}.")
-    met = resolve_metric(metric, exponent, sigma, allow_precomputed=False)
+    met = resolve_metric(metric, exponent, sigma, allow_precomputed=False,
+                         check_negative_type=check_negative_type)
     if met.kind != "builtin" or met.code not in _KERNEL_METRICS:
         # the compiled search computes rho itself, for these three codes only
         raise ValueError(f"`metric` must be one of 'energy' (or its SciPy names 'euclidean', "

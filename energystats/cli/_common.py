@@ -59,9 +59,18 @@ def _metric_kwargs(args):
 
     if args.metric == "energy" and not (0.0 < args.exponent <= 2.0):
         raise CLIError(f"option --exponent: must lie in (0, 2]; got {args.exponent:g}.")
-    if args.metric != "energy" and not (math.isfinite(args.sigma) and args.sigma > 0):
+    if args.metric in ("laplacian", "gaussian") and not (math.isfinite(args.sigma) and args.sigma > 0):
         raise CLIError(f"option --sigma: must be a finite number > 0; got {args.sigma:g}.")
-    return {"metric": args.metric, "exponent": args.exponent, "sigma": args.sigma}
+    if args.metric not in ("energy", "laplacian", "gaussian"):  # SciPy's names: no parameter
+        for option, value in (("--exponent", args.exponent), ("--sigma", args.sigma)):
+            if value != 1.0:
+                raise CLIError(f"option {option}: --metric {args.metric} has no parameter (SciPy's "
+                               f"'euclidean'/'sqeuclidean' are --metric energy with --exponent 1/2); "
+                               f"got {option} {value:g}.")
+    kw = {"metric": args.metric, "exponent": args.exponent, "sigma": args.sigma}
+    if getattr(args, "no_check_negative_type", False):
+        kw["check_negative_type"] = False
+    return kw
 
 
 def _progress(args):
@@ -139,6 +148,9 @@ def _user_words(args, msg):
     import ast
     import re
 
+    # the library's refusal of a metric that is not of negative type names its argument
+    msg = re.sub(r"check_negative_type=False \(an argument of every function that takes "
+                 r"`metric`\)", "--no-check-negative-type", msg)
     words = getattr(args, "words", None)
     if not words:
         return msg

@@ -55,15 +55,29 @@ def _data_parent():
     return p
 
 
+#: --metric: the package's metrics and SciPy's names (energystats._core._metrics.SCIPY_NAMES;
+#: the refused ones need --no-check-negative-type)
+METRIC_CHOICES = ("energy", "laplacian", "gaussian", "euclidean", "sqeuclidean", "cityblock",
+                  "hamming", "canberra", "chebyshev", "cosine", "correlation", "braycurtis")
+
+
 def _metric_parent():
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("semimetric")
-    g.add_argument("--metric", choices=("energy", "laplacian", "gaussian"), default="energy",
-                   help="semimetric rho (default: energy, |x-y|^exponent)")
+    g.add_argument("--metric", choices=METRIC_CHOICES, default="energy", metavar="METRIC",
+                   help="semimetric rho: energy (default, |x-y|^exponent), laplacian, gaussian, or "
+                        "SciPy's names of a metric of negative type: euclidean, sqeuclidean, "
+                        "cityblock, hamming, canberra, chebyshev (at most 2 columns); cosine, "
+                        "correlation, braycurtis (and chebyshev in 3 or more columns) are refused "
+                        "with the reason unless --no-check-negative-type")
     g.add_argument("--exponent", type=float, default=1.0,
                    help="exponent of the energy metric, in (0, 2] (default: 1)")
     g.add_argument("--sigma", type=float, default=1.0,
                    help="scale of the laplacian/gaussian metrics, > 0 (default: 1)")
+    g.add_argument("--no-check-negative-type", action="store_true",
+                   help="accept a SciPy metric name that is refused because it is not of negative "
+                        "type (the statistics are then not valid; the library's "
+                        "check_negative_type=False)")
     return p
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 from .._core import _engine
 from .._core._grouped import dispersion_from_sums
 from .._core._input import sample_matrix
-from .._core._metrics import resolve_metric
+from .._core._metrics import compiled_only, resolve_metric
 from .._core._validation import (as_labels, check_int, check_n_threads, check_rng, is_int,
     refuse_sparse, short_list, warn)
 from . import _engine as _ce
@@ -100,7 +100,7 @@ def _reject_sparse_complex(X):
 
 def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter,
                    random_state, n_threads, engine="auto", approximation=None, n_components=256,
-                   backend=None):
+                   backend=None, check_negative_type=True):
     """Validate once; returns a dict of resolved settings and the data."""
     from .._core import _dask
 
@@ -118,7 +118,7 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
                              "n×n matrix run on this machine (backend=None).")
         engine = "streamed"
     _reject_sparse_complex(X)
-    met = resolve_metric(metric, exponent, sigma)
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     if algorithm not in _ce.ALGORITHMS:
         raise ValueError(f"`algorithm` must be one of {list(_ce.ALGORITHMS)}; got {algorithm!r}.")
     A, index = sample_matrix(X, precomputed=met.kind == "precomputed")[:2]
@@ -137,8 +137,8 @@ def _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_in
     if engine not in ("auto", "matrix", "streamed"):
         raise ValueError(f"`engine` must be 'auto', 'matrix' or 'streamed'; got {engine!r}.")
     if engine == "streamed" and met.kind != "builtin":
-        raise ValueError(f"`engine='streamed'` computes rho from the data: it needs a built-in metric "
-                         f"('energy', 'laplacian', 'gaussian'); got {met.name!r}.")
+        raise ValueError(compiled_only("backend='dask'" if backend == "dask" else "`engine='streamed'`",
+                                       met))
     if engine == "streamed" and algorithm not in ("hartigan", "lloyd"):
         raise ValueError(f"`engine='streamed'` runs algorithm 'hartigan' or 'lloyd'; got {algorithm!r}.")
     if approximation not in (None, "nystrom"):

@@ -76,14 +76,20 @@ class EnergyClustering(*_Bases):
     ----------
     n_clusters : int, default 2
         Number of clusters k, in [2, n_samples].
-    metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable, default 'energy'
-        The semimetric rho (as in :func:`energystats.pairwise`).  With
-        'precomputed', ``X`` in :meth:`fit` is the n×n matrix of rho and ``X`` in :meth:`predict` the
+    metric : str or callable, default 'energy'
+        The semimetric rho (as in :func:`energystats.pairwise`), or 'precomputed'.
+        Also SciPy's names of a metric of negative type ('euclidean', 'sqeuclidean',
+        'cityblock', 'hamming', 'canberra', 'chebyshev' with at most 2 features);
+        see the guide page "Choosing a semimetric".  With 'precomputed', ``X`` in
+        :meth:`fit` is the n×n matrix of rho and ``X`` in :meth:`predict` the
         (n_new, n_train) matrix of rho from new to training points.
     exponent : float in (0, 2], default 1.0
         Exponent of ``metric='energy'``.
     sigma : float > 0, default 1.0
         Scale of 'laplacian' / 'gaussian'.
+    check_negative_type : bool, default True
+        False accepts SciPy's names refused because the energy statistics are not
+        valid with them (as in :func:`energystats.pairwise`).
     algorithm : {'hartigan', 'lloyd', 'spectral', 'exact-1d'}, default 'hartigan'
         'hartigan': Algorithm 1 of França, Rizzo and Vogelstein (2021) (a
         point moves when the move lowers W); 'lloyd': kernel k-means (batch reassignment to the nearest
@@ -110,7 +116,8 @@ class EnergyClustering(*_Bases):
         each move computes the one row of G it needs from the data (O(n·d)),
         so memory is O(n·(d + k·n_init)); 'auto': 'matrix' while it takes at
         most 1 GiB (n ≈ 11 500), else 'streamed' (algorithms 'hartigan' and
-        'lloyd' with a built-in metric).  Both give the same partition, bit for
+        'lloyd' with a metric that has a compiled kernel: 'energy',
+        'laplacian', 'gaussian', 'cityblock').  Both give the same partition, bit for
         bit, from the same ``random_state`` (the rows are computed with the
         matrix's own arithmetic); W, S, T then come from the streamed k×k sums.
     approximation : {None, 'nystrom'}, default None
@@ -219,11 +226,12 @@ class EnergyClustering(*_Bases):
     def __init__(self, n_clusters=2, *, metric="energy", exponent=1.0, sigma=1.0,
                  algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
                  random_state=None, n_threads=None, engine="auto", approximation=None,
-                 n_components=256, backend=None):
+                 n_components=256, backend=None, check_negative_type=True):
         self.n_clusters = n_clusters
         self.metric = metric
         self.exponent = exponent
         self.sigma = sigma
+        self.check_negative_type = check_negative_type
         self.algorithm = algorithm
         self.init = init
         self.n_init = n_init
@@ -239,7 +247,8 @@ class EnergyClustering(*_Bases):
         return _clustering_iv(X, self.n_clusters, self.metric, self.exponent, self.sigma,
                               self.algorithm, self.init, self.n_init, self.max_iter,
                               self.random_state, self.n_threads, self.engine, self.approximation,
-                              self.n_components, self.backend)
+                              self.n_components, self.backend,
+                              check_negative_type=self.check_negative_type)
 
     def fit(self, X, y=None):
         """Cluster ``X`` (array, DataFrame or, with 'precomputed', an n×n matrix); returns self.
@@ -435,7 +444,7 @@ class EnergyClusteringResult:
 
 
 def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metric="energy",
-                      exponent=1.0, sigma=1.0,
+                      exponent=1.0, sigma=1.0, check_negative_type=True,
                       algorithm="hartigan", init="k-means++", n_init=10, max_iter=300,
                       rng=None, n_threads=None, engine="auto", approximation=None,
                       n_components=256, backend=None):
@@ -445,7 +454,7 @@ def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metr
     ----------
     X : array_like or DataFrame, shape (n_samples, n_features)
         Data; with ``metric='precomputed'`` an n×n semimetric matrix.
-    n_clusters, metric, exponent, sigma, algorithm, init, n_init, max_iter, n_threads, engine, approximation, n_components, backend
+    n_clusters, metric, exponent, sigma, check_negative_type, algorithm, init, n_init, max_iter, n_threads, engine, approximation, n_components, backend
         As in :class:`EnergyClustering`.
     columns : list, optional
         With a DataFrame ``X``: the columns to use (default: all, which must
@@ -495,7 +504,8 @@ def energy_clustering(X, n_clusters=2, *, columns=None, numeric_only=False, metr
     X, cols, _ = select_frame(X, columns, numeric_only=numeric_only)
     gen, seed = seeded_rng(rng)
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
-                          max_iter, gen, n_threads, engine, approximation, n_components, backend)
+                          max_iter, gen, n_threads, engine, approximation, n_components, backend,
+                          check_negative_type=check_negative_type)
     labels, disp, n_iter = _fit(opts)
     out = labels
     if opts["index"] is not None:

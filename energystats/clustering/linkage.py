@@ -14,7 +14,8 @@ from .._core._input import sample_matrix
 __all__ = ["energy_linkage"]
 
 
-def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", exponent=1.0, sigma=1.0,
+def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", exponent=1.0,
+                   sigma=1.0, check_negative_type=True,
                    n_threads=None):
     r"""Agglomerative energy clustering; returns a SciPy-compatible linkage matrix.
 
@@ -45,7 +46,7 @@ def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", expo
     numeric_only : bool, default False
         With a DataFrame ``X`` and ``columns=None``: leave wholly non-numeric
         columns out instead of raising an error that names them.
-    metric, exponent, sigma, n_threads
+    metric, exponent, sigma, n_threads, check_negative_type
         As in :func:`energystats.pairwise`; ``'precomputed'`` is accepted.
 
     Returns
@@ -87,7 +88,7 @@ def energy_linkage(X, *, columns=None, numeric_only=False, metric="energy", expo
     >>> fcluster(Z, 2, criterion="maxclust")
     array([1, 1, 2, 2], dtype=int32)
     """
-    met = resolve_metric(metric, exponent, sigma)
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     nt = check_n_threads(n_threads)
     A = sample_matrix(X, columns=columns, numeric_only=numeric_only,
                       precomputed=met.kind == "precomputed").X

@@ -225,7 +225,8 @@ def _pvalue(obs, null, tol):
 
 
 def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gaussian", n_resamples=99, metric="energy",
-                 exponent=1.0, sigma=1.0, algorithm="hartigan", init="k-means++", n_init=10,
+                 exponent=1.0, sigma=1.0, check_negative_type=True, algorithm="hartigan",
+                 init="k-means++", n_init=10,
                  max_iter=300, random_state=None, rng=None, naive=False, progress=False,
                  n_threads=None, engine="auto", pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Is the data more clustered than a no-cluster reference? (parametric bootstrap)
@@ -251,7 +252,7 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         data's mean and covariance (approximate; see Notes).
     n_resamples : int, default 99
         Number B of reference data sets (or relabellings with ``naive=True``).
-    metric, exponent, sigma, algorithm, init, n_init, max_iter
+    metric, exponent, sigma, check_negative_type, algorithm, init, n_init, max_iter
         The clustering, as in :class:`energystats.EnergyClustering`; the very
         same procedure runs on the data and on every reference set.
     random_state : None, int or Generator
@@ -373,7 +374,8 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     gen, seed = seeded_rng(rng)
     seed_obs = gen.integers(0, 2**63 - 1) if random_state is None else random_state
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
-                          max_iter, seed_obs, n_threads, engine)
+                          max_iter, seed_obs, n_threads, engine,
+                          check_negative_type=check_negative_type)
     labels, disp, _ = _fit(opts)
     obs = _stat(disp)
     labels_out = labels if opts["index"] is None else pd.Series(labels, index=opts["index"], name="cluster")

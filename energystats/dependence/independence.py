@@ -96,14 +96,15 @@ class IndependenceTestResult:
 
 
 def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, exponent=1.0,
-                      metric="energy", sigma=1.0, rng=None, exact=None, strata=None,
+                      metric="energy", sigma=1.0, check_negative_type=True, rng=None, exact=None,
+                      strata=None,
                       memory_budget=2**30, n_threads=None, backend=None, compute=True,
                       pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Permutation test of independence of x and y by distance covariance.
 
     Parameters
     ----------
-    x, y, data, exponent, metric, sigma, n_threads
+    x, y, data, exponent, metric, sigma, n_threads, check_negative_type
         As in :func:`distance_stats`.
     statistic : {'dcov', 'dcor', 'bcdcor'}, optional
         :math:`n\mathcal{V}^2_n` (R ``dcov.test``, the default of the
@@ -219,7 +220,8 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
                              "is a test of the bias-corrected distance correlation; pass "
                              "statistic='bcdcor' or leave it out.")
         _asymptotic.check_options("independence_test", exact, strata)
-        est = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=True, backend=backend,
+        est = _stats(x, y, data, exponent, metric, sigma, n_threads,
+                     check_negative_type=check_negative_type, need_u=True, backend=backend,
                      compute=compute)
         return _finish(est, _chi2_result, compute)
     if statistic == "bcdcor":
@@ -233,9 +235,11 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
                                  also=(_asymptotic.ASYMPTOTIC,))
     if dask:
         return _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact,
-                                  strata, n_threads, memory_budget, compute)
-    est = _stats(x, y, data, exponent, metric, sigma, n_threads)
-    met = resolve_metric(metric, exponent, sigma)
+                                  strata, n_threads, memory_budget, compute,
+                                  check_negative_type=check_negative_type)
+    est = _stats(x, y, data, exponent, metric, sigma, n_threads,
+                 check_negative_type=check_negative_type)
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     nt = check_n_threads(n_threads)
     index = None
     if met.kind == "precomputed":
@@ -281,7 +285,7 @@ def _chi2_result(est):
 
 
 def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact, strata,
-                       n_threads, memory_budget, compute):
+                       n_threads, memory_budget, compute, check_negative_type=True):
     """:func:`independence_test` on the Dask backend (the streamed kernels as tasks)."""
     from .._core._permutation import Strata
 
@@ -289,8 +293,9 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
         raise ValueError("`memory_budget` bounds the threads backend's working memory; with "
                          "backend='dask' each task holds x, y and a batch of permutations, so leave "
                          "it at its default.")
-    met = resolve_metric(metric, exponent, sigma)
-    est = _stats(x, y, data, exponent, metric, sigma, n_threads, backend="dask")  # validates
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
+    est = _stats(x, y, data, exponent, metric, sigma, n_threads,
+                 check_negative_type=check_negative_type, backend="dask")  # validates
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     index = None
     if not _dask.is_dask(x) and not _dask.is_dask(y):
@@ -367,6 +372,7 @@ class DistanceCorrelationTTestResult:
 
 
 def distance_correlation_ttest(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+                               check_negative_type=True,
                                n_threads=None, backend=None, compute=True):
     r"""t-test of independence by the bias-corrected distance correlation (high dimension).
 
@@ -397,7 +403,8 @@ def distance_correlation_ttest(x, y, *, data=None, exponent=1.0, metric="energy"
     >>> round(res.statistic, 6), res.df, round(res.pvalue, 6)
     (-0.931319, 1174, 0.82406)
     """
-    est = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=True, backend=backend,
+    est = _stats(x, y, data, exponent, metric, sigma, n_threads,
+                 check_negative_type=check_negative_type, need_u=True, backend=backend,
                  compute=compute)
     return _finish(est, _ttest, compute)
 

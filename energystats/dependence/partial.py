@@ -11,7 +11,7 @@ import pandas as pd
 
 from .._core import _dask, _dask_pair_sums, _sequential
 from .._core._input import variable
-from .._core._metrics import resolve_metric
+from .._core._metrics import compiled_only, resolve_metric
 from .._core._validation import check_n_threads, warn
 from ._centring import _u_centred, u_product
 from ._products import _MatrixProducts, _permutation_pvalue
@@ -26,8 +26,8 @@ def _projection(A, C):
     return A - (u_product(A, C) / cc) * C if cc > 0 else A
 
 
-def _partial(x, y, z, data, exponent, metric, sigma, n_threads):
-    met = resolve_metric(metric, exponent, sigma)
+def _partial(x, y, z, data, exponent, metric, sigma, n_threads, check_negative_type=True):
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     nt = check_n_threads(n_threads)
     A, sx = _u_centred(x, "x", data, met, nt)
     n = A.shape[0]
@@ -37,6 +37,7 @@ def _partial(x, y, z, data, exponent, metric, sigma, n_threads):
 
 
 def partial_distance_covariance(x, y, z, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+                                check_negative_type=True,
                                 n_threads=None, backend=None, compute=True):
     r"""Partial distance covariance of x and y given z (R ``energy``'s ``pdcov``).
 
@@ -66,12 +67,15 @@ def partial_distance_covariance(x, y, z, *, data=None, exponent=1.0, metric="ene
     0.164398557
     """
     if _dask.use_dask(backend, compute, (x, y, z)):
-        return _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, "pdcov", compute)
-    Px, Py, sx, sy, _, _ = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
+        return _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, "pdcov", compute,
+                             check_negative_type=check_negative_type)
+    Px, Py, sx, sy, _, _ = _partial(x, y, z, data, exponent, metric, sigma, n_threads,
+                                    check_negative_type=check_negative_type)
     return sy.apply(sx.apply(u_product(Px, Py)))
 
 
 def partial_distance_correlation(x, y, z, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+                                 check_negative_type=True,
                                  n_threads=None, backend=None, compute=True):
     r"""Partial distance correlation of x and y given z (R ``energy``'s ``pdcor``).
 
@@ -96,18 +100,19 @@ def partial_distance_correlation(x, y, z, *, data=None, exponent=1.0, metric="en
     0.267913456
     """
     if _dask.use_dask(backend, compute, (x, y, z)):
-        return _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, "pdcor", compute)
-    Px, Py, _, _, aa, bb = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
+        return _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, "pdcor", compute,
+                             check_negative_type=check_negative_type)
+    Px, Py, _, _, aa, bb = _partial(x, y, z, data, exponent, metric, sigma, n_threads,
+                                    check_negative_type=check_negative_type)
     return _pdcor(Px, Py, aa, bb)
 
 
-def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads):
+def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads, check_negative_type=True):
     """The metric, threads per task and the three :class:`~energystats._core._dask.DaskData` of
     the partial statistics on Dask (metadata checked; nothing computed)."""
-    met = resolve_metric(metric, exponent, sigma)
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     if met.kind != "builtin":
-        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
-                        f"got {met.name!r}.")
+        raise TypeError(compiled_only("backend='dask'", met))
     nt = 1 if n_threads is None else check_n_threads(n_threads)
     in_memory = not any(_dask.is_dask(v) for v in (x, y, z, data))
     if not in_memory and data is not None:
@@ -128,9 +133,11 @@ def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads):
     return met, nt, V
 
 
-def _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, what, compute):
+def _partial_dask(x, y, z, data, exponent, metric, sigma, n_threads, what, compute,
+                  check_negative_type=True):
     """Partial distance covariance / correlation from the U-products of the three pairs (Dask)."""
-    met, nt, V = _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads)
+    met, nt, V = _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads,
+                                 check_negative_type=check_negative_type)
     n = V[0].n
     pairs = [_dask_pair_sums.lazy_dependence_sums(V[a], V[b], met, nt) for a, b in ((0, 1), (0, 2), (1, 2))]
     return _dask.finish(_partial_from_sums, what, n, *[p for pair in pairs for p in pair],
@@ -225,7 +232,8 @@ class PartialDistanceTestResult:
 
 
 def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, exponent=1.0,
-                                      metric="energy", sigma=1.0, rng=None, n_threads=None,
+                                      metric="energy", sigma=1.0, check_negative_type=True,
+                                      rng=None, n_threads=None,
                                       pvalue_method="full", sequential_h=10, alpha=0.05,
                                       backend=None, compute=True):
     r"""Permutation test of zero partial distance correlation (Székely and Rizzo 2014).
@@ -279,7 +287,8 @@ def partial_distance_correlation_test(x, y, z, *, data=None, n_resamples=999, ex
         return _partial_test_dask(x, y, z, data, exponent, metric, sigma, n_threads, R, gen, seed,
                                   compute)
     nt = check_n_threads(n_threads)
-    prep = _partial(x, y, z, data, exponent, metric, sigma, n_threads)
+    prep = _partial(x, y, z, data, exponent, metric, sigma, n_threads,
+                    check_negative_type=check_negative_type)
     summary = _partial_summary(prep)
     n = summary["n"]
     if R == 0 or _partial_degenerate(summary):
@@ -352,12 +361,14 @@ def _partial_test_finish(summary, observed, null, R, seed, rule=None):
 PARTIAL_TASK_WORK = 1e9
 
 
-def _partial_test_dask(x, y, z, data, exponent, metric, sigma, n_threads, R, gen, seed, compute):
+def _partial_test_dask(x, y, z, data, exponent, metric, sigma, n_threads, R, gen, seed, compute,
+                       check_negative_type=True):
     """:func:`partial_distance_correlation_test` on Dask: a task forms the projections, then a
     task per batch of permutations drawn as on threads (the same kernel: the same bits)."""
     import dask
 
-    met, nt, V = _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads)
+    met, nt, V = _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads,
+                                 check_negative_type=check_negative_type)
     n = V[0].n
     prep = dask.delayed(_partial, pure=True)(*[_dask.lazy_whole(v) for v in V], None, exponent,
                                              metric, sigma, nt)

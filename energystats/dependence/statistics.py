@@ -7,7 +7,7 @@ import pandas as pd
 
 from .._core import _dask, _dask_pair_sums
 from .._core._input import paired_variables
-from .._core._metrics import resolve_metric
+from .._core._metrics import compiled_only, resolve_metric
 from .._core._pair_sums import _constancy, _sums
 from .._core._validation import as_square_matrix, check_n_threads
 from ._input import _check_estimator
@@ -18,8 +18,8 @@ __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_s
 
 
 def _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=False, method="auto", backend=None,
-           compute=True, weights=None):
-    met = resolve_metric(metric, exponent, sigma)
+           compute=True, weights=None, check_negative_type=True):
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     if weights is not None:
         if _dask.use_dask(backend, compute, (x, y)):
             raise TypeError("`weights` are not available with backend='dask'; use the threads "
@@ -98,8 +98,7 @@ def _weighted_stats(x, y, data, met, n_threads, need_u, method, weights):
 def _stats_dask(x, y, data, met, n_threads, need_u, method):
     """:func:`_stats` on the Dask backend: a Delayed :class:`DistanceStatsResult`."""
     if met.kind != "builtin":
-        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
-                        f"got {met.name!r}.")
+        raise TypeError(compiled_only("backend='dask'", met))
     cx = cy = None
     if not _dask.is_dask(x) and not _dask.is_dask(y) and not _dask.is_dask(data):
         x, y, cx, cy = paired_variables(x, y, data)  # in memory: the threads input layer (names, indexes)
@@ -129,7 +128,8 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
 
 # -- public functions ------------------------------------------------------------
 
-def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, method="auto",
+def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+                   check_negative_type=True, method="auto",
                    weights=None, n_threads=None, backend=None, compute=True):
     r"""Distance covariance, variances and correlation of paired samples, V and U forms.
 
@@ -144,10 +144,17 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     exponent : float, default 1.0
         :math:`\alpha` in :math:`\|x - y\|^{\alpha}`, :math:`0 < \alpha < 2`
         for a consistent test of independence (R's ``index``).
-    metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
-        The semimetric, applied to x and to y.
+    metric : str or callable, default 'energy'
+        The semimetric, applied to x and to y (as in :func:`energystats.pairwise`), or
+        'precomputed'.
+        Also SciPy's names of a metric of negative type ('euclidean', 'sqeuclidean',
+        'cityblock', 'hamming', 'canberra', 'chebyshev' with at most 2 features);
+        see the guide page "Choosing a semimetric".
     sigma : float, default 1.0
         Bandwidth of 'laplacian' and 'gaussian'.
+    check_negative_type : bool, default True
+        False accepts SciPy's names refused because the energy statistics are not
+        valid with them (as in :func:`energystats.pairwise`).
     method : {'auto', 'sorted', 'pairwise'}, default 'auto'
         'sorted': for 1-D x and y with ``exponent=1``, the O(n log n)
         algorithm of Huo and Székely (2016) (sorting and Fenwick trees, on
@@ -197,7 +204,8 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     roots ``dcov``, ``dvar_x``, ``dvar_y`` are right wherever they are
     themselves floats, and the squares and U-statistics overflow to inf or
     underflow to 0 only where their true values lie beyond float64.  No n×n
-    matrix is formed for the built-in metrics: row sums in a first pass, then the centred products
+    matrix is formed for the metrics with a compiled kernel ('energy', 'laplacian', 'gaussian',
+    'cityblock'; not SciPy's cdist names): row sums in a first pass, then the centred products
     pair by pair in a second (compensated sums; the same bits for any thread
     count).
 
@@ -225,12 +233,14 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     """
     if method not in ("auto", "sorted", "pairwise"):
         raise ValueError(f"`method` must be 'auto', 'sorted' or 'pairwise'; got {method!r}.")
-    return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads, method=method, backend=backend,
+    return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads,
+                          check_negative_type=check_negative_type, method=method, backend=backend,
                           compute=compute, weights=weights), lambda r: r, compute)
 
 
 def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
-                            sigma=1.0, weights=None, n_threads=None, backend=None, compute=True):
+                            sigma=1.0, check_negative_type=True, weights=None, n_threads=None,
+                            backend=None, compute=True):
     r"""Squared distance covariance: :math:`\mathcal{V}^2_n(x, y)` (V) or :math:`\Omega_n(x, y)` (U).
 
     ``estimator='V'`` is the square of R ``energy``'s ``dcov``; ``'U'`` is R's
@@ -245,13 +255,15 @@ def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, met
     (0.6851852, -0.88889)
     """
     _check_estimator(estimator)
-    res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U",
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads,
+                 check_negative_type=check_negative_type, need_u=estimator == "U",
                  backend=backend, compute=compute, weights=weights)
     return _finish(res, lambda r: r.dcov_sqr if estimator == "V" else r.dcov_u, compute)
 
 
 def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
-                             sigma=1.0, weights=None, n_threads=None, backend=None, compute=True):
+                             sigma=1.0, check_negative_type=True, weights=None, n_threads=None,
+                             backend=None, compute=True):
     r"""Squared distance correlation :math:`\mathcal{R}^2_n` (V) or the bias-corrected one (U).
 
     ``estimator='U'`` is R ``energy``'s ``bcdcor`` (may be negative).  A
@@ -266,7 +278,8 @@ def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, me
     (0.3066099, -0.41613)
     """
     _check_estimator(estimator)
-    res = _stats(x, y, data, exponent, metric, sigma, n_threads, need_u=estimator == "U",
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads,
+                 check_negative_type=check_negative_type, need_u=estimator == "U",
                  backend=backend, compute=compute, weights=weights)
 
     def pick(r):
@@ -276,7 +289,8 @@ def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, me
     return _finish(res, pick, compute)
 
 
-def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, weights=None,
+def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+                        check_negative_type=True, weights=None,
                         n_threads=None, backend=None, compute=True):
     r"""Distance covariance :math:`\mathcal{V}_n(x, y)`, the square root of the V-statistic (R ``dcov``).
 
@@ -288,11 +302,14 @@ def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma
     >>> round(es.distance_covariance([1, 2, 3, 4, 5, 6], [1, 7, 5, 5, 6, 2]), 7)
     0.8277591
     """
-    return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads, backend=backend, compute=compute,
+    return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads,
+                          check_negative_type=check_negative_type, backend=backend,
+                          compute=compute,
                           weights=weights), lambda r: r.dcov, compute)
 
 
-def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0, weights=None,
+def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+                         check_negative_type=True, weights=None,
                          n_threads=None, backend=None, compute=True):
     r"""Distance correlation :math:`\mathcal{R}_n(x, y)`, the square root (R ``dcor``), in [0, 1].
 
@@ -310,7 +327,8 @@ def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigm
     >>> round(es.distance_correlation("a", "b", data=df), 7)
     0.5537237
     """
-    res = _stats(x, y, data, exponent, metric, sigma, n_threads, backend=backend, compute=compute,
+    res = _stats(x, y, data, exponent, metric, sigma, n_threads,
+                 check_negative_type=check_negative_type, backend=backend, compute=compute,
                  weights=weights)
 
     def pick(r):

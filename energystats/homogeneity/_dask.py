@@ -11,6 +11,7 @@ from .._core import _dask_pair_sums
 from .._core import _dask, _permutation
 from .._core._frames import grouped_data
 from .._core._grouped import dispersion_from_sums, rescale
+from .._core._metrics import compiled_only
 from .._core._validation import check_n_threads
 from ._finish import (_disco_finish, _energy_gamma_finish, _energy_test_finish, _marginal_finish,
     _pooled_dvar_u)
@@ -82,8 +83,7 @@ def _dask_energy_gamma_finish(st, unit, stat, M, scale, VU, sx, sy):
 def _dispersion_dask(X, labels, by, columns, dropna, numeric_only, met, method, n_threads, compute):
     """:func:`dispersion` on the Dask backend (:mod:`energystats._core._dask`)."""
     if met.kind != "builtin":
-        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
-                        f"got {met.name!r}.")
+        raise TypeError(compiled_only("backend='dask'", met))
     if method not in ("auto", "pairwise"):
         raise ValueError(f"`method={method!r}` is not available with backend='dask' (its tiles are the "
                          "'pairwise' method); use method='auto'.")

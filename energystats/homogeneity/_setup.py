@@ -10,7 +10,7 @@ import numbers
 from .._core import _dask, _engine, _group_sums, _sequential
 from .._core._input import condensed_as_square, grouped_input
 from .._core._group_sums import DEFAULT_MEMORY_BUDGET
-from .._core._metrics import resolve_metric
+from .._core._metrics import compiled_only, resolve_metric
 from .._core._validation import as_square_matrix, check_n_threads, seeded_rng, short_list
 
 
@@ -57,8 +57,8 @@ class _Setup:
 
 def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
              n_resamples, rng, method, memory_budget, n_threads, exact, fname, allow_factors=False,
-             strata=None):
-    met = resolve_metric(metric, exponent, sigma)
+             strata=None, check_negative_type=True):
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     R = _sequential.check_resamples(n_resamples)
     gen, seed = seeded_rng(rng)
     _check_method(method)
@@ -83,25 +83,25 @@ def _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponen
 
 def _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                  n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata,
-                 backend, compute, allow_factors=False):
+                 backend, compute, allow_factors=False, check_negative_type=True):
     """:func:`_prepare` or, for the Dask backend, :func:`_prepare_dask`."""
     if not _dask.use_dask(backend, compute, samples + (labels, strata)):
         return _prepare(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                         n_resamples, rng, method, memory_budget, n_threads, exact, fname,
-                        allow_factors=allow_factors, strata=strata)
+                        allow_factors=allow_factors, strata=strata,
+                        check_negative_type=check_negative_type)
     return _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                          n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname,
-                         strata, allow_factors)
+                         strata, allow_factors, check_negative_type=check_negative_type)
 
 
 def _prepare_dask(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                   n_resamples, rng, method, memory_budget, progress, n_threads, exact, fname, strata,
-                  allow_factors=False):
+                  allow_factors=False, check_negative_type=True):
     """:func:`_prepare` for the Dask backend: the data stay lazy (:mod:`energystats._core._dask`)."""
-    met = resolve_metric(metric, exponent, sigma)
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     if met.kind != "builtin":
-        raise TypeError(f"backend='dask' needs a built-in metric ('energy', 'laplacian', 'gaussian'); "
-                        f"got {met.name!r}.")
+        raise TypeError(compiled_only("backend='dask'", met))
     R = _sequential.check_resamples(n_resamples)
     gen, seed = seeded_rng(rng)
     _check_method(method)

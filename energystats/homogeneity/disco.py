@@ -17,7 +17,8 @@ __all__ = ["disco"]
 
 
 def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional=True, dropna=False,
-          numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0, rng=None,
+          numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0,
+          check_negative_type=True, rng=None,
           exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET, progress=False,
           n_threads=None, backend=None, compute=True, pvalue_method="full", sequential_h=10,
           alpha=0.05):
@@ -25,7 +26,7 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
 
     Parameters
     ----------
-    *samples, labels, columns, dropna, numeric_only, n_resamples, metric, exponent, sigma, rng, exact, method, memory_budget, progress, n_threads, backend, compute
+    *samples, labels, columns, dropna, numeric_only, n_resamples, metric, exponent, sigma, check_negative_type, rng, exact, method, memory_budget, progress, n_threads, backend, compute
         As in :func:`energy_test` (on Dask too with several factors: a Dask
         DataFrame with ``by=[...]``, or a DataFrame of factors as ``labels``).  ``labels`` may also be a DataFrame with
         one column per factor.
@@ -148,7 +149,8 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
         raise ValueError(f"`conditional` must be True or False; got {conditional!r}.")
     st = _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                       n_resamples, rng, method, memory_budget, progress, n_threads, exact, "disco",
-                      strata, backend, compute, allow_factors=True)
+                      strata, backend, compute, allow_factors=True,
+                      check_negative_type=check_negative_type)
     labs, names = st.labs, st.names
     single = len(labs) == 1
     n = int(labs[0].sizes.sum())

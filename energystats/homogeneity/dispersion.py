@@ -16,7 +16,8 @@ __all__ = ["dispersion", "DispersionResult", "dispersion_from_sums"]
 
 
 def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_only=False,
-               metric="energy", exponent=1.0, sigma=1.0, method="auto", weights=None, n_threads=None,
+               metric="energy", exponent=1.0, sigma=1.0, check_negative_type=True, method="auto",
+               weights=None, n_threads=None,
                backend=None, compute=True):
     r"""Energy dispersion of a partition: W (within), S (between), T (total), F.
 
@@ -40,9 +41,12 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
         With a DataFrame ``X`` and ``columns=None``: leave wholly non-numeric
         columns out instead of raising an error that names them (the result's
         ``columns`` records what was used).
-    metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
-        The semimetric rho (as in :func:`energystats.pairwise`).
-    exponent, sigma, n_threads
+    metric : str or callable, default 'energy'
+        The semimetric rho (as in :func:`energystats.pairwise`), or 'precomputed'.
+        Also SciPy's names of a metric of negative type ('euclidean', 'sqeuclidean',
+        'cityblock', 'hamming', 'canberra', 'chebyshev' with at most 2 features);
+        see the guide page "Choosing a semimetric".
+    exponent, sigma, n_threads, check_negative_type
         As in :func:`energystats.pairwise`.
     method : {'auto', 'sorted', 'pairwise'}, default 'auto'
         'auto' uses the O(n log n) sorted formulas for 1-D data with
@@ -89,7 +93,9 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     formula, not as ``T - W``.  Groups of one point are allowed (their
     :math:`g(C, C) = 0`).  This matches the between/within decomposition of R
     ``energy::disco``.  The k×k sums are streamed: no n×n matrix is formed
-    for built-in metrics.
+    for the metrics with a compiled kernel ('energy' and its SciPy names,
+    'laplacian', 'gaussian', 'cityblock'; the other SciPy names go through
+    the matrix).
 
     References
     ----------
@@ -109,7 +115,7 @@ def dispersion(X, labels=None, *, by=None, columns=None, dropna=False, numeric_o
     >>> es.dispersion([0.0, 1.0, 5.0, 6.0], ["a", "a", "b", "b"], weights=[1, 2, 1, 1])
     DispersionResult(W=1.16667, S=5.23333, T=6.4, F=13.4571, sizes=[2, 2], groups=['a', 'b'])
     """
-    met = resolve_metric(metric, exponent, sigma)
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     if weights is not None:
         if _dask.use_dask(backend, compute, (X, labels)):
             raise TypeError("`weights` are not available with backend='dask'; use the threads "

@@ -18,6 +18,7 @@ __all__ = ["energy_test"]
 
 def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropna=False,
                 numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0,
+                check_negative_type=True,
                 rng=None, exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET,
                 progress=False, n_threads=None, backend=None, compute=True, pvalue_method="full",
                 sequential_h=10, alpha=0.05, estimator="V"):
@@ -56,12 +57,18 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     n_resamples : int, default 999
         Number of random relabellings R, from 0 to 10⁹; ``0`` returns the
         statistic only (``pvalue=None``).
-    metric : {'energy', 'laplacian', 'gaussian', 'precomputed'} or callable
-        The semimetric rho (as in :func:`energystats.pairwise`).
+    metric : str or callable, default 'energy'
+        The semimetric rho (as in :func:`energystats.pairwise`), or 'precomputed'.
+        Also SciPy's names of a metric of negative type ('euclidean', 'sqeuclidean',
+        'cityblock', 'hamming', 'canberra', 'chebyshev' with at most 2 features);
+        see the guide page "Choosing a semimetric".
     exponent : float, default 1.0
         ``metric='energy'``: rho = ‖x − y‖^exponent, 0 < exponent ≤ 2.
     sigma : float, default 1.0
         Bandwidth of 'laplacian' and 'gaussian'.
+    check_negative_type : bool, default True
+        False accepts SciPy's names refused because the energy statistics are not
+        valid with them (as in :func:`energystats.pairwise`).
     rng : int, numpy.random.Generator or None
         Source of the relabellings.  The same seed gives the same relabellings
         (hence the same p-value) on every platform and thread count, and on
@@ -270,7 +277,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     """
     st = _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
                       n_resamples, rng, method, memory_budget, progress, n_threads, exact,
-                      "energy_test", strata, backend, compute)
+                      "energy_test", strata, backend, compute,
+                      check_negative_type=check_negative_type)
     lab = st.labs[0]
     unit = _Unit(lab, [] if st.strata is None else [st.strata.codes])
     if unit.layout.df_between < 1:
