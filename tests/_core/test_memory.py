@@ -197,9 +197,9 @@ def test_under_an_address_space_cap(what, tmp_path):
 def test_cluster_test_runs_fewer_reference_fits_when_memory_is_short(monkeypatch):
     from energystats.clustering import significance
 
-    n = 1000  # one Gram matrix: 8 MB
+    n = 3000  # one Gram matrix: 72 MB (above SHORT_N: fits of at most 2048 points run one at a time)
     assert significance._reference_workers(n, 2, 99) == 2
-    monkeypatch.setenv("ENERGYSTATS_AVAILABLE_MEMORY", str(12 * MiB))  # room for one at a time
+    monkeypatch.setenv("ENERGYSTATS_AVAILABLE_MEMORY", str(120 * MiB))  # room for one at a time
     assert significance._reference_workers(n, 2, 99) == 1
     assert significance._reference_workers(n, 2, 1) == 1
     X = np.random.default_rng(5).normal(size=(60, 2))
