@@ -30,6 +30,11 @@ from cython.parallel cimport prange
 from libc.math cimport INFINITY, exp, fabs, pow, sqrt
 from libc.stdlib cimport free, malloc
 
+from ._pairwise cimport es_simd_init, rho_block
+from energystats._lib import simd_cap
+
+es_simd_init(simd_cap())  # this module's copy of the pair kernels' dispatch (_simd.h)
+
 cdef extern from *:
     """
     /* process-wide cancel flag of this module: written by cancel()/reset() from any thread,
@@ -85,38 +90,6 @@ cdef Rho _make_rho(int code, double param, Py_ssize_t d):
     return r
 
 
-cdef void _row_add_small(const double* Zt, Py_ssize_t T, Py_ssize_t i, Py_ssize_t j0,
-                         Py_ssize_t j1, Py_ssize_t d, double* acc) noexcept nogil:
-    """acc[j] += ‖Z_i − Z_j‖ for d = 2, 3, 4, the squares added over the columns in order."""
-    cdef Py_ssize_t j
-    cdef const double* c0 = Zt
-    cdef const double* c1 = Zt + T
-    cdef const double* c2 = Zt + 2 * T
-    cdef const double* c3 = Zt + 3 * T
-    cdef double x0 = c0[i], x1 = c1[i], x2, x3, t0, t1, t2, t3
-    if d == 2:
-        for j in range(j0, j1):
-            t0 = c0[j] - x0
-            t1 = c1[j] - x1
-            acc[j] = acc[j] + sqrt(t0 * t0 + t1 * t1)
-    elif d == 3:
-        x2 = c2[i]
-        for j in range(j0, j1):
-            t0 = c0[j] - x0
-            t1 = c1[j] - x1
-            t2 = c2[j] - x2
-            acc[j] = acc[j] + sqrt((t0 * t0 + t1 * t1) + t2 * t2)
-    else:
-        x2 = c2[i]
-        x3 = c3[i]
-        for j in range(j0, j1):
-            t0 = c0[j] - x0
-            t1 = c1[j] - x1
-            t2 = c2[j] - x2
-            t3 = c3[j] - x3
-            acc[j] = acc[j] + sqrt(((t0 * t0 + t1 * t1) + t2 * t2) + t3 * t3)
-
-
 cdef void _row_add(const double* Zt, Py_ssize_t T, Py_ssize_t i, Py_ssize_t j0, Py_ssize_t j1,
                    Rho* r, double* acc, double* tmp) noexcept nogil:
     """acc[j] += rho(Z_i, Z_j) for j in [j0, j1).  ``Zt`` is the series column by column
@@ -132,8 +105,15 @@ cdef void _row_add(const double* Zt, Py_ssize_t T, Py_ssize_t i, Py_ssize_t j0, 
         for j in range(j0, j1):
             acc[j] = acc[j] + fabs(Zt[j] - x)
         return
-    if r.mode == 1 and d <= 4:  # ‖x − y‖ in 2-4 dimensions: one fused pass, same rounding
-        _row_add_small(Zt, T, i, j0, j1, d, acc)
+    cdef double xi[8]
+    if r.mode == 1 and d <= 8:
+        # ‖x − y‖ by the pair kernels' vectorised row (dispatched to the machine's instruction
+        # set; the squares added over the columns in order, as below: the same bits)
+        for k in range(d):
+            xi[k] = Zt[k * T + i]
+        rho_block(xi, Zt, T, d, j0, j1, tmp + j0, 0, 1.0)
+        for j in range(j0, j1):
+            acc[j] = acc[j] + tmp[j]
         return
     x = Zt[i]
     for j in range(j0, j1):
