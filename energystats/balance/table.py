@@ -103,11 +103,12 @@ def _wks(x, wa, wb):
     return float(np.abs(diff[last]).max())
 
 
-def _categorical_stats(Z, codes, k, w, s):
+def _categorical_stats(Z, codes, k, w, s, names=None):
     """Per covariate: (smd, var_ratio, ks), each the largest over the pairs of levels; the
     SMD's denominator is the pooled base-weighted standard deviation sqrt((v_g + v_h)/2)."""
     d = Z.shape[1]
     out = np.zeros((d, 3))
+    undefined = set()
     for g, h in combinations(range(k), 2):
         ig, ih = codes == g, codes == h
         for j in range(d):
@@ -116,14 +117,30 @@ def _categorical_stats(Z, codes, k, w, s):
             mh, vh = _wmean_var(x[ih], w[ih])
             _, sg = _wmean_var(x[ig], s[ig])
             _, sh = _wmean_var(x[ih], s[ih])
+            ks = _wks(x, np.where(ig, w, 0.0), np.where(ih, w, 0.0))
+            out[j, 2] = max(out[j, 2], ks)
+            if np.isnan([vg, vh, sg, sh]).any():
+                # a level with at most one positive weight: its weighted variance is undefined
+                # (reliability weights), so are its SMD and variance ratio -- NaN, never 0 or 1
+                undefined.update(lv for lv, v in ((g, vg), (h, vh), (g, sg), (h, sh)) if np.isnan(v))
+                out[j, :2] = np.nan
+                continue
             pooled = np.sqrt((sg + sh) / 2)
             smd = (mh - mg) / pooled if pooled > 0 else 0.0
             vr = max(vg, vh) / min(vg, vh) if min(vg, vh) > 0 else (1.0 if vg == vh else np.inf)
-            ks = _wks(x, np.where(ig, w, 0.0), np.where(ih, w, 0.0))
+            if np.isnan(out[j, 0]):
+                continue
             if abs(smd) > abs(out[j, 0]):
                 out[j, 0] = smd
             out[j, 1] = max(out[j, 1], vr)
-            out[j, 2] = max(out[j, 2], ks)
+    if undefined:
+        from .._core._permutation import DegenerateStatisticWarning
+        from .._core._validation import warn
+
+        named = [names[g] if names is not None else g for g in sorted(undefined)]
+        warn(f"`balance_table`: level(s) {named} of the treatment have at most one positive weight "
+             "(before or after weighting): their weighted variance is undefined, so the SMD and "
+             "variance ratio are NaN; the KS distance is given.", DegenerateStatisticWarning)
     return out
 
 
@@ -230,8 +247,8 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, treatment_ki
         if w is not None and not (w[sel] > 0).any():
             raise ValueError(f"`weights` must not be all zero within a treatment level; they are "
                              f"in level {name!r}.")
-    before = _categorical_stats(Z, lab.codes, lab.k, s, s)
-    after = None if w is None else _categorical_stats(Z, lab.codes, lab.k, w, s)
+    before = _categorical_stats(Z, lab.codes, lab.k, s, s, list(lab.groups))
+    after = None if w is None else _categorical_stats(Z, lab.codes, lab.k, w, s, list(lab.groups))
     data = {}
     for c, name in enumerate(("smd", "var_ratio", "ks")):
         data[f"{name}_before"] = before[:, c]

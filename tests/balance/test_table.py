@@ -182,3 +182,21 @@ def test_overall_dcor_equals_the_weighted_distance_correlation(based):
     Z = _studentize_w(X, s)
     assert bt.energy_before == pytest.approx(es.distance_correlation(a, Z, weights=s), rel=1e-12)
     assert bt.energy_after == pytest.approx(es.distance_correlation(a, Z, weights=w), rel=1e-12)
+
+
+@pytest.mark.parametrize("degenerate", ["treated", "control"])
+def test_a_level_with_one_positive_weight_has_no_smd_or_variance_ratio(degenerate):
+    # its weighted variance is undefined: the SMD and variance ratio once came out 0.0 and 1.0
+    # or inf (depending on which level), a perfect balance reported beside KS = 1
+    rng = np.random.default_rng(0)
+    x = rng.normal(20, 1, size=(20, 1))
+    t = np.repeat(["c", "t"], 10)
+    w = np.ones(20)
+    lo = 10 if degenerate == "treated" else 0
+    w[lo:lo + 10] = 0.0
+    w[lo + 2] = 10.0
+    with pytest.warns(es.DegenerateStatisticWarning, match=rf"level\(s\) \['{degenerate[0]}'\]"):
+        res = es.balance_table(x, t, w)
+    row = res.table.iloc[0]
+    assert np.isnan(row["smd_after"]) and np.isnan(row["var_ratio_after"])
+    assert row["ks_after"] > 0 and np.isfinite(row["smd_before"])
