@@ -153,6 +153,8 @@ def _weighted_dispersion(X, labels, by, columns, dropna, numeric_only, met, meth
         raise TypeError("`weights` with `dropna=True` is not available: drop the rows with missing "
                         "values (and their weights) first.")
     nt = check_n_threads(n_threads)
+    if met.kind == "precomputed":  # a condensed vector: n points, not pairs
+        X = condensed_as_square(X)
     X, weights, wcol = weight_column(X, weights, "X", "weights", columns)
     data = grouped_data(X, labels, by=by, columns=columns, dropna=False, numeric_only=numeric_only)
     Xa = data.X

@@ -142,3 +142,14 @@ def test_weights_totalling_fewer_than_the_groups_say_so():
     assert np.isnan(res.F) and res.W > 0
     rescaled = es.dispersion(X, g, weights=w / w.mean())  # mean 1: N = n = 20
     assert np.isfinite(rescaled.F)
+
+
+def test_weighted_dispersion_takes_a_condensed_vector():
+    # the weighted path once took the condensed vector as n(n-1)/2 samples and blamed `labels`
+    from scipy.spatial.distance import pdist, squareform
+
+    rng = np.random.default_rng(3)
+    x, g, w = rng.normal(size=(7, 2)), [0, 0, 1, 1, 1, 2, 2], rng.uniform(0.2, 2.0, 7)
+    a = es.dispersion(pdist(x), g, metric="precomputed", weights=w)
+    b = es.dispersion(squareform(pdist(x)), g, metric="precomputed", weights=w)
+    assert (a.W, a.S, a.T) == (b.W, b.S, b.T)
