@@ -136,7 +136,7 @@ def solve_simplex_qp(A, b, blocks, solver="osqp", *, tol=1e-9, max_iter=None):
                    max_iter=int(max_iter or 200000))
         sol = prob.solve(raise_error=False)
         status = str(sol.info.status)
-        if "solved" not in status.lower() or "inaccurate" in status.lower():
+        if status.lower() != "solved":  # not "solved inaccurate", nor "unsolved"
             raise RuntimeError(f"the QP solver osqp stopped with status {status!r} after "
                                f"{sol.info.iter} iterations; try `solver='clarabel'` or a `lam` > 0.")
         x = np.asarray(sol.x, dtype=np.float64)

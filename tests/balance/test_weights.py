@@ -423,3 +423,24 @@ def test_energy_weights_solve_weightits_programme(k, estimand, improved):
     assert fun(res.weights[rows]) <= ref.fun + 1e-9 * abs(ref.fun)
     assert fun(res.weights[rows]) == pytest.approx(ref.fun, rel=1e-7)
     np.testing.assert_allclose(res.weights[rows], ref.x, atol=2e-3)
+
+
+@pytest.mark.parametrize("status", ["unsolved", "solved inaccurate", "maximum iterations reached"])
+def test_osqp_status_other_than_solved_is_an_error(status, monkeypatch):
+    # "unsolved" contains "solved": it once passed the check and its iterate was returned
+    from types import SimpleNamespace
+
+    from energystats.balance import _qp
+
+    class FakeOSQP:
+        def setup(self, *args, **kwargs):
+            pass
+
+        def solve(self, raise_error=False):
+            return SimpleNamespace(x=np.full(6, 0.5), info=SimpleNamespace(
+                status=status, iter=7, status_polish=0))
+
+    monkeypatch.setattr(_qp, "require_solver", lambda solver: SimpleNamespace(OSQP=FakeOSQP))
+    A, b = np.eye(6), np.zeros(6)
+    with pytest.raises(RuntimeError, match=f"status '{status}'"):
+        _qp.solve_simplex_qp(A, b, [np.arange(3), np.arange(3, 6)], solver="osqp")
