@@ -62,6 +62,8 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     n_changepoints : int, optional
         Return the first ``n_changepoints`` splits, untested (no permutations; the
         deterministic answer to compare across tools).  At most ``T // min_size - 1``.
+        The tests' settings (``sig_level``, ``n_resamples``, ``pvalue_method``, ``rng``,
+        ``progress``) are then an error if given.
     sig_level : float, default 0.05
         The search stops at the first split whose p-value is above ``sig_level``.
     n_resamples : int, default 199
@@ -72,10 +74,10 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         observed one.  'decision' (Gandy 2009): stop as soon as it is clear whether p is
         above or below ``sig_level``.  Each test's permutations are those of 'full' with the
         same ``rng``, in the same order; an early stop uses a prefix of them.
-    metric : {'energy', 'euclidean', 'sqeuclidean', 'laplacian', 'gaussian'}, default 'energy'
+    metric : {'energy', 'euclidean', 'laplacian', 'gaussian'}, default 'energy'
         The semimetric (as in :func:`energystats.pairwise`); 'energy' uses ``exponent``,
-        'euclidean' and 'sqeuclidean' are 'energy' with exponent 1 and 2, 'laplacian' and
-        'gaussian' use ``sigma``.  The searches compute rho in their compiled kernel, which has
+        'euclidean' is 'energy' with exponent 1 ('sqeuclidean', exponent 2, is refused as
+        ``exponent=2`` is), 'laplacian' and 'gaussian' use ``sigma``.  The searches compute rho in their compiled kernel, which has
         these only: SciPy's other names (see the guide page "Choosing a semimetric"),
         callables and 'precomputed' are refused.
     sigma : float, default 1.0
@@ -175,15 +177,20 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
                          f"need min_size rows; the series has T = {T}); got {min_size}.")
     check_exponent(exponent)  # checked even where unused (the kernel metrics)
     if callable(metric) or (isinstance(metric, str) and metric.lower() == "precomputed"):
-        raise ValueError(f"`metric` must be one of 'energy' (or its SciPy names 'euclidean', "
-                         f"'sqeuclidean'), 'gaussian', 'laplacian' for the change-point searches; "
+        raise ValueError(f"`metric` must be one of 'energy' (or its SciPy name 'euclidean'), "
+                         f"'gaussian', 'laplacian' for the change-point searches; "
                          f"got {metric!r}.")
     met = resolve_metric(metric, exponent, sigma, allow_precomputed=False,
                          check_negative_type=check_negative_type)
+    if met.kind == "builtin" and met.code == 0 and met.param == 2.0:
+        # 'sqeuclidean' is the energy metric with exponent 2, refused above for `exponent`
+        raise ValueError(f"metric={metric!r} is |x - y|^2, the energy metric with exponent 2: "
+                         f"the change-point divergence then compares means only; use "
+                         f"metric='energy' (or 'euclidean') with an exponent in (0, 2).")
     if met.kind != "builtin" or met.code not in _KERNEL_METRICS:
         # the compiled search computes rho itself, for these three codes only
-        raise ValueError(f"`metric` must be one of 'energy' (or its SciPy names 'euclidean', "
-                         f"'sqeuclidean'), 'gaussian', 'laplacian' for the change-point searches; "
+        raise ValueError(f"`metric` must be one of 'energy' (or its SciPy name 'euclidean'), "
+                         f"'gaussian', 'laplacian' for the change-point searches; "
                          f"got {metric!r}.")
     kmax = T // min_size - 1
     if n_changepoints is not None and (not is_int(n_changepoints) or not 0 <= n_changepoints <= kmax):
@@ -201,6 +208,18 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     nt = check_n_threads(n_threads)
     testing = n_changepoints is None
     gen, seed = seeded_rng(rng)  # checked even where unused
+    if not testing:
+        # the test's settings do nothing when no test runs: given, they are an error, not ignored
+        unused = [name for name, given in (("n_resamples", n_resamples != 199),
+                                           ("pvalue_method", pvalue_method != "full"),
+                                           ("sig_level", sig_level != 0.05),
+                                           ("rng", rng is not None),
+                                           ("progress", progress is not False)) if given]
+        if unused:
+            raise ValueError(f"{', '.join(f'`{u}`' for u in unused)}: for the permutation tests, "
+                             f"which do not run with `n_changepoints` given (the first "
+                             f"{n_changepoints} split(s) are returned untested); leave "
+                             f"{'it' if len(unused) == 1 else 'them'} out.")
     if not testing:
         gen, seed = None, None  # no test runs: nothing is drawn
     if not testing and n_changepoints > 0 and np.all(Z == Z[0]):

@@ -222,8 +222,10 @@ def _changepoint():
 FORMS = {**_homogeneity(), **_distance(), **_dependence(), **_clustering(), **_changepoint()}
 
 #: (function, metric) -> words the refusal must contain (besides the metric's name)
-REFUSED = {("e_divisive", m): "change-point searches"
-           for m in ("cityblock", "canberra", "hamming", "cosine", "chebyshev")}
+REFUSED = {**{("e_divisive", m): "change-point searches"
+              for m in ("cityblock", "canberra", "hamming", "cosine", "chebyshev")},
+           # exponent 2: the divergence compares means only (as `exponent=2` is refused)
+           ("e_divisive", "sqeuclidean"): "compares means only"}
 
 
 def _metric_entry_points(param="metric"):

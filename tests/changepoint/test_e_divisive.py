@@ -261,6 +261,13 @@ def test_seed_is_recorded_and_repeats():
      r"`n_resamples` must be at least 10 with pvalue_method='sequential'.*got 5"),
     ({"metric": "precomputed"}, r"`metric` must be one of"),
     ({"n_changepoints": 1, "rng": -3}, r"`rng` must be a non-negative integer seed.*got -3"),
+    # exponent 2 by its SciPy name: ran untold and missed a change in spread (found by review)
+    ({"metric": "sqeuclidean"}, r"metric='sqeuclidean' is \|x - y\|\^2.*compares means only"),
+    # the tests' settings with no test to run: once ignored without a word
+    ({"n_changepoints": 1, "n_resamples": 999, "rng": 5},
+     r"`n_resamples`, `rng`: for the permutation tests, which do not run with `n_changepoints`"),
+    ({"n_changepoints": 1, "pvalue_method": "sequential", "sig_level": 0.01, "progress": True},
+     r"`pvalue_method`, `sig_level`, `progress`: for the permutation tests"),
 ])
 def test_bad_arguments_are_named(kwargs, match):
     Z = np.random.default_rng(0).normal(size=(50, 1))
