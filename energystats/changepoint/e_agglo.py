@@ -129,14 +129,19 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty=None, columns=None, n_threa
     nt = check_n_threads(n_threads)
     bounds = _initial_bounds(member, T)
     pen = _penalty_fn(penalty)
-    _memory.check_fits(8.0 * T * T * 2, f"the {T}×{T} distance matrix of e_agglo",
+    starts = bounds[:-1]
+    k0 = starts.size
+    # the T×T matrix, and (coarser starting segments) its k0×T and k0×k0 block sums
+    need = 8.0 * T * T + (0.0 if k0 == T else 8.0 * (k0 * T + k0 * k0))
+    _memory.check_fits(need, f"the {T}×{T} distance matrix of e_agglo",
                        "Start from coarser segments (`member`) on a shorter series, or use "
                        "e_divisive, which needs no T×T matrix.")
     D = pairwise_values(Z, Z, resolve_metric("energy", alpha), nt)
-    starts = bounds[:-1]
-    M = np.add.reduceat(np.add.reduceat(D, starts, axis=0), starts, axis=1)
+    if k0 == T:  # one segment per row: the block sums are D itself
+        M = D
+    else:
+        M = np.add.reduceat(np.add.reduceat(D, starts, axis=0), starts, axis=1)
     del D
-    k0 = starts.size
     sizes = np.diff(bounds).astype(np.float64)
     W = np.diag(M).copy() / 2.0          # within sums Σ_{i<j in a}
     seg_start = starts.copy()

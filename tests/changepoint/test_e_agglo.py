@@ -76,3 +76,19 @@ def test_bad_input(kwargs, err, match):
 def test_nan_is_refused():
     with pytest.raises(ValueError, match=r"`X` contains NaN"):
         es.e_agglo(np.array([1.0, np.nan, 2.0]))
+
+
+def test_one_segment_per_row_holds_one_matrix():
+    # the block sums of one-row segments are the distance matrix itself: the peak was three
+    # T×T matrices (D, a reduceat copy, M) while the memory check counted two
+    import tracemalloc
+
+    x = np.random.default_rng(0).normal(size=(600, 1))
+    es.e_agglo(x[:40])  # imports and caches outside the measurement
+    tracemalloc.start()
+    try:
+        es.e_agglo(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.8 * 8 * 600 * 600, peak
