@@ -38,11 +38,15 @@ def weighted_group_rows(const floating[:, ::1] X, const floating[:, ::1] XT,
     cdef Py_ssize_t i, j, j0, j1, h, end
     cdef double s, c, p
     cdef double* buf
+    cdef int failed = 0
     if n_threads < 1:
         n_threads = 1
     with nogil, parallel(num_threads=n_threads):
         buf = <double*> malloc(COL_BLOCK * sizeof(double))
         for i in prange(row0, row1, schedule="dynamic", chunksize=4):
+            if buf == NULL:
+                failed += 1
+                continue
             for h in range(k):
                 s = 0.0
                 c = 0.0
@@ -62,6 +66,8 @@ def weighted_group_rows(const floating[:, ::1] X, const floating[:, ::1] XT,
                     j0 = j1
                 out[i - row0, h] = s + c
         free(buf)
+    if failed:
+        raise MemoryError("no memory for a work block of the weighted sums")
 
 
 @cython.boundscheck(False)
@@ -78,12 +84,16 @@ def weighted_row_sums(const floating[:, ::1] X, const floating[:, ::1] XT,
     cdef double sa, ca, sb, cb, pa, pb
     cdef double* bx
     cdef double* by
+    cdef int failed = 0
     if n_threads < 1:
         n_threads = 1
     with nogil, parallel(num_threads=n_threads):
         bx = <double*> malloc(COL_BLOCK * sizeof(double))
         by = <double*> malloc(COL_BLOCK * sizeof(double))
         for i in prange(row0, row1, schedule="static"):
+            if bx == NULL or by == NULL:
+                failed += 1
+                continue
             sa = 0.0
             ca = 0.0
             sb = 0.0
@@ -107,6 +117,8 @@ def weighted_row_sums(const floating[:, ::1] X, const floating[:, ::1] XT,
             out[i, 1] = sb + cb
         free(bx)
         free(by)
+    if failed:
+        raise MemoryError("no memory for a work block of the weighted sums")
 
 
 @cython.boundscheck(False)
@@ -127,6 +139,7 @@ def weighted_centred_products(const floating[:, ::1] X, const floating[:, ::1] X
     cdef double* bx
     cdef double* by
     cdef double* acc
+    cdef int failed = 0
     if n_threads < 1:
         n_threads = 1
     with nogil, parallel(num_threads=n_threads):
@@ -134,6 +147,9 @@ def weighted_centred_products(const floating[:, ::1] X, const floating[:, ::1] X
         by = <double*> malloc(COL_BLOCK * sizeof(double))
         acc = <double*> malloc(6 * sizeof(double))
         for i in prange(row0, row1, schedule="dynamic", chunksize=4):
+            if bx == NULL or by == NULL or acc == NULL:
+                failed += 1
+                continue
             for t in range(6):
                 acc[t] = 0.0
             j0 = i + 1
@@ -162,3 +178,5 @@ def weighted_centred_products(const floating[:, ::1] X, const floating[:, ::1] X
         free(bx)
         free(by)
         free(acc)
+    if failed:
+        raise MemoryError("no memory for a work block of the weighted sums")
