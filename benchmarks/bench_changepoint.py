@@ -15,6 +15,15 @@ Cases (fixed seeds; each series has its true change points printed beside those 
   missing, or that refuses the series, is listed with the reason).  The peers also run on
   ``mv`` when T <= ``--peer-max-T`` and they take multivariate series.
 
+The peers are not in the ``[bench]`` extra: ``signal-processing-algorithms`` 2.1.6 requires an
+old ``gevent`` that does not build on Python 3.11 here, and Apache Otava pulls a database and
+cloud client stack it does not use for E-Divisive.  Install them without their dependencies
+(the recorded run used these)::
+
+    pip install --no-deps signal-processing-algorithms apache-otava
+    pip install more-itertools structlog pyyaml
+    pip install sktime        # EAgglo; in a separate virtual environment if pandas must stay put
+
 Peak memory: ``tracemalloc`` (Python and NumPy allocations of the call) and the process's
 peak resident size (``resource``, for the whole run so far).
 
