@@ -37,7 +37,7 @@ def weighted_group_rows(const floating[:, ::1] X, const floating[:, ::1] XT,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = bounds.shape[0] - 1
     cdef Py_ssize_t i, j, j0, j1, h, end
     cdef double s, c, p
-    cdef double* buf
+    cdef double* buf = NULL
     cdef int failed = 0
     if n_threads < 1:
         n_threads = 1
@@ -82,8 +82,8 @@ def weighted_row_sums(const floating[:, ::1] X, const floating[:, ::1] XT,
     cdef Py_ssize_t n = X.shape[0], dx = X.shape[1], dy = Y.shape[1]
     cdef Py_ssize_t i, j, j0, j1
     cdef double sa, ca, sb, cb, pa, pb
-    cdef double* bx
-    cdef double* by
+    cdef double* bx = NULL
+    cdef double* by = NULL
     cdef int failed = 0
     if n_threads < 1:
         n_threads = 1
@@ -136,9 +136,9 @@ def weighted_centred_products(const floating[:, ::1] X, const floating[:, ::1] X
     cdef Py_ssize_t n = X.shape[0], dx = X.shape[1], dy = Y.shape[1]
     cdef Py_ssize_t i, j, j0, j1, t
     cdef double A, B, wj, p0, p1, p2
-    cdef double* bx
-    cdef double* by
-    cdef double* acc
+    cdef double* bx = NULL
+    cdef double* by = NULL
+    cdef double* acc = NULL
     cdef int failed = 0
     if n_threads < 1:
         n_threads = 1
