@@ -269,3 +269,9 @@ def ref_weighted_dcov(X, Y, w, metric="energy", param=1.0):
         return math.fsum(p[i] * p[j] * U[i][j] * V[i][j] for i in range(n) for j in range(n))
 
     return prod(A, B), prod(A, A), prod(B, B)
+
+
+def metric_kwargs(metric, param):
+    """The keyword arguments of a built-in metric with its parameter (``exponent`` of 'energy',
+    ``sigma`` of the kernels)."""
+    return {"metric": metric, ("exponent" if metric == "energy" else "sigma"): param}

@@ -26,15 +26,11 @@ from hypothesis.extra import numpy as hnp
 import energystats as es
 from energystats._core import _engine
 
-from ..reference import as2d, ref_group_sums, ref_stats
+from ..reference import as2d, ref_group_sums, ref_stats, metric_kwargs
 
 finite = st.floats(min_value=-100, max_value=100, allow_nan=False, allow_infinity=False, width=64)
 metrics = st.sampled_from([("energy", 0.5), ("energy", 1.0), ("energy", 1.5), ("energy", 2.0),
                            ("laplacian", 1.0), ("gaussian", 2.0)])
-
-
-def _kw(metric, param):
-    return {"metric": metric, ("exponent" if metric == "energy" else "sigma"): param}
 
 
 @st.composite
@@ -240,28 +236,28 @@ def test_dispersion_against_reference(data, metric, method):
     X, labels = data
     if method == "auto" and X.shape[1] == 1 and metric == ("energy", 1.0):
         method = "sorted"  # what 'auto' picks; said explicitly so that the path is certain
-    res = es.dispersion(X, labels, method=method, **_kw(*metric))
+    res = es.dispersion(X, labels, method=method, **metric_kwargs(*metric))
     check_dispersion(res, X, labels, *metric)
 
 
 @given(groups(min_groups=2), metrics, st.sampled_from(["auto", "pairwise", "streamed"]))
 def test_energy_test_statistic_against_reference(data, metric, method):
     X, labels = data
-    res = es.energy_test(X, labels=labels, n_resamples=0, method=method, **_kw(*metric))
+    res = es.energy_test(X, labels=labels, n_resamples=0, method=method, **metric_kwargs(*metric))
     check_energy_test(res, X, labels, *metric)
 
 
 @given(groups(min_groups=2, disco=True), metrics, st.sampled_from(["auto", "pairwise", "streamed"]))
 def test_disco_against_reference(data, metric, method):
     X, labels = data
-    res = es.disco(X, labels=labels, n_resamples=0, method=method, **_kw(*metric))
+    res = es.disco(X, labels=labels, n_resamples=0, method=method, **metric_kwargs(*metric))
     check_disco(res, X, labels, *metric)
 
 
 @given(samples(), metrics, st.sampled_from(["auto", "pairwise"]))
 def test_energy_distance_against_reference(ab, metric, method):
     a, b = ab
-    check_energy_distance(es.energy_distance(a, b, method=method, **_kw(*metric)), a, b, *metric)
+    check_energy_distance(es.energy_distance(a, b, method=method, **metric_kwargs(*metric)), a, b, *metric)
 
 
 # -- the checks above fail when a kernel is wrong ---------------------------------------
@@ -295,7 +291,7 @@ def test_reference_check_catches_a_wrong_cross_group_sum(monkeypatch, metric, re
     is caught by the same checks the property tests use, while ``W + S == T`` still
     holds."""
     X, labels = _bug_case()
-    kw = _kw(*metric)
+    kw = metric_kwargs(*metric)
     a, b = X[labels == 0], X[labels == 1]
 
     def run():
@@ -342,8 +338,8 @@ def test_reference_check_catches_a_wrong_cross_group_sum(monkeypatch, metric, re
 @given(samples(), metrics)
 def test_energy_distance_nonnegative_and_symmetric(ab, metric):
     a, b = ab
-    e1 = es.energy_distance(a, b, **_kw(*metric))
-    e2 = es.energy_distance(b, a, **_kw(*metric))
+    e1 = es.energy_distance(a, b, **metric_kwargs(*metric))
+    e2 = es.energy_distance(b, a, **metric_kwargs(*metric))
     scale = _scale(np.vstack([a, b])) ** (metric[1] if metric[0] == "energy" else 0)
     assert e1 >= -1e-10 * scale
     assert e1 == pytest.approx(e2, rel=1e-10, abs=1e-10 * scale)
@@ -404,8 +400,8 @@ def test_one_dimensional_fast_path_equals_general_path(x, data):
 def test_reordering_rows_changes_nothing(data, metric, seed):
     X, labels = data
     perm = np.random.default_rng(seed).permutation(len(X))
-    r1 = es.dispersion(X, labels, **_kw(*metric))
-    r2 = es.dispersion(X[perm], labels[perm], **_kw(*metric))
+    r1 = es.dispersion(X, labels, **metric_kwargs(*metric))
+    r2 = es.dispersion(X[perm], labels[perm], **metric_kwargs(*metric))
     tol = 1e-10 * max(1.0, r1.T)
     assert (r2.W, r2.S, r2.T) == pytest.approx((r1.W, r1.S, r1.T), abs=tol)
     np.testing.assert_array_equal(r1.sizes, r2.sizes)

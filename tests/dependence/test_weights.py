@@ -8,15 +8,11 @@ import pytest
 
 import energystats as es
 
-from ..reference import ref_matrix, ref_weighted_dcov
+from ..reference import ref_matrix, ref_weighted_dcov, metric_kwargs
 
 METRICS = [("energy", 1.0), ("energy", 0.5), ("gaussian", 1.3)]
 FUNCS = ["distance_stats", "distance_covariance", "distance_covariance_sqr", "distance_correlation",
          "distance_correlation_sqr"]
-
-
-def _kw(metric, param):
-    return {"metric": metric, ("exponent" if metric == "energy" else "sigma"): param}
 
 
 def _expected(name, cov, xx, yy):
@@ -36,14 +32,14 @@ def test_weighted_stats_against_double_loop(metric, param, dx, dy, dtype, thread
     w = rng.uniform(0.0, 3.0, 21)
     w[4] = 0.0
     cov, xx, yy = ref_weighted_dcov(x.astype(float), y.astype(float), w, metric, param)
-    res = es.distance_stats(x, y, weights=w, n_threads=threads, **_kw(metric, param))
+    res = es.distance_stats(x, y, weights=w, n_threads=threads, **metric_kwargs(metric, param))
     assert res.dcov_sqr == pytest.approx(cov, rel=1e-11)
     assert res.dvar_x_sqr == pytest.approx(xx, rel=1e-12)
     assert res.dvar_y_sqr == pytest.approx(yy, rel=1e-12)
     assert res.dcor_sqr == pytest.approx(cov / math.sqrt(xx * yy), rel=1e-11)
     assert math.isnan(res.dcov_u) and math.isnan(res.dcor_u) and res.weights == "array"
     for name in FUNCS[1:]:
-        got = getattr(es, name)(x, y, weights=w, n_threads=threads, **_kw(metric, param))
+        got = getattr(es, name)(x, y, weights=w, n_threads=threads, **metric_kwargs(metric, param))
         assert got == pytest.approx(_expected(name, cov, xx, yy), rel=1e-11)
 
 

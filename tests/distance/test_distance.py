@@ -7,14 +7,10 @@ import scipy.stats
 import energystats as es
 from energystats._core._metrics import METRICS
 
-from ..reference import ref_energy, ref_matrix
+from ..reference import ref_energy, ref_matrix, metric_kwargs
 
 METRIC_PARAMS = [("energy", 0.5), ("energy", 1.0), ("energy", 1.5), ("energy", 2.0),
                  ("laplacian", 0.7), ("laplacian", 2.0), ("gaussian", 0.7), ("gaussian", 2.0)]
-
-
-def _kw(metric, param):
-    return {"metric": metric, ("exponent" if metric == "energy" else "sigma"): param}
 
 
 def _layouts(X):
@@ -37,7 +33,7 @@ class TestPairwise:
         X, Y = data
         want = ref_matrix(X, Y, metric, param)
         for name, arr in _layouts(X).items():
-            got = es.pairwise(arr, Y, n_threads=n_threads, **_kw(metric, param))
+            got = es.pairwise(arr, Y, n_threads=n_threads, **metric_kwargs(metric, param))
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13, err_msg=name)
 
     @pytest.mark.parametrize("metric,param", METRIC_PARAMS)
@@ -45,7 +41,7 @@ class TestPairwise:
         X, Y = (a.astype(np.float32) for a in data)
         want = ref_matrix(X.astype(float), Y.astype(float), metric, param)
         for name, arr in _layouts(X).items():
-            got = es.pairwise(arr, Y, **_kw(metric, param))
+            got = es.pairwise(arr, Y, **metric_kwargs(metric, param))
             assert got.dtype == np.float64
             # float32 input is read as double in the kernels and all arithmetic is double, so
             # against the reference on the same (float32) values the error is float64
@@ -143,7 +139,7 @@ class TestGramMatrix:
     @pytest.mark.parametrize("metric,param", METRIC_PARAMS)
     def test_generates_the_semimetric(self, data, metric, param):
         X, _ = data
-        G = es.gram_matrix(X, **_kw(metric, param))
+        G = es.gram_matrix(X, **metric_kwargs(metric, param))
         D = ref_matrix(X, None, metric, param)
         d = np.diag(G)
         np.testing.assert_allclose(d[:, None] + d[None, :] - 2 * G, D, rtol=1e-9, atol=1e-9)
@@ -154,7 +150,7 @@ class TestGramMatrix:
     def test_positive_semidefinite_for_negative_type(self, data):
         X, _ = data
         for metric, param in METRIC_PARAMS:
-            ev = np.linalg.eigvalsh(es.gram_matrix(X, **_kw(metric, param)))
+            ev = np.linalg.eigvalsh(es.gram_matrix(X, **metric_kwargs(metric, param)))
             assert ev.min() > -1e-9 * ev.max()
 
     def test_x0_and_precomputed(self, data):
@@ -179,7 +175,7 @@ class TestEnergyDistance:
         X, Y = data
         want = ref_energy(X, Y, metric, param)
         for name, arr in _layouts(X).items():
-            got = es.energy_distance(arr, Y, n_threads=n_threads, **_kw(metric, param))
+            got = es.energy_distance(arr, Y, n_threads=n_threads, **metric_kwargs(metric, param))
             assert got == pytest.approx(want, rel=1e-10), name
 
     @pytest.mark.parametrize("metric,param", METRIC_PARAMS)
@@ -189,7 +185,7 @@ class TestEnergyDistance:
         # arithmetic in double for float32 input: measured max relative error 1.2e-13
         # (laplacian, sigma 0.7: E = 2g(A,B) − g(A,A) − g(B,B) cancels about 100-fold here,
         # and the reference sums plainly); rel 1e-12 is an 8× margin.
-        assert es.energy_distance(X, Y, **_kw(metric, param)) == pytest.approx(want, rel=1e-12)
+        assert es.energy_distance(X, Y, **metric_kwargs(metric, param)) == pytest.approx(want, rel=1e-12)
 
     def test_many_blocks_and_threads(self):
         # more rows than one kernel block (128 x 256) so that block edges and
@@ -276,7 +272,7 @@ class TestIsNegativeType:
     def test_builtin_and_counterexample(self, data):
         X, _ = data
         for metric, param in METRIC_PARAMS:
-            assert es.is_negative_type(es.pairwise(X, **_kw(metric, param)))
+            assert es.is_negative_type(es.pairwise(X, **metric_kwargs(metric, param)))
         # SPEC §1: |x-y|^2 exp(-|x-y|/2) is not of negative type in general
         bad = lambda a, b: float(np.sum((a - b) ** 2) * np.exp(-np.sqrt(np.sum((a - b) ** 2)) / 2))  # noqa: E731
         Z = np.random.default_rng(2).normal(size=(40, 2)) * 3

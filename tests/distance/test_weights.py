@@ -9,13 +9,9 @@ import scipy.stats
 
 import energystats as es
 
-from ..reference import ref_weighted_energy
+from ..reference import ref_weighted_energy, metric_kwargs
 
 METRICS = [("energy", 1.0), ("energy", 0.5), ("gaussian", 0.8)]
-
-
-def _kw(metric, param):
-    return {"metric": metric, ("exponent" if metric == "energy" else "sigma"): param}
 
 
 @pytest.mark.parametrize("metric,param", METRICS)
@@ -28,7 +24,7 @@ def test_weighted_energy_distance_against_double_loop(metric, param, d, dtype, t
     b = rng.normal(loc=0.4, size=(17, d)).astype(dtype)
     wa, wb = rng.uniform(0.0, 3.0, 23), rng.uniform(0.1, 2.0, 17)
     wa[3] = 0.0
-    got = es.energy_distance(a, b, weights=wa, weights_y=wb, n_threads=threads, **_kw(metric, param))
+    got = es.energy_distance(a, b, weights=wa, weights_y=wb, n_threads=threads, **metric_kwargs(metric, param))
     want = ref_weighted_energy(a.astype(float), b.astype(float), wa, wb, metric, param)
     assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
 

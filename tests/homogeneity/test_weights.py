@@ -6,13 +6,9 @@ import pytest
 
 import energystats as es
 
-from ..reference import ref_matrix, ref_weighted_wst
+from ..reference import ref_matrix, ref_weighted_wst, metric_kwargs
 
 METRICS = [("energy", 1.0), ("energy", 1.5), ("laplacian", 0.7)]
-
-
-def _kw(metric, param):
-    return {"metric": metric, ("exponent" if metric == "energy" else "sigma"): param}
 
 
 @pytest.mark.parametrize("metric,param", METRICS)
@@ -24,7 +20,7 @@ def test_weighted_dispersion_against_double_loop(metric, param, d, dtype, thread
     X = rng.normal(size=(31, d)).astype(dtype)
     labels = rng.choice(["a", "b", "c"], size=31)
     w = rng.uniform(0.0, 2.5, 31)
-    res = es.dispersion(X, labels, weights=w, n_threads=threads, **_kw(metric, param))
+    res = es.dispersion(X, labels, weights=w, n_threads=threads, **metric_kwargs(metric, param))
     W, S, T, F = ref_weighted_wst(X.astype(float), labels, w, metric, param)
     # reference groups in order of appearance; the result's sorted: compare the scalars
     assert res.W == pytest.approx(W, rel=1e-12)
