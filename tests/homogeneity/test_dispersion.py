@@ -6,7 +6,8 @@ import pytest
 import energystats as es
 
 from ..reference import ref_matrix, ref_wst
-from ..distance.test_distance import METRIC_PARAMS, _kw, _layouts
+from ..distance.test_distance import METRIC_PARAMS, _layouts
+from ..reference import metric_kwargs
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ class TestDispersion:
         X, labels = grouped
         W, S, T = ref_wst(X, labels, metric, param)
         for name, arr in _layouts(X).items():
-            res = es.dispersion(arr, labels, n_threads=n_threads, **_kw(metric, param))
+            res = es.dispersion(arr, labels, n_threads=n_threads, **metric_kwargs(metric, param))
             assert res.W == pytest.approx(W, rel=1e-10), name
             assert res.S == pytest.approx(S, rel=1e-10), name
             assert res.T == pytest.approx(T, rel=1e-10), name
@@ -36,7 +37,7 @@ class TestDispersion:
         X, labels = grouped
         X32 = X.astype(np.float32)
         W, S, T = ref_wst(X32.astype(float), labels, metric, param)
-        res = es.dispersion(X32, labels, **_kw(metric, param))
+        res = es.dispersion(X32, labels, **metric_kwargs(metric, param))
         # float32 data are read as double and every sum is formed in double: measured max
         # relative error 2.6e-15 (S, energy exponent 0.5) against the reference on the same
         # float32 values; rel 3e-14 is a ~10× margin (float32 arithmetic would give ~1e-7).
