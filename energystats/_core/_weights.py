@@ -15,7 +15,8 @@ import pandas as pd
 from . import _engine
 from ._validation import _short
 
-__all__ = ["as_weights", "weight_column", "weighted_group_sums", "weighted_dcov_means"]
+__all__ = ["as_weights", "weight_column", "weighted_group_sums", "weighted_dcov_means",
+           "weighted_cell_centred_sums"]
 
 #: pairs × features of one kernel call: short enough that Ctrl-C is honoured between calls
 CALL_WORK = 5e8
@@ -109,20 +110,44 @@ def weighted_group_sums(X, codes, k, w, met, n_threads):
     XT = np.ascontiguousarray(Xs.T)
     nt = _engine.effective_threads(n_threads, 0.5 * n * n * d)
     step = int(max(1, min(CALL_WORK // max(1.0, n * d), 2**22 // max(k, 1))))
-    parts = []
+    acc = _GroupAccumulator(k, 1)
     for r0 in range(0, n, step):
         r1 = min(n, r0 + step)
         out = np.empty((r1 - r0, k))
         _weighted.weighted_group_rows(Xs, XT, ws, bounds, met.code, met.param, r0, r1, out, nt)
         out *= ws[r0:r1, None]
-        part = np.zeros((k, k))
-        for g in np.unique(cs[r0:r1]):
-            lo, hi = max(bounds[g], r0) - r0, min(bounds[g + 1], r1) - r0
-            part[g] = out[lo:hi].sum(axis=0)
-        parts.append(part)
-    stack = np.stack(parts)
-    upper = np.array([[math.fsum(stack[:, g, h]) for h in range(k)] for g in range(k)])
+        acc.add(out, bounds, r0, r1)
+    upper = acc.total()[0]
     return upper + upper.T, scale
+
+
+class _GroupAccumulator:
+    """k×k sums of kernel rows (rows sorted by group, ``bounds`` their groups), ``m`` such
+    matrices side by side (row layout ``[..., m h + t, ...]``), added call by call in a fixed
+    order with Neumaier compensation: O(m k²) memory however many calls, the same bits for
+    any number of threads."""
+
+    def __init__(self, k, m):
+        self.k, self.m = k, m
+        self.s = np.zeros((m, k, k))
+        self.c = np.zeros((m, k, k))
+
+    def add(self, out, bounds, r0, r1):
+        k, m = self.k, self.m
+        g0 = int(np.searchsorted(bounds, r0, side="right")) - 1
+        g1 = int(np.searchsorted(bounds, r1 - 1, side="right")) - 1
+        part = np.zeros((m, g1 + 1 - g0, k))
+        for g in range(g0, g1 + 1):
+            lo, hi = max(bounds[g], r0) - r0, min(bounds[g + 1], r1) - r0
+            if hi > lo:
+                part[:, g - g0, :] = out[lo:hi].sum(axis=0).reshape(k, m).T
+        s, c = self.s[:, g0:g1 + 1, :], self.c[:, g0:g1 + 1, :]  # views: only these rows change
+        t = s + part  # Neumaier: the lost low-order part goes to c
+        c += np.where(np.abs(s) >= np.abs(part), (s - t) + part, (part - t) + s)
+        s[...] = t
+
+    def total(self):
+        return self.s + self.c
 
 
 def weighted_dcov_means(X, Y, p, met, n_threads):
@@ -171,6 +196,52 @@ def weighted_dcov_means(X, Y, p, met, n_threads):
             2.0 * math.fsum(p * out[:, 1]) + math.fsum(pp * Ad * Ad),
             2.0 * math.fsum(p * out[:, 2]) + math.fsum(pp * Bd * Bd))
     return sums, sx, sy
+
+
+def weighted_cell_centred_sums(X, Y, codes, k, w, p, met, n_threads):
+    """Three k×k matrices over the groups ``codes`` (the cells of the approximate independence
+    weights), in original units: ``P[g, h] = Σ_{i∈C_g, j∈C_h} w_i w_j A_ij B_ij`` with ``A``,
+    ``B`` the distance matrices of ``X`` and ``Y`` double-centred by the masses ``p`` (as in
+    :func:`weighted_dcov_means`), and the plain sums ``Sa[g, h] = Σ w_i w_j a_ij``, ``Sb``
+    alike.  Streamed (built-in metrics only): O(n²) time, O(k²) memory."""
+    from .._lib import _weighted
+
+    if met.kind != "builtin":
+        raise ValueError("weighted_cell_centred_sums needs a built-in metric")
+    codes = np.asarray(codes, dtype=np.intp)
+    w = np.asarray(w, dtype=np.float64)
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    X, met_x, sx = _engine.normalise(met, np.asarray(X, dtype=np.float64))
+    Y, met_y, sy = _engine.normalise(met, np.asarray(Y, dtype=np.float64))
+    order = np.argsort(codes, kind="stable")
+    X, Y = np.ascontiguousarray(X[order]), np.ascontiguousarray(Y[order])
+    ws, ps, cs = np.ascontiguousarray(w[order]), np.ascontiguousarray(p[order]), codes[order]
+    XT, YT = np.ascontiguousarray(X.T), np.ascontiguousarray(Y.T)
+    bounds = np.zeros(k + 1, dtype=np.intp)
+    np.cumsum(np.bincount(cs, minlength=k), out=bounds[1:])
+    n, d = X.shape[0], X.shape[1] + Y.shape[1]
+    nt = _engine.effective_threads(n_threads, float(n) * n * d)
+    step = int(max(1, min(CALL_WORK // max(1.0, n * d), 2**22 // max(3 * k, 1))))
+    rs = np.empty((n, 2))
+    for r0 in range(0, n, step):
+        _weighted.weighted_row_sums(X, XT, Y, YT, ps, met.code, met_x.param, met_y.param, r0,
+                                    min(n, r0 + step), rs, nt)
+    va, vb = np.ascontiguousarray(rs[:, 0]), np.ascontiguousarray(rs[:, 1])
+    ga, gb = math.fsum(ps * va), math.fsum(ps * vb)
+    acc = _GroupAccumulator(k, 3)
+    for r0 in range(0, n, step):
+        r1 = min(n, r0 + step)
+        out = np.empty((r1 - r0, 3 * k))
+        _weighted.weighted_group_centred_rows(X, XT, Y, YT, ws, bounds, met.code, met_x.param,
+                                              met_y.param, va, vb, ga, gb, r0, r1, out, nt)
+        out *= ws[r0:r1, None]
+        acc.add(out, bounds, r0, r1)
+    upper = acc.total()
+    full = upper + upper.transpose(0, 2, 1)
+    diag = np.bincount(cs, weights=ws * ws * (-2.0 * va + ga) * (-2.0 * vb + gb), minlength=k)
+    full[0][np.diag_indices(k)] += diag  # i = j: a_ii = b_ii = 0, but A_ii B_ii is not
+    P = sy.apply(sx.apply(full[0]))
+    return P, sx.apply(full[1]), sy.apply(full[2])
 
 
 def _centred(D, p):

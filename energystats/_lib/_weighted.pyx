@@ -6,7 +6,9 @@
 * ``weighted_row_sums``: ``out[i] = (Σ_j w_j a_ij, Σ_j w_j b_ij)`` (full rows);
 * ``weighted_centred_products``: per row i, ``Σ_{j > i} w_j A_ij B_ij``, ``Σ w_j A_ij²`` and
   ``Σ w_j B_ij²`` with the weighted double-centred values ``A_ij = a_ij − ā_i − ā_j + ā`` formed
-  pair by pair (the caller multiplies by ``w_i`` and adds the rows).
+  pair by pair (the caller multiplies by ``w_i`` and adds the rows);
+* ``weighted_group_centred_rows``: per row i and group h, ``Σ_{j > i, j ∈ C_h} w_j A_ij B_ij``,
+  ``Σ w_j a_ij`` and ``Σ w_j b_ij`` (the cell sums of the approximate independence weights).
 
 Each row is formed by one thread, in a fixed order, with compensated (Neumaier) summation,
 and written to that row's slot: the results are the same for any number of threads.  The
@@ -175,6 +177,74 @@ def weighted_centred_products(const floating[:, ::1] X, const floating[:, ::1] X
                 j0 = j1
             for t in range(3):
                 out[i, t] = acc[t] + acc[t + 3]
+        free(bx)
+        free(by)
+        free(acc)
+    if failed:
+        raise MemoryError("no memory for a work block of the weighted sums")
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def weighted_group_centred_rows(const floating[:, ::1] X, const floating[:, ::1] XT,
+                                const floating[:, ::1] Y, const floating[:, ::1] YT,
+                                const double[::1] w,            # IN (n,) weights of the columns
+                                const Py_ssize_t[::1] bounds,   # IN (k + 1,) group h: rows [bounds[h], bounds[h+1])
+                                int metric, double param_x, double param_y,
+                                const double[::1] va, const double[::1] vb,   # IN (n,) row means (centring)
+                                double ga, double gb,                         # IN grand means (centring)
+                                Py_ssize_t row0, Py_ssize_t row1,
+                                double[:, ::1] out,             # OUT (row1 - row0, 3 k)
+                                int n_threads):
+    """For rows sorted by group and ``row0 <= i < row1``, over ``j > i`` in group ``h``:
+    ``out[i - row0, 3h] = Σ w_j A_ij B_ij`` (``A_ij = a_ij − va_i − va_j + ga``, ``B`` alike),
+    ``out[i - row0, 3h + 1] = Σ w_j a_ij`` and ``out[i - row0, 3h + 2] = Σ w_j b_ij``."""
+    cdef Py_ssize_t n = X.shape[0], dx = X.shape[1], dy = Y.shape[1], k = bounds.shape[0] - 1
+    cdef Py_ssize_t i, j, j0, j1, h, end, t
+    cdef double A, B, wj, p0, p1, p2
+    cdef double* bx = NULL
+    cdef double* by = NULL
+    cdef double* acc = NULL
+    cdef int failed = 0
+    if n_threads < 1:
+        n_threads = 1
+    with nogil, parallel(num_threads=n_threads):
+        bx = <double*> malloc(COL_BLOCK * sizeof(double))
+        by = <double*> malloc(COL_BLOCK * sizeof(double))
+        acc = <double*> malloc(6 * sizeof(double))
+        for i in prange(row0, row1, schedule="dynamic", chunksize=4):
+            if bx == NULL or by == NULL or acc == NULL:
+                failed += 1
+                continue
+            for h in range(k):
+                for t in range(6):
+                    acc[t] = 0.0
+                j0 = bounds[h]
+                if j0 < i + 1:
+                    j0 = i + 1
+                end = bounds[h + 1]
+                while j0 < end:
+                    j1 = j0 + COL_BLOCK
+                    if j1 > end:
+                        j1 = end
+                    rho_block(&X[i, 0], &XT[0, 0], n, dx, j0, j1, bx, metric, param_x)
+                    rho_block(&Y[i, 0], &YT[0, 0], n, dy, j0, j1, by, metric, param_y)
+                    p0 = 0.0
+                    p1 = 0.0
+                    p2 = 0.0
+                    for j in range(j1 - j0):
+                        wj = w[j0 + j]
+                        A = bx[j] - va[i] - va[j0 + j] + ga
+                        B = by[j] - vb[i] - vb[j0 + j] + gb
+                        p0 = p0 + wj * (A * B)
+                        p1 = p1 + wj * bx[j]
+                        p2 = p2 + wj * by[j]
+                    kahan_add(&acc[0], &acc[3], p0)
+                    kahan_add(&acc[1], &acc[4], p1)
+                    kahan_add(&acc[2], &acc[5], p2)
+                    j0 = j1
+                for t in range(3):
+                    out[i - row0, 3 * h + t] = acc[t] + acc[t + 3]
         free(bx)
         free(by)
         free(acc)
