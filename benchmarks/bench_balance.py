@@ -11,6 +11,9 @@ Three parts (each alone with its flag, all three by default):
   Clarabel: seconds, the objective, the KKT residual, and the peak resident memory of the
   process that ran it (each case in a child process, ``ru_maxrss``); n = 10 000 needs about
   4 GiB (``memory_budget`` raised here) and minutes;
+* ``--cells K``: the cell approximation (``cells=K`` per level, OSQP) on the data of
+  ``--solvers`` at ``--sizes`` (10 000 and 100 000 by default in a run of everything); with
+  ``--simulation``, the simulation adds the cell approximation with each K given;
 * ``--streamed``: the weighted energy distance at n = m = 10⁵ (``energy_distance(weights=)``,
   streamed, no n×n matrix): seconds and peak memory; skipped when this build's
   ``energy_distance`` has no ``weights``.
@@ -19,6 +22,8 @@ Run::
 
     python benchmarks/bench_balance.py --simulation --reps 200     # ~1-2 minutes on 2 cores
     python benchmarks/bench_balance.py --solvers --sizes 2000 10000
+    python benchmarks/bench_balance.py --simulation --reps 200 --n 300 --cells 25 50
+    python benchmarks/bench_balance.py --cells 1000 --sizes 10000 100000
 """
 from __future__ import annotations
 
@@ -50,12 +55,13 @@ def weighted_diff(y, t, w):
     return np.average(y[t == 1], weights=w[t == 1]) - np.average(y[t == 0], weights=w[t == 0])
 
 
-def run_simulation(reps, n):
+def run_simulation(reps, n, cells=()):
     try:
         from sklearn.linear_model import LogisticRegression
     except ImportError:
         LogisticRegression = None
     est = {"unweighted": [], "logistic IPW": [], "energy": []}
+    est.update({f"energy, cells={c}": [] for c in cells})
     for r in range(reps):
         X, t, y = simulate(1000 + r, n)
         est["unweighted"].append(weighted_diff(y, t, np.ones(n)))
@@ -63,14 +69,17 @@ def run_simulation(reps, n):
             p = LogisticRegression(C=1e6, max_iter=1000).fit(X, t).predict_proba(X)[:, 1]
             est["logistic IPW"].append(weighted_diff(y, t, np.where(t == 1, 1 / p, 1 / (1 - p))))
         est["energy"].append(weighted_diff(y, t, es.energy_balancing_weights(X, t).weights))
+        for c in cells:  # the cell approximation, k-means seeded by the data set's seed
+            w = es.energy_balancing_weights(X, t, cells=c, rng=1000 + r).weights
+            est[f"energy, cells={c}"].append(weighted_diff(y, t, w))
     print(f"simulation: {reps} data sets of n = {n}, true ATE = 1 (seeds 1000..{1000 + reps - 1})")
-    print(f"{'weights':<14}{'bias':>9}{'RMSE':>9}{'MC s.e. of bias':>17}")
+    print(f"{'weights':<20}{'bias':>9}{'RMSE':>9}{'MC s.e. of bias':>17}")
     for name, v in est.items():
         if not v:
-            print(f"{name:<14}  (scikit-learn not installed)")
+            print(f"{name:<20}  (scikit-learn not installed)")
             continue
         e = np.asarray(v) - 1.0
-        print(f"{name:<14}{e.mean():>9.3f}{np.sqrt((e ** 2).mean()):>9.3f}"
+        print(f"{name:<20}{e.mean():>9.3f}{np.sqrt((e ** 2).mean()):>9.3f}"
               f"{e.std(ddof=1) / np.sqrt(len(e)):>17.3f}")
 
 
@@ -89,6 +98,37 @@ dt = time.perf_counter() - t0
 print(json.dumps({"seconds": dt, "objective": r.objective, "kkt": r.kkt_residual,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
+
+
+_CELLS_CHILD = """
+import json, resource, sys, time
+import numpy as np, energystats as es
+n, cells = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(n, 10))
+t = (X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n) > 0.5).astype(int)
+es.energy_balancing_weights(X[:40], np.arange(40) % 2, cells=5, rng=0)  # warm-up: imports
+t0 = time.perf_counter()
+r = es.energy_balancing_weights(X, t, cells=cells, rng=0)
+dt = time.perf_counter() - t0
+print(json.dumps({"seconds": dt, "objective": r.objective, "kkt": r.kkt_residual, "cells": r.cells,
+                  "after": r.energy_after.tolist(),
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run_cells(sizes, cells):
+    """The cell approximation (OSQP): same data as --solvers, ``cells`` per treatment level."""
+    print(f"{'n':>7} {'cells':>6}{'seconds':>9}{'objective':>20}{'KKT residual':>14}{'peak RSS':>11}")
+    for n in sizes:
+        proc = subprocess.run([sys.executable, "-c", _CELLS_CHILD, str(n), str(cells)],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            print(f"{n:>7} {cells:>6} failed: {proc.stderr.strip().splitlines()[-1]}")
+            continue
+        r = json.loads(proc.stdout)
+        print(f"{n:>7} {r['cells']:>6}{r['seconds']:>9.2f}{r['objective']:>20.12g}{r['kkt']:>14.1e}"
+              f"{r['peak_mib']:>8.0f} MiB")
 
 
 def run_solvers(sizes):
@@ -126,15 +166,21 @@ def main():
     ap.add_argument("--simulation", action="store_true")
     ap.add_argument("--solvers", action="store_true")
     ap.add_argument("--streamed", action="store_true")
+    ap.add_argument("--cells", type=int, nargs="*", default=None,
+                    help="with --simulation: also the cell approximation with these cells per "
+                         "level; alone: time the cell approximation (1000 cells per level) at "
+                         "--sizes")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n", type=int, default=300, help="rows of each simulated data set")
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
     args = ap.parse_args()
-    every = not (args.simulation or args.solvers or args.streamed)
+    every = not (args.simulation or args.solvers or args.streamed or args.cells is not None)
     if every or args.simulation:
-        run_simulation(args.reps, args.n)
+        run_simulation(args.reps, args.n, args.cells or ())
     if every or args.solvers:
         run_solvers(args.sizes)
+    if every or (args.cells is not None and not args.simulation):
+        run_cells([10_000, 100_000] if every else args.sizes, (args.cells or [1000])[0])
     if every or args.streamed:
         run_streamed(100_000)
 

@@ -21,7 +21,7 @@ from .._core._metrics import resolve_metric
 from .._core._validation import align_labels, as_data, as_labels, check_n_threads
 
 __all__ = ["covariates_and_treatment", "check_base_weights", "check_weights", "standardise",
-           "distance_matrix", "double_centre", "weighted_energy", "weighted_dcor", "ess",
+           "distance_matrix", "double_centre", "weighted_dcor", "ess",
            "check_budget", "STANDARDIZE"]
 
 STANDARDIZE = ("studentized", "mahalanobis", None)
@@ -131,21 +131,26 @@ def standardise(Z, standardize, s, extra=None):
     return np.ascontiguousarray(f(Z)), (None if extra is None else np.ascontiguousarray(f(extra)))
 
 
-def check_budget(n, matrices, memory_budget, what):
+def check_budget(n, matrices, memory_budget, what, cells=False):
     """A MemoryError naming the need, the budget and the remedy when ``matrices`` n×n float64
-    arrays exceed ``memory_budget`` (bytes)."""
+    arrays exceed ``memory_budget`` (bytes); ``cells``: n counts cells, not rows."""
     if isinstance(memory_budget, bool) or not isinstance(memory_budget, (int, float, np.integer,
                                                                           np.floating)) \
             or not memory_budget > 0:
         raise ValueError(f"`memory_budget` must be a number of bytes > 0; got {memory_budget!r}.")
     need = 8.0 * n * n * matrices
     if need > memory_budget:
+        unit = "cells" if cells else "rows"
+        remedy = ("pass a smaller `cells`" if cells else
+                  "pass `cells=K` (for instance 1000) to solve it on K k-means cells per treatment "
+                  "level, with weights constant within a cell, in O(K²) memory (the guide page "
+                  "'Balancing weights' measures what this costs)")
         raise MemoryError(
-            f"{what} needs {matrices} {n}×{n} float64 matrices, about "
+            f"{what} needs {matrices} {n}×{n} float64 matrices ({n} {unit}), about "
             f"{_memory.format_bytes(need)}, above `memory_budget` = "
-            f"{_memory.format_bytes(memory_budget)}. The quadratic programme needs every pairwise "
-            "distance, and no approximation is offered: raise `memory_budget` if the memory is "
-            "there, or compute the weights on a random subsample of the rows.")
+            f"{_memory.format_bytes(memory_budget)}. The quadratic programme has one variable per "
+            f"{unit[:-1]} and needs all their pairwise distances: raise `memory_budget` if the "
+            f"memory is there, or {remedy}.")
     _memory.check_fits(need, f"{what} ({matrices} {n}×{n} matrices)")
 
 
@@ -161,13 +166,6 @@ def double_centre(D):
     D -= r[:, None]
     D += r.mean()
     return D
-
-
-def weighted_energy(D, u, v):
-    """``2u'Dv - u'Du - v'Dv``: the energy distance of the masses ``u`` and ``v`` (each summing
-    to 1) on the points of ``D``."""
-    d = u - v
-    return float(max(-(d @ (D @ d)), 0.0))
 
 
 def weighted_dcor(Da, Db, w):

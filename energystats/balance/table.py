@@ -8,6 +8,9 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from .._core._metrics import resolve_metric
+from .._core._validation import check_n_threads
+from .._core._weights import weighted_dcov_means, weighted_group_sums
 from . import _forms
 
 __all__ = ["balance_table", "BalanceTableResult"]
@@ -162,7 +165,7 @@ def _is_continuous(t, kind):
 
 
 def balance_table(X, treatment, weights=None, *, base_weights=None, treatment_kind="auto",
-                  standardize="studentized", memory_budget=2**30, n_threads=None):
+                  standardize="studentized", n_threads=None):
     r"""Covariate balance before and after weighting.
 
     What R ``cobalt``'s ``bal.tab`` reports: per covariate, the standardised mean difference
@@ -190,10 +193,9 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, treatment_ki
         distinct values, else categorical (the result's ``kind`` says which was used).
     standardize : {'studentized', 'mahalanobis', None}
         Units of the covariates in the energy distance and distance correlation.
-    memory_budget : float, default 1 GiB
-        The overall statistics use n×n distance matrices (two or three); above this a
-        MemoryError.
     n_threads : int, optional
+        Threads of the distance kernels.  The overall statistics are streamed (no n×n
+        matrix), in O(n² d) time.
 
     Returns
     -------
@@ -221,19 +223,24 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, treatment_ki
     if weights is not None and hasattr(weights, "weights") and not isinstance(weights, pd.Series):
         weights = weights.weights
     w = None if weights is None else _forms.check_weights(weights, n, "weights")
-    _forms.check_budget(n, 3, memory_budget, "balance_table")
     continuous = _is_continuous(t, treatment_kind)
     Zs, _ = _forms.standardise(Z, standardize, s)
-    D = _forms.distance_matrix(Zs, n_threads)
+    nt = check_n_threads(n_threads)
+    met = resolve_metric("energy", 1.0)
     rows = pd.Index(names, name="covariate")
     if continuous:
         a = _forms.as_treatment_values(t, n)
         data = {"corr_before": [_wcorr(a[:, 0], Z[:, j], s) for j in range(d)]}
         if w is not None:
             data["corr_after"] = [_wcorr(a[:, 0], Z[:, j], w) for j in range(d)]
-        Da = _forms.distance_matrix(_forms.standardise(a, "studentized", s)[0], n_threads)
-        e0 = _forms.weighted_dcor(Da, D, s)
-        e1 = np.nan if w is None else _forms.weighted_dcor(Da, D, w)
+        As = _forms.standardise(a, "studentized", s)[0]
+
+        def dcor(v):  # weighted distance correlation (weighted double centring), streamed
+            (cov, va, vb), _, _ = weighted_dcov_means(As, Zs, v / v.sum(), met, nt)
+            return 0.0 if va <= 0 or vb <= 0 else float(np.sqrt(max(cov, 0.0) / np.sqrt(va * vb)))
+
+        e0 = dcor(s)
+        e1 = np.nan if w is None else dcor(w)
         ess = pd.DataFrame({"n": [n], "ess_before": [_forms.ess(s)],
                             "ess_after": [np.nan if w is None else _forms.ess(w)]},
                            index=pd.Index(["all"], name="treatment"))
@@ -255,13 +262,12 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, treatment_ki
         if after is not None:
             data[f"{name}_after"] = after[:, c]
 
-    def energy(v):
-        best = 0.0
-        for g, h in combinations(range(lab.k), 2):
-            u = np.where(lab.codes == g, v, 0.0)
-            r = np.where(lab.codes == h, v, 0.0)
-            best = max(best, _forms.weighted_energy(D, u / u.sum(), r / r.sum()))
-        return best
+    def energy(v):  # the largest weighted energy distance between two levels, streamed
+        tot = np.bincount(lab.codes, weights=v, minlength=lab.k)
+        M, scale = weighted_group_sums(Zs, lab.codes, lab.k, v / tot[lab.codes], met, nt)
+        M = scale.apply(M)
+        return max(max(2.0 * M[g, h] - M[g, g] - M[h, h], 0.0)
+                   for g, h in combinations(range(lab.k), 2))
 
     ess = pd.DataFrame({"n": lab.sizes,
                         "ess_before": [_forms.ess(s[lab.codes == g]) for g in range(lab.k)],

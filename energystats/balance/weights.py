@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from .._core._metrics import _real
-from . import _forms, _qp
+from .._core._validation import seeded_rng
+from . import _cells, _forms, _qp
 
 __all__ = ["energy_balancing_weights", "independence_weights", "BalancingWeightsResult",
            "IndependenceWeightsResult"]
@@ -51,6 +52,14 @@ class BalancingWeightsResult:
         between-level terms).
     index : pandas.Index or None
         The rows' index (DataFrame input).
+    cells : int or None
+        With the cell approximation (``cells=`` given), the number of cells (variables) of
+        the programme solved, the target's included; None for the exact programme.
+    cell_labels : ndarray of int, shape (n,), or None
+        The cell of each row (-1 for a row with base weight 0, whose weight is 0), or None.
+    seed : int or None
+        The seed of the k-means that formed the cells (pass it back as ``rng`` to repeat
+        them); None for the exact programme or when ``rng`` was a Generator.
     """
 
     weights: np.ndarray
@@ -68,6 +77,9 @@ class BalancingWeightsResult:
     lam: float
     standardize: str | None
     index: object = None
+    cells: int | None = None
+    cell_labels: np.ndarray | None = None
+    seed: int | None = None
 
     def to_frame(self):
         """One row per treatment level: size, ESS, energy distance to the target before/after."""
@@ -78,7 +90,8 @@ class BalancingWeightsResult:
     def __repr__(self):
         return (f"BalancingWeightsResult(estimand={self.estimand!r}, groups={self.groups}, "
                 f"objective={self.objective:.6g}, ess={np.round(self.ess, 1).tolist()}, "
-                f"solver={self.solver!r})")
+                f"solver={self.solver!r}"
+                + ("" if self.cells is None else f", cells={self.cells}") + ")")
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,8 @@ class IndependenceWeightsResult:
     lam, standardize :
         The options used.
     index : pandas.Index or None
+    cells, cell_labels, seed :
+        As in :class:`BalancingWeightsResult`.
     """
 
     weights: np.ndarray
@@ -136,6 +151,9 @@ class IndependenceWeightsResult:
     lam: float
     standardize: str | None
     index: object = None
+    cells: int | None = None
+    cell_labels: np.ndarray | None = None
+    seed: int | None = None
 
     def to_frame(self):
         """One row: the objective's terms, dCor before/after, ESS."""
@@ -199,7 +217,8 @@ def _target_rows(target, columns, d):
 
 def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target=None, improved=True,
                              base_weights=None, lam=0.0, standardize="studentized",
-                             solver="osqp", memory_budget=2**30, n_threads=None):
+                             solver="osqp", cells=None, rng=None, memory_budget=2**30,
+                             n_threads=None):
     r"""Energy balancing weights for a binary or multi-category treatment.
 
     The weights of Huling and Mak (2024, "Energy balancing of covariate distributions",
@@ -274,9 +293,23 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     solver : {'osqp', 'clarabel'}
         The QP solver: OSQP with solution polishing (the default; ``pip install
         energy-statistics[balance]`` installs it), or Clarabel (interior point).
+    cells : int, optional
+        None (default): the exact programme, one variable per row.  An integer K >= 2: the
+        cell approximation for large n.  The rows of each level (and of ``target``) are
+        grouped into at most K cells by k-means on the standardised covariates, and the
+        weights are constrained to be proportional to the base weights within a cell (rows
+        with base weight 0 get weight 0).  The programme then has one variable per cell, and
+        its matrices, the cell sums of the distances, are streamed: O(n² d) time and O(K²)
+        memory instead of four n×n matrices.  It is the exact programme restricted to
+        cell-constant weights, so ``objective`` is never below the exact optimum, and
+        ``energy_before``/``energy_after`` are still exact on all rows.  The guide page
+        "Balancing weights" measures the cost in bias.
+    rng : int, numpy.random.Generator or None
+        Seed of the k-means (with ``cells`` only); recorded as the result's ``seed``.
     memory_budget : float, default 1 GiB
-        The programme holds four n×n float64 matrices; above this budget a MemoryError
-        says so (no approximation is offered).
+        The exact programme holds four (n + rows of ``target``)² float64 matrices, the cell
+        approximation four (number of cells)²; above this budget a MemoryError says so
+        (and suggests ``cells``).
     n_threads : int, optional
         Threads of the distance kernel.
 
@@ -298,6 +331,7 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     """
     _qp.require_solver(solver)
     estimand = _check_estimand(estimand)
+    cells = _cells.check_cells(cells, rng)
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
     n, d = Z.shape
     lab = _forms.treatment_groups(t, n)
@@ -311,23 +345,37 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
         raise TypeError(f"`improved` must be True or False; got {improved!r}.")
     T = _target_rows(target, columns, d)
     m = 0 if T is None else T.shape[0]
-    _forms.check_budget(n + m, 4, memory_budget, "energy_balancing_weights")
+    gen, seed = seeded_rng(rng) if cells is not None else (None, None)
+    if cells is None:
+        _forms.check_budget(n + m, 4, memory_budget, "energy_balancing_weights")
     Z, T = _forms.standardise(Z, standardize, s, T)
     pts = Z if T is None else np.vstack([Z, T])
-    K = _forms.double_centre(_forms.distance_matrix(pts, n_threads))
+    s_all = s if T is None else np.concatenate([s, np.ones(m)])
+    if cells is None:   # one unit per row
+        D = _forms.distance_matrix(pts, n_threads)
+        ucode = np.concatenate([lab.codes, np.full(m, -1)])
+        umass, pen, cell = s_all, np.ones(n + m), None
+    else:               # one unit per cell; the target's cells get code -1
+        codes_all = np.concatenate([lab.codes, np.full(m, lab.k)])
+        cell, ucode = _cells.kmeans_cells(pts, codes_all, lab.k + (m > 0), cells, s_all, gen)
+        _forms.check_budget(ucode.size, 4, memory_budget, "energy_balancing_weights (cells)",
+                            cells=True)
+        D, umass, pen = _cells.cell_distances(pts, cell, ucode.size, s_all, n_threads)
+        ucode = np.where(ucode == lab.k, -1, ucode)
+    K = _forms.double_centre(D)
     K *= -1.0                                      # positive semidefinite
-    N = n + m
-    tmass = np.zeros(N)
+    U = ucode.size
+    tmass = np.zeros(U)
     if T is not None:
-        tmass[n:] = 1.0 / m
+        tmass[ucode == -1] = umass[ucode == -1] / m
     elif focal is None:
-        tmass[:n] = s / s.sum()
+        tmass[:] = umass / s.sum()
     else:
-        f = lab.codes == lab.groups.index(focal)
-        tmass[:n][f] = s[f] / s[f].sum()
+        f = ucode == lab.groups.index(focal)
+        tmass[f] = umass[f] / umass[f].sum()
     improved = bool(improved) and estimand == "ATE"  # between-level terms: ATE only (as WeightIt)
     opt = [g for g in range(lab.k) if focal is None or lab.groups[g] != focal]
-    members = [np.flatnonzero(lab.codes == g) for g in opt]
+    members = [np.flatnonzero(ucode == g) for g in opt]
     idx = np.concatenate(members)
     bounds = np.cumsum([0] + [len(mb) for mb in members])
     blocks = [np.arange(bounds[i], bounds[i + 1]) for i in range(len(opt))]
@@ -339,8 +387,9 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
                 A[bi, bi] *= len(opt)          # E(g, target) and the k - 1 terms E(g, h)
             elif i != j:
                 A[bi, bj] *= -1.0 if improved else 0.0
-    sizes_opt = np.repeat([len(mb) for mb in members], [len(mb) for mb in members])
-    A[np.diag_indices_from(A)] += lam * (sizes_opt / n) ** 2
+    # the ridge: lam * sum_i (w_i / n)^2 with w_i = n_g x_i, x_i = y_u s_i / s(u) in a cell
+    n_opt = np.repeat([lab.sizes[g] for g in opt], [len(mb) for mb in members])
+    A[np.diag_indices_from(A)] += lam * (n_opt / n) ** 2 * pen[idx]
     Kt = K @ tmass
     b = Kt[idx]
     x, info = _qp.solve_simplex_qp(A, b, blocks, solver)
@@ -348,28 +397,43 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     objective = float(x @ (A @ x) - 2.0 * (b @ x) + const)
     kkt = _qp.kkt_residual(A, b, x, blocks)
     del A
-    w = np.zeros(n)
-    for mb, bl in zip(members, blocks):
-        w[mb] = x[bl] * len(mb)
+    y = np.zeros(U)
+    y[idx] = x
+    size = lab.sizes[lab.codes].astype(np.float64)
+    if cell is None:
+        w = y[:n] * size
+    else:
+        c = cell[:n]
+        w = np.zeros(n)
+        ok = c >= 0
+        w[ok] = size[ok] * y[c[ok]] * s[ok] / umass[c[ok]]
     if focal is not None:
         f = lab.codes == lab.groups.index(focal)
         w[f] = s[f] / s[f].sum() * f.sum()
+    row_unit = np.arange(n) if cell is None else cell[:n]
+    live = row_unit >= 0
     before, after, ess = [], [], []
     for g in range(lab.k):
-        sel = np.flatnonzero(lab.codes == g)
-        u0, u1 = np.zeros(N), np.zeros(N)
-        u0[sel], u1[sel] = s[sel] / s[sel].sum(), w[sel] / w[sel].sum()
+        ug = ucode == g
+        u0, u1 = np.zeros(U), np.zeros(U)
+        u0[ug] = umass[ug] / umass[ug].sum()
+        sel = live & (lab.codes == g)
+        u1 += np.bincount(row_unit[sel], weights=w[sel], minlength=U)
+        u1 /= u1.sum()
         # K = -C: E(u, v) = (u - v)' K (u - v)
         before.append(max(float((u0 - tmass) @ K @ (u0 - tmass)), 0.0))
         after.append(max(float((u1 - tmass) @ K @ (u1 - tmass)), 0.0))
-        ess.append(_forms.ess(w[sel]))
+        ess.append(_forms.ess(w[lab.codes == g]))
     return BalancingWeightsResult(w, estimand, list(lab.groups), lab.sizes.copy(), focal,
                                   np.array(before), np.array(after), objective, np.array(ess), kkt,
-                                  info["solver"], bool(improved), lam, standardize, index)
+                                  info["solver"], bool(improved), lam, standardize, index,
+                                  None if cell is None else U,
+                                  None if cell is None else cell[:n].copy(), seed)
 
 
 def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardize="studentized",
-                         dimension_adj=True, solver="osqp", memory_budget=2**30, n_threads=None):
+                         dimension_adj=True, solver="osqp", cells=None, rng=None,
+                         memory_budget=2**30, n_threads=None):
     r"""Independence weights for a continuous treatment.
 
     The weights of Huling, Greifer and Chen (2023, "Independence weights for causal
@@ -426,8 +490,17 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
         False weights each by 1/2.
     solver : {'osqp', 'clarabel'}
         As in :func:`energy_balancing_weights`.
+    cells : int, optional
+        None (default): the exact programme.  An integer K >= 2: at most K k-means cells of
+        the standardised (treatment, covariates) rows, weights proportional to the base
+        weights within a cell, the programme's matrices streamed (O(n² d) time, O(K²)
+        memory); as in :func:`energy_balancing_weights`, the exact programme restricted to
+        cell-constant weights, with every reported quantity exact on all rows.
+    rng : int, numpy.random.Generator or None
+        Seed of the k-means (with ``cells`` only), recorded as the result's ``seed``.
     memory_budget : float, default 1 GiB
-        The programme holds five n×n float64 matrices; above this a MemoryError.
+        The exact programme holds five n×n float64 matrices, the cell approximation five
+        K×K; above this a MemoryError.
     n_threads : int, optional
 
     Returns
@@ -447,6 +520,7 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     [0.4142, 0.5858]
     """
     _qp.require_solver(solver)
+    cells = _cells.check_cells(cells, rng)
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
     n = Z.shape[0]
     a = _forms.as_treatment_values(t, n)
@@ -457,10 +531,15 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     d = Z.shape[1]
     c_a = 1.0 / (1.0 + np.sqrt(d)) if dimension_adj else 0.5
     c_x = 1.0 - c_a
-    _forms.check_budget(n, 5, memory_budget, "independence_weights")
+    gen, seed = seeded_rng(rng) if cells is not None else (None, None)
+    if cells is None:
+        _forms.check_budget(n, 5, memory_budget, "independence_weights")
     Z, _ = _forms.standardise(Z, standardize, s)
     a, _ = _forms.standardise(a, None if standardize is None else "studentized", s)
     p = s / s.sum()
+    if cells is not None:
+        return _independence_cells(Z, a, s, p, c_a, c_x, lam, dimension_adj, standardize, index,
+                                   solver, cells, gen, seed, memory_budget, n_threads)
     Da, Dx = _forms.distance_matrix(a, n_threads), _forms.distance_matrix(Z, n_threads)
     dcor_before = _forms.weighted_dcor(Da, Dx, s)
 
@@ -473,17 +552,7 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
 
     Ca = centre(Da.copy())
     Cx = centre(Dx.copy())
-    M = c_a * Ca + c_x * Cx
-    M *= -1.0                                          # positive semidefinite
-    A = Ca * Cx
-    A += M
-    A[np.diag_indices_from(A)] += lam
-    b = M @ p
-    blocks = [np.arange(n)]
-    x, info = _qp.solve_simplex_qp(A, b, blocks, solver)
-    kkt = _qp.kkt_residual(A, b, x, blocks)
-    objective = float(x @ (A @ x) - 2.0 * (b @ x) + p @ b)
-    del A, M
+    x, info, kkt, objective = _independence_qp(Ca * Cx, Ca, Cx, p, c_a, c_x, lam, 1.0, solver)
     dcov = float(x @ (Ca * Cx) @ x)
     e_a = max(float(-(x - p) @ Ca @ (x - p)), 0.0)
     e_x = max(float(-(x - p) @ Cx @ (x - p)), 0.0)
@@ -492,3 +561,50 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
                                      (float(c_a), float(c_x)), bool(dimension_adj), dcor_before,
                                      _forms.weighted_dcor(Da, Dx, w), _forms.ess(w), kkt,
                                      info["solver"], lam, standardize, index)
+
+
+def _independence_qp(A, Ca, Cx, p, c_a, c_x, lam, pen, solver):
+    """Solve the independence weights' programme ``x'Ax - 2b'x`` (``A`` the centred product,
+    overwritten) on the simplex: ``(x, info, kkt, objective)``."""
+    M = c_a * Ca + c_x * Cx
+    M *= -1.0                                          # positive semidefinite
+    A += M
+    A[np.diag_indices_from(A)] += lam * pen
+    b = M @ p
+    blocks = [np.arange(A.shape[0])]
+    x, info = _qp.solve_simplex_qp(A, b, blocks, solver)
+    kkt = _qp.kkt_residual(A, b, x, blocks)
+    objective = float(x @ (A @ x) - 2.0 * (b @ x) + p @ b)
+    return x, info, kkt, objective
+
+
+def _independence_cells(Z, a, s, p, c_a, c_x, lam, dimension_adj, standardize, index, solver, cells,
+                        gen, seed, memory_budget, n_threads):
+    """:func:`independence_weights` on k-means cells of (treatment, covariates) jointly."""
+    from .._core._metrics import resolve_metric
+    from .._core._weights import weighted_dcov_means
+
+    n = Z.shape[0]
+    joint = np.hstack([a, Z])
+    cell, _ = _cells.kmeans_cells(joint, np.zeros(n, dtype=np.intp), 1, cells, s, gen)
+    K = int(cell.max()) + 1
+    _forms.check_budget(K, 5, memory_budget, "independence_weights (cells)", cells=True)
+    P, Ca, Cx, mass, pen = _cells.cell_dependence_matrices(a, Z, cell, K, s, n_threads)
+    z = mass / mass.sum()
+    y, info, kkt, objective = _independence_qp(P.copy(), Ca, Cx, z, c_a, c_x, lam, pen, solver)
+    dcov = float(y @ P @ y)
+    e_a = max(float(-(y - z) @ Ca @ (y - z)), 0.0)
+    e_x = max(float(-(y - z) @ Cx @ (y - z)), 0.0)
+    w = np.zeros(n)
+    ok = cell >= 0
+    w[ok] = n * y[cell[ok]] * s[ok] / mass[cell[ok]]
+    met = resolve_metric("energy", 1.0)
+
+    def dcor(v):  # weighted distance correlation, streamed (no n×n matrix)
+        (cov, va, vb), _, _ = weighted_dcov_means(a, Z, v / v.sum(), met, n_threads)
+        return 0.0 if va <= 0 or vb <= 0 else float(np.sqrt(max(cov, 0.0) / np.sqrt(va * vb)))
+
+    return IndependenceWeightsResult(w, objective, dcov + c_a * e_a + c_x * e_x, dcov, e_a, e_x,
+                                     (float(c_a), float(c_x)), bool(dimension_adj), dcor(s), dcor(w),
+                                     _forms.ess(w), kkt, info["solver"], lam, standardize, index,
+                                     K, cell.copy(), seed)

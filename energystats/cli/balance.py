@@ -8,7 +8,7 @@ import os
 import time
 
 from .._core._errors import CLIError
-from ._common import _load, _note, _print_json, _read, _record, _speak
+from ._common import _draw_seed, _load, _note, _print_json, _read, _record, _speak
 
 BUDGET = 2**30  # the library's default memory_budget, which the command passes on
 
@@ -61,6 +61,11 @@ def _cmd_balance(args):
     s = None if not args.base_weights else df[args.base_weights].to_numpy()
     std = None if args.standardize == "none" else args.standardize
     opts = dict(base_weights=s, lam=args.lam, standardize=std, solver=args.solver)
+    if args.seed is not None and args.cells is None:
+        raise CLIError("option --seed: is the seed of the k-means of --cells; without --cells the "
+                       "weights involve no randomness.")
+    if args.cells is not None:
+        opts.update(cells=args.cells, rng=_draw_seed(args))
     t0 = time.perf_counter()
     if args.continuous and (args.estimand != "ATE" or args.focal is not None):
         raise CLIError("options --estimand/--focal: a continuous treatment (--continuous) has "
@@ -80,21 +85,23 @@ def _cmd_balance(args):
     except (ImportError, RuntimeError) as exc:  # the solver missing, or stopped short
         raise CLIError(f"option --solver {args.solver}: {exc}") from None
     except MemoryError:
-        return _out_of_memory(args, len(t))
+        return _out_of_memory(args, len(t), len(pd.unique(t)))
+    cells = ("" if res.cells is None else
+             f", on {res.cells} k-means cells (seed {res.seed}; pass --seed {res.seed} to repeat)")
     _note(args, f"{'independence' if args.continuous else 'energy balancing'} weights of {len(t)} rows "
-                f"({res.solver}, KKT residual {res.kkt_residual:.1e}) in "
+                f"({res.solver}, KKT residual {res.kkt_residual:.1e}{cells}) in "
                 f"{time.perf_counter() - t0:.2f} s")
     try:
         bt = balance_table(X, t, res.weights, base_weights=s, treatment_kind=kind, standardize=std)
     except MemoryError:
-        return _out_of_memory(args, len(t))
+        return _out_of_memory(args, len(t), len(pd.unique(t)))
     if args.out:
         _write_weights(args, path, df, res.weights)
     overall = "distance correlation" if args.continuous else "energy distance"
     if args.format == "json":
         _print_json({"command": "balance", "file": path, "treatment": args.treatment,
                      "columns": [str(c) for c in cols], "n": int(len(t)),
-                     "weights": _record(res, drop=("weights", "index")),
+                     "weights": _record(res, drop=("weights", "index", "cell_labels")),
                      "balance": {"table": bt.table.reset_index().to_dict(orient="records"),
                                  "overall": overall, "before": bt.energy_before,
                                  "after": bt.energy_after,
@@ -114,7 +121,7 @@ def _cmd_balance(args):
     return 0
 
 
-def _out_of_memory(args, n):
+def _out_of_memory(args, n, levels):
     """The balance advice for a MemoryError (the library's budget refusal or a failed
     allocation), on stderr; exit status 4.  Called inside the ``except`` block."""
     if args.debug:
@@ -125,16 +132,23 @@ def _out_of_memory(args, n):
     from .._core._memory import format_bytes
 
     k = 5 if args.continuous else 4
-    need = 8.0 * n * n * k
+    units = n if args.cells is None else min(n, args.cells * (1 if args.continuous else levels))
+    need = 8.0 * units * units * k
     what = "independence" if args.continuous else "energy balancing"
     over = need > BUDGET
-    msg = (f"out of memory: {what} weights of {n} rows need {k} {n}×{n} float64 matrices, "
-           f"about {format_bytes(need)} (the quadratic programme uses every pairwise distance; "
-           "no approximation is offered), "
-           + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
-              if over else "more than this machine could allocate")
-           + ". Compute the weights on a random subsample of the rows, or from Python with a "
-             "larger `memory_budget=` on a machine with the memory.")
+    if args.cells is None:
+        msg = (f"out of memory: {what} weights of {n} rows need {k} {n}×{n} float64 matrices, "
+               f"about {format_bytes(need)} (the quadratic programme has one variable per row), "
+               + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
+                  if over else "more than this machine could allocate")
+               + ". Pass --cells K (for instance --cells 1000) to solve it on K k-means cells per "
+                 "treatment level, with weights constant within a cell.")
+    else:
+        msg = (f"out of memory: {what} weights on --cells {args.cells} need {k} float64 matrices "
+               f"of up to {units}×{units} (cells), about {format_bytes(need)}, "
+               + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
+                  if over else "more than this machine could allocate")
+               + ". Pass a smaller --cells.")
     print(f"energystats balance: error: {msg}", file=sys.stderr, flush=True)  # as main's errors
     return EXIT_MEMORY
 

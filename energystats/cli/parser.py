@@ -89,6 +89,17 @@ def _wrap(text):
     return textwrap.fill(" ".join(text.split()), width=79)
 
 
+def _cells_arg(text):
+    """--cells: an integer >= 2."""
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 2; got {text!r}") from None
+    if k < 2:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 2; got {text!r}")
+    return k
+
+
 def _add_inference_args(p, resamples, what):
     """--resamples, --seed and --alpha, shared by test, disco and cluster."""
     p.add_argument("--resamples", "-R", type=int, default=resamples,
@@ -337,6 +348,13 @@ def build_parser():
                    help="ridge penalty lam * sum (w/n)^2, >= 0 (default: 0)")
     p.add_argument("--standardize", choices=("studentized", "mahalanobis", "none"),
                    default="studentized", help="units of the covariates (default: studentized)")
+    p.add_argument("--cells", type=_cells_arg, default=None, metavar="K",
+                   help="for large files: solve on at most K k-means cells per treatment level, "
+                        "weights constant within a cell (O(K^2) memory instead of the exact "
+                        "programme's 4 n^2 numbers; default: the exact programme)")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help="seed of the k-means of --cells, an integer >= 0 (default: a fresh one, "
+                        "printed so that the run can be repeated)")
     p.add_argument("--solver", choices=("osqp", "clarabel"), default="osqp",
                    help="QP solver (default: osqp)")
     p.add_argument("--out", "-o", metavar="PATH",

@@ -166,8 +166,7 @@ REGISTRY: dict[str, Entry] = {
     "balance_table": Entry(
         lambda X, s: es.balance_table(X[:, :2], X[:, 2] > 0, np.where(X[:, 0] > 0, 2.0, 1.0)),
         {"table": 0, "energy_before": 0, "energy_after": 0},
-        memory=lambda X, b: es.balance_table(X[:, :2], X[:, 2] > 0, np.where(X[:, 0] > 0, 2.0, 1.0),
-                                             memory_budget=b)),
+        notes="streamed (no n×n matrix), so no memory budget"),
     # -- change points -------------------------------------------------------------------
     "e_divisive": Entry(lambda X, s: es.e_divisive(X, min_size=3, n_resamples=NR, rng=s),
                         {"changepoints": 0, "statistics": 1, "pvalues": 0}, random=True),

@@ -286,7 +286,7 @@ def test_bad_treatments_and_options_are_named():
 def test_memory_budget_refusal_names_need_budget_and_remedy():
     X, t = _data(n=20)
     with pytest.raises(MemoryError, match=r"needs 4 20×20 float64 matrices.*`memory_budget` = 1 bytes"
-                                          r".*no approximation is offered.*subsample"):
+                                          r".*pass `cells=K`"):
         es.energy_balancing_weights(X, t, memory_budget=1)
 
 

@@ -65,6 +65,8 @@ def test_continuous_json(data):
     (["-t", "t", "--lam", "-1"], "option --lam: must be a finite number >= 0"),
     (["-t", "t", "--columns", "age,t"], "options --columns and --treatment"),
     (["-t", "t", "--base-weights", "dose"], "column 'dose' (option --base-weights) must be non-negative"),
+    (["-t", "t", "--seed", "3"], "option --seed: is the seed of the k-means of --cells"),
+    (["-t", "t", "--cells", "1"], "argument --cells: must be an integer >= 2; got '1'"),
 ])
 def test_errors_are_one_line_with_status_2(data, argv, needle):
     path, _ = data
@@ -126,7 +128,7 @@ def test_memory_error_gives_the_balance_advice(data, monkeypatch):
     assert rc == 4 and "Traceback" not in err, err
     assert "--resamples" not in last, last
     assert "4 60×60 float64 matrices" in last and "60 rows" in last, last
-    assert "subsample" in last and "memory_budget" in last, last
+    assert "--cells K" in last, last
 
 
 def test_budget_refusal_gives_the_balance_advice(tmp_path):
@@ -140,6 +142,15 @@ def test_budget_refusal_gives_the_balance_advice(tmp_path):
     last = err.strip().splitlines()[-1]
     assert rc == 4 and "--resamples" not in last, err
     assert "6000×6000" in last and "above the memory budget of 1.0 GiB" in last, last
+    assert "--cells K" in last, last
+    # the advice works: the same file on cells, in O(cells²) memory
+    rc, stdout, err = run_cli("balance", tmp_path / "big.csv", "-t", "t", "--columns", "a",
+                              "--cells", "100", "--seed", "3", "--format", "json")
+    assert rc == 0, err
+    obj = json.loads(stdout)
+    assert obj["weights"]["cells"] <= 200 and obj["weights"]["seed"] == 3
+    assert "cell_labels" not in obj["weights"]
+    assert "k-means cells (seed 3; pass --seed 3 to repeat)" in err, err
 
 
 def test_continuous_no_dimension_adj(data):

@@ -1,0 +1,292 @@
+"""The cell approximation of the balancing weights (``cells=``): the streamed cell sums against
+plain loops, the returned weights against the programme restricted to cell-constant weights
+written out on all rows, one row per cell against the exact programme, and the named errors."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import energystats as es
+from energystats._core import _weights as core_weights
+from energystats.balance import _cells
+
+pytest.importorskip("osqp")
+
+
+# -- independent references: plain loops over the rows ---------------------------
+
+def _studentize(X, s):
+    p = s / s.sum()
+    m = p @ X
+    return (X - m) / np.sqrt(p @ (X - m) ** 2)
+
+
+def _dist(Z):
+    n = len(Z)
+    D = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            D[i, j] = np.sqrt(np.sum((Z[i] - Z[j]) ** 2))
+    return D
+
+
+def _centre(D, p):
+    n = len(p)
+    r = [sum(D[i, k] * p[k] for k in range(n)) for i in range(n)]
+    g = sum(r[i] * p[i] for i in range(n))
+    return np.array([[D[i, j] - r[i] - r[j] + g for j in range(n)] for i in range(n)])
+
+
+def _cell_average(F, cell, K, s):
+    """G[a, b] = sum_{i in a, j in b} s_i s_j F_ij / (s(a) s(b)), by loops."""
+    G = np.zeros((K, K))
+    for i in range(len(cell)):
+        for j in range(len(cell)):
+            if cell[i] >= 0 and cell[j] >= 0:
+                G[cell[i], cell[j]] += s[i] * s[j] * F[i, j]
+    mass = np.array([s[cell == c].sum() for c in range(K)])
+    return G / np.outer(mass, mass)
+
+
+def _energy(D, u, v):
+    """2 u'Dv - u'Du - v'Dv by loops."""
+    n = len(u)
+    return sum(D[i, j] * (2 * u[i] * v[j] - u[i] * u[j] - v[i] * v[j])
+               for i in range(n) for j in range(n))
+
+
+def _masses(w, sel):
+    u = np.where(sel, w, 0.0)
+    return u / u.sum()
+
+
+def _data(n=90, k=2, seed=0, d=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    score = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
+    t = np.digitize(score, np.quantile(score, np.linspace(0, 1, k + 1)[1:-1]))
+    return X, t
+
+
+# -- the streamed cell sums -------------------------------------------------------
+
+def test_cell_sums_against_loops_on_one_and_two_threads():
+    rng = np.random.default_rng(3)
+    n, K = 57, 6
+    Z, a = rng.normal(size=(n, 3)), rng.normal(size=(n, 1))
+    cell = rng.integers(0, K, n)
+    cell[[4, 20]] = -1                               # rows of base weight 0 are in no cell
+    s = rng.uniform(0.2, 3.0, n)
+    s[[4, 20]] = 0.0
+    G, mass, pen = _cells.cell_distances(Z, cell, K, s, 1)
+    Dz = _dist(Z)
+    np.testing.assert_allclose(G, _cell_average(Dz, cell, K, s), rtol=1e-12)
+    np.testing.assert_allclose(mass, [s[cell == c].sum() for c in range(K)], rtol=1e-14)
+    np.testing.assert_allclose(pen, [np.sum(s[cell == c] ** 2) / s[cell == c].sum() ** 2
+                                     for c in range(K)], rtol=1e-14)
+    P, Ca, Cx, _, _ = _cells.cell_dependence_matrices(a, Z, cell, K, s, 1)
+    p = s / s.sum()
+    CA, CX = _centre(_dist(a), p), _centre(Dz, p)
+    np.testing.assert_allclose(P, _cell_average(CA * CX, cell, K, s), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(Ca, _cell_average(CA, cell, K, s), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(Cx, _cell_average(CX, cell, K, s), rtol=1e-10, atol=1e-13)
+    G2 = _cells.cell_distances(Z, cell, K, s, 2)[0]
+    P2 = _cells.cell_dependence_matrices(a, Z, cell, K, s, 2)[0]
+    np.testing.assert_array_equal(G, G2)
+    np.testing.assert_array_equal(P, P2)
+
+
+def test_sums_over_many_kernel_calls_equal_one_call(monkeypatch):
+    rng = np.random.default_rng(4)
+    n, K = 80, 9
+    Z, a = rng.normal(size=(n, 2)), rng.normal(size=(n, 1))
+    cell, s = rng.integers(0, K, n), rng.uniform(0.5, 2.0, n)
+    G1 = _cells.cell_distances(Z, cell, K, s, 1)[0]
+    P1 = _cells.cell_dependence_matrices(a, Z, cell, K, s, 1)[0]
+    monkeypatch.setattr(core_weights, "CALL_WORK", 7.0)   # one or two rows per kernel call
+    G2 = _cells.cell_distances(Z, cell, K, s, 1)[0]
+    P2 = _cells.cell_dependence_matrices(a, Z, cell, K, s, 1)[0]
+    np.testing.assert_allclose(G2, G1, rtol=1e-13)
+    np.testing.assert_allclose(P2, P1, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(G2, _cell_average(_dist(Z), cell, K, s), rtol=1e-12)
+
+
+def test_kmeans_cells_partition_each_level_and_skip_zero_weights():
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(100, 2))
+    codes = np.repeat([0, 1, 2], [50, 30, 20])
+    s = np.ones(100)
+    s[:3] = 0.0
+    cell, code = _cells.kmeans_cells(Z, codes, 3, 25, s, np.random.default_rng(0))
+    assert np.all(cell[:3] == -1)
+    live = cell >= 0
+    assert np.array_equal(code[cell[live]], codes[live])          # a cell lies in one level
+    assert set(np.unique(cell[live])) == set(range(code.size))    # no empty cell
+    assert np.sum(code == 0) <= 25 and np.sum(code == 1) <= 25
+    assert np.sum(code == 2) == 20                                # fewer rows than cells
+    again, _ = _cells.kmeans_cells(Z, codes, 3, 25, s, np.random.default_rng(0))
+    np.testing.assert_array_equal(cell, again)
+
+
+# -- the weights ------------------------------------------------------------------
+
+def _restricted_kkt(D, t, w, s, cell, opt, target, improved):
+    """Optimality of the programme over cell-constant weights, from the gradient of the
+    objective on all rows: the gradient with respect to a cell's variable is the
+    base-weighted mean of its rows' gradients; within a level it is the same on the cells
+    in use and not smaller on the others."""
+    worst = 0.0
+    us = {g: _masses(w, t == g) for g in opt}
+    for g in opt:
+        r = us[g] - target
+        if improved:
+            r = r + sum(us[g] - us[h] for h in opt if h != g)
+        grad = -2.0 * D @ r
+        cs = np.unique(cell[(t == g) & (cell >= 0)])
+        gc = np.array([np.average(grad[cell == c], weights=s[cell == c]) for c in cs])
+        yc = np.array([us[g][cell == c].sum() for c in cs])
+        scale = np.abs(gc).max()
+        on = yc > 1e-9
+        nu = gc[on].mean()
+        worst = max(worst, np.abs(gc[on] - nu).max() / scale,
+                    max(0.0, (nu - gc[~on]).max(initial=0)) / scale)
+    return worst
+
+
+@pytest.mark.parametrize("k,estimand,lam,based", [(2, "ATE", 0.0, False), (3, "ATE", 0.2, True),
+                                                 (2, "ATT", 0.0, True)])
+def test_cell_weights_solve_the_restricted_programme_on_all_rows(k, estimand, lam, based):
+    X, t = _data(n=90, k=k, seed=k)
+    n = len(t)
+    s = np.random.default_rng(9).uniform(0.5, 2.0, n) if based else np.ones(n)
+    res = es.energy_balancing_weights(X, t, estimand=estimand, lam=lam,
+                                      base_weights=s if based else None, cells=6, rng=1)
+    exact = es.energy_balancing_weights(X, t, estimand=estimand, lam=lam,
+                                        base_weights=s if based else None)
+    w, cell = res.weights, res.cell_labels
+    assert res.seed == 1 and res.cells == cell.max() + 1 <= 6 * k
+    assert np.all(w >= 0)
+    for g in range(k):
+        assert w[t == g].mean() == pytest.approx(1.0, abs=1e-12)
+    for c in range(res.cells):                       # proportional to the base weights in a cell
+        ratio = w[cell == c] / s[cell == c]
+        np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
+    D = _dist(_studentize(X, s))
+    if estimand == "ATE":
+        target, opt = s / s.sum(), list(range(k))
+    else:
+        target, opt = _masses(s, t == 1), [0]
+        np.testing.assert_allclose(w[t == 1], s[t == 1] / s[t == 1].mean(), rtol=1e-12)
+    improved = estimand == "ATE"
+    want = sum(_energy(D, _masses(w, t == g), target) for g in opt)
+    if improved:
+        want += sum(_energy(D, _masses(w, t == g), _masses(w, t == h))
+                    for g in opt for h in opt if g < h)
+    want += lam * np.sum((w[np.isin(t, opt)] / n) ** 2)
+    assert res.objective == pytest.approx(want, rel=1e-9)
+    for g in range(k):
+        assert res.energy_before[g] == pytest.approx(_energy(D, _masses(s, t == g), target), rel=1e-9)
+        assert res.energy_after[g] == pytest.approx(max(_energy(D, _masses(w, t == g), target), 0),
+                                                    rel=1e-8, abs=1e-12)
+    assert res.objective >= exact.objective * (1 - 1e-9)    # a restriction of the exact programme
+    assert np.all(res.energy_after[opt] < res.energy_before[opt])
+    if lam == 0.0:
+        assert _restricted_kkt(D, t, w, s, cell, opt, target, improved) <= 1e-6
+    assert res.kkt_residual <= 1e-9
+
+
+@pytest.mark.parametrize("estimand,with_target", [("ATE", False), ("ATT", False), ("ATE", True)])
+def test_one_row_per_cell_is_the_exact_programme(estimand, with_target):
+    X, t = _data(n=40, seed=7)
+    T = np.random.default_rng(2).normal(0.3, 1.0, size=(15, 3)) if with_target else None
+    exact = es.energy_balancing_weights(X, t, estimand=estimand, target=T)
+    res = es.energy_balancing_weights(X, t, estimand=estimand, target=T, cells=40, rng=0)
+    assert res.cells == 40 + (15 if with_target else 0)
+    assert exact.cells is None and exact.cell_labels is None and exact.seed is None
+    np.testing.assert_allclose(res.weights, exact.weights, atol=1e-6)
+    assert res.objective == pytest.approx(exact.objective, rel=1e-8)
+    np.testing.assert_allclose(res.energy_after, exact.energy_after, rtol=1e-6, atol=1e-10)
+
+
+def test_independence_cells_against_loops_and_the_exact_programme():
+    rng = np.random.default_rng(11)
+    n = 45
+    X = rng.normal(size=(n, 2))
+    a = X[:, 0] + rng.normal(size=n)
+    s = rng.uniform(0.5, 2, n)
+    exact = es.independence_weights(X, a, base_weights=s, lam=0.1)
+    one = es.independence_weights(X, a, base_weights=s, lam=0.1, cells=n, rng=0)
+    np.testing.assert_allclose(one.weights, exact.weights, atol=1e-6)
+    assert one.objective == pytest.approx(exact.objective, rel=1e-8)
+    res = es.independence_weights(X, a, base_weights=s, lam=0.1, cells=7, rng=2)
+    w, cell = res.weights, res.cell_labels
+    assert res.cells == 7 and res.seed == 2 and w.mean() == pytest.approx(1.0, abs=1e-12)
+    for c in range(7):
+        ratio = w[cell == c] / s[cell == c]
+        np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
+    p = s / s.sum()
+    Da, Dx = _dist(_studentize(a[:, None], s)), _dist(_studentize(X, s))
+    Ca, Cx = _centre(Da, p), _centre(Dx, p)
+    x = w / n
+    dcov = sum(x[i] * x[j] * Ca[i, j] * Cx[i, j] for i in range(n) for j in range(n))
+    ca = 1 / (1 + np.sqrt(2))
+    want = dcov + ca * _energy(Da, x, p) + (1 - ca) * _energy(Dx, x, p) + 0.1 * np.sum(x ** 2)
+    assert res.objective == pytest.approx(want, rel=1e-9)
+    assert res.dcov_sqr == pytest.approx(dcov, rel=1e-9)
+    assert res.objective >= exact.objective * (1 - 1e-9)
+    assert res.dcor_after < res.dcor_before
+    # the streamed weighted dCor equals the dense one of the exact path on the same weights
+    assert res.dcor_before == pytest.approx(exact.dcor_before, rel=1e-10)
+
+
+def test_large_n_beyond_the_budget_runs_on_cells():
+    X, t = _data(n=3000, seed=1, d=4)
+    with pytest.raises(MemoryError, match=r"cells=K"):
+        es.energy_balancing_weights(X, t, memory_budget=2**26)
+    res = es.energy_balancing_weights(X, t, memory_budget=2**26, cells=60, rng=0)
+    assert res.cells <= 120
+    assert np.all(res.energy_after < 0.2 * res.energy_before)
+    bt = es.balance_table(X, t, res)                 # streamed: no n×n matrix either
+    assert bt.energy_after < 0.2 * bt.energy_before
+
+
+def test_seed_repeats_and_is_recorded():
+    X, t = _data(n=120, seed=3)
+    a = es.energy_balancing_weights(X, t, cells=10, rng=42)
+    b = es.energy_balancing_weights(X, t, cells=10, rng=42)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    c = es.energy_balancing_weights(X, t, cells=10)
+    assert isinstance(c.seed, int)
+    d = es.energy_balancing_weights(X, t, cells=10, rng=c.seed)
+    np.testing.assert_array_equal(c.weights, d.weights)
+    assert "cells=" in repr(a)
+
+
+@pytest.mark.parametrize("cells", [1, 0, -3, 2.5, True, "10"])
+def test_bad_cells_are_named(cells):
+    X, t = _data(n=30)
+    with pytest.raises(ValueError, match=r"`cells` must be None \(the exact programme\) or an integer"):
+        es.energy_balancing_weights(X, t, cells=cells)
+    with pytest.raises(ValueError, match=r"`cells` must be"):
+        es.independence_weights(X, X[:, 0], cells=cells)
+
+
+def test_rng_without_cells_is_refused():
+    X, t = _data(n=30)
+    with pytest.raises(ValueError, match=r"`rng` is the seed of the k-means of `cells`"):
+        es.energy_balancing_weights(X, t, rng=0)
+    with pytest.raises(ValueError, match=r"`rng` is the seed of the k-means of `cells`"):
+        es.independence_weights(X, X[:, 0], rng=0)
+
+
+def test_cells_budget_refusal_names_cells():
+    X, t = _data(n=60)
+    with pytest.raises(MemoryError, match=r"\(\d+ cells\).*pass a smaller `cells`"):
+        es.energy_balancing_weights(X, t, cells=20, rng=0, memory_budget=1000)
+
+
+def test_dataframe_index_is_kept_with_cells():
+    X, t = _data(n=50)
+    df = pd.DataFrame(X, columns=["a", "b", "c"], index=[f"r{i}" for i in range(50)])
+    df["t"] = t
+    res = es.energy_balancing_weights(df, "t", cells=5, rng=0)
+    assert list(res.index) == list(df.index)
