@@ -103,32 +103,40 @@ print(json.dumps({"seconds": dt, "objective": r.objective, "kkt": r.kkt_residual
 _CELLS_CHILD = """
 import json, resource, sys, time
 import numpy as np, energystats as es
-n, cells = int(sys.argv[1]), int(sys.argv[2])
+n, cells, kind = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rng = np.random.default_rng(0)
 X = rng.normal(size=(n, 10))
-t = (X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n) > 0.5).astype(int)
-es.energy_balancing_weights(X[:40], np.arange(40) % 2, cells=5, rng=0)  # warm-up: imports
+score = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
+t = (score > 0.5).astype(int)
+if kind == "binary":
+    f = lambda X, t, **kw: es.energy_balancing_weights(X, t, **kw)
+else:  # a continuous treatment: independence weights
+    f, t = (lambda X, t, **kw: es.independence_weights(X, t, **kw)), score
+f(X[:40], np.arange(40) % 2 if kind == "binary" else score[:40], cells=5, rng=0)  # warm-up
 t0 = time.perf_counter()
-r = es.energy_balancing_weights(X, t, cells=cells, rng=0)
+r = f(X, t, cells=cells, rng=0)
 dt = time.perf_counter() - t0
 print(json.dumps({"seconds": dt, "objective": r.objective, "kkt": r.kkt_residual, "cells": r.cells,
-                  "after": r.energy_after.tolist(),
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
 def run_cells(sizes, cells):
-    """The cell approximation (OSQP): same data as --solvers, ``cells`` per treatment level."""
-    print(f"{'n':>7} {'cells':>6}{'seconds':>9}{'objective':>20}{'KKT residual':>14}{'peak RSS':>11}")
-    for n in sizes:
-        proc = subprocess.run([sys.executable, "-c", _CELLS_CHILD, str(n), str(cells)],
-                              capture_output=True, text=True)
-        if proc.returncode:
-            print(f"{n:>7} {cells:>6} failed: {proc.stderr.strip().splitlines()[-1]}")
-            continue
-        r = json.loads(proc.stdout)
-        print(f"{n:>7} {r['cells']:>6}{r['seconds']:>9.2f}{r['objective']:>20.12g}{r['kkt']:>14.1e}"
-              f"{r['peak_mib']:>8.0f} MiB")
+    """The cell approximation (OSQP): the data of --solvers, ``cells`` per treatment level
+    (binary: energy balancing weights, ATE; continuous: independence weights of the score
+    that made the binary treatment); "cells" printed is the total."""
+    print(f"{'n':>7} {'treatment':<11}{'cells':>6}{'seconds':>9}{'objective':>20}{'KKT residual':>14}"
+          f"{'peak RSS':>11}")
+    for kind in ("binary", "continuous"):
+        for n in sizes:
+            proc = subprocess.run([sys.executable, "-c", _CELLS_CHILD, str(n), str(cells), kind],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                print(f"{n:>7} {kind:<11}{cells:>6} failed: {proc.stderr.strip().splitlines()[-1]}")
+                continue
+            r = json.loads(proc.stdout)
+            print(f"{n:>7} {kind:<11}{r['cells']:>6}{r['seconds']:>9.2f}{r['objective']:>20.12g}"
+                  f"{r['kkt']:>14.1e}{r['peak_mib']:>8.0f} MiB")
 
 
 def run_solvers(sizes):

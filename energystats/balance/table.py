@@ -266,7 +266,7 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, treatment_ki
         tot = np.bincount(lab.codes, weights=v, minlength=lab.k)
         M, scale = weighted_group_sums(Zs, lab.codes, lab.k, v / tot[lab.codes], met, nt)
         M = scale.apply(M)
-        return max(max(2.0 * M[g, h] - M[g, g] - M[h, h], 0.0)
+        return max(max(float(2.0 * M[g, h] - M[g, g] - M[h, h]), 0.0)
                    for g, h in combinations(range(lab.k), 2))
 
     ess = pd.DataFrame({"n": lab.sizes,

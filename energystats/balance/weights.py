@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._core._metrics import _real
-from .._core._validation import seeded_rng
+from .._core._validation import check_n_threads, seeded_rng
 from . import _cells, _forms, _qp
 
 __all__ = ["energy_balancing_weights", "independence_weights", "BalancingWeightsResult",
@@ -598,10 +598,10 @@ def _independence_cells(Z, a, s, p, c_a, c_x, lam, dimension_adj, standardize, i
     w = np.zeros(n)
     ok = cell >= 0
     w[ok] = n * y[cell[ok]] * s[ok] / mass[cell[ok]]
-    met = resolve_metric("energy", 1.0)
+    met, nt = resolve_metric("energy", 1.0), check_n_threads(n_threads)
 
     def dcor(v):  # weighted distance correlation, streamed (no n×n matrix)
-        (cov, va, vb), _, _ = weighted_dcov_means(a, Z, v / v.sum(), met, n_threads)
+        (cov, va, vb), _, _ = weighted_dcov_means(a, Z, v / v.sum(), met, nt)
         return 0.0 if va <= 0 or vb <= 0 else float(np.sqrt(max(cov, 0.0) / np.sqrt(va * vb)))
 
     return IndependenceWeightsResult(w, objective, dcov + c_a * e_a + c_x * e_x, dcov, e_a, e_x,

@@ -249,6 +249,21 @@ def test_large_n_beyond_the_budget_runs_on_cells():
     assert bt.energy_after < 0.2 * bt.energy_before
 
 
+def test_independence_cells_at_a_size_that_shares_the_kernel_between_threads():
+    rng = np.random.default_rng(6)
+    n = 3000                                         # above the work that runs on one thread
+    X = rng.normal(size=(n, 3))
+    a = X[:, 0] + rng.normal(size=n)
+    with pytest.raises(MemoryError, match=r"cells=K"):
+        es.independence_weights(X, a, memory_budget=2**26)
+    res = es.independence_weights(X, a, cells=40, rng=0, memory_budget=2**26)
+    assert res.cells == 40 and res.dcor_after < 0.5 * res.dcor_before
+    two = es.independence_weights(X, a, cells=40, rng=0, n_threads=2)
+    np.testing.assert_array_equal(res.weights, two.weights)
+    bt = es.balance_table(X, a, res, treatment_kind="continuous")
+    assert bt.energy_after == pytest.approx(res.dcor_after, rel=1e-12)
+
+
 def test_seed_repeats_and_is_recorded():
     X, t = _data(n=120, seed=3)
     a = es.energy_balancing_weights(X, t, cells=10, rng=42)

@@ -168,6 +168,7 @@ def test_overall_energy_equals_the_weighted_energy_distance(k, based):
 
     assert bt.energy_before == pytest.approx(largest(s), rel=1e-12)
     assert bt.energy_after == pytest.approx(largest(w), rel=1e-12)
+    assert type(bt.energy_before) is float and type(bt.energy_after) is float
 
 
 @pytest.mark.parametrize("based", [False, True])
@@ -182,6 +183,7 @@ def test_overall_dcor_equals_the_weighted_distance_correlation(based):
     Z = _studentize_w(X, s)
     assert bt.energy_before == pytest.approx(es.distance_correlation(a, Z, weights=s), rel=1e-12)
     assert bt.energy_after == pytest.approx(es.distance_correlation(a, Z, weights=w), rel=1e-12)
+    assert type(bt.energy_before) is float and type(bt.energy_after) is float
 
 
 @pytest.mark.parametrize("degenerate", ["treated", "control"])
