@@ -10,7 +10,7 @@ Three parts (each alone with its flag, all three by default):
 * ``--solvers``: ATE weights at n = 2 000 and 10 000, d = 10, with OSQP (the default) and
   Clarabel: seconds, the objective, the KKT residual, and the peak resident memory of the
   process that ran it (each case in a child process, ``ru_maxrss``); n = 10 000 needs about
-  4 GiB (``memory_budget`` raised here) and minutes;
+  5.3 GiB (OSQP; Clarabel 7.6 GiB; ``memory_budget`` raised here) and minutes;
 * ``--cells K``: the cell approximation (``cells=K`` per level, OSQP) on the data of
   ``--solvers`` at ``--sizes`` (10 000 and 100 000 by default in a run of everything); with
   ``--simulation``, the simulation adds the cell approximation with each K given;

@@ -117,8 +117,7 @@ def weighted_group_sums(X, codes, k, w, met, n_threads):
         _weighted.weighted_group_rows(Xs, XT, ws, bounds, met.code, met.param, r0, r1, out, nt)
         out *= ws[r0:r1, None]
         acc.add(out, bounds, r0, r1)
-    upper = acc.total()[0]
-    return upper + upper.T, scale
+    return _symmetrise(acc.total()[0]), scale
 
 
 class _GroupAccumulator:
@@ -147,7 +146,17 @@ class _GroupAccumulator:
         s[...] = t
 
     def total(self):
-        return self.s + self.c
+        """The sums, formed in place (the accumulator is spent): the m k×k matrices."""
+        self.s += self.c
+        self.c = None
+        return self.s
+
+
+def _symmetrise(upper):
+    """``upper + upper.T`` in place, one matrix at a time (one k×k temporary)."""
+    for M in upper.reshape(-1, *upper.shape[-2:]):
+        M += M.T.copy()
+    return upper
 
 
 def weighted_dcov_means(X, Y, p, met, n_threads):
@@ -236,12 +245,13 @@ def weighted_cell_centred_sums(X, Y, codes, k, w, p, met, n_threads):
                                               met_y.param, va, vb, ga, gb, r0, r1, out, nt)
         out *= ws[r0:r1, None]
         acc.add(out, bounds, r0, r1)
-    upper = acc.total()
-    full = upper + upper.transpose(0, 2, 1)
+    full = _symmetrise(acc.total())  # in place: O(k²) memory stays 2 m k² at the most
+    del acc
     diag = np.bincount(cs, weights=ws * ws * (-2.0 * va + ga) * (-2.0 * vb + gb), minlength=k)
     full[0][np.diag_indices(k)] += diag  # i = j: a_ii = b_ii = 0, but A_ii B_ii is not
-    P = sy.apply(sx.apply(full[0]))
-    return P, sx.apply(full[1]), sy.apply(full[2])
+    P, Sa, Sb = full
+    sy.apply(sx.apply(P, inplace=True), inplace=True)
+    return P, sx.apply(Sa, inplace=True), sy.apply(Sb, inplace=True)
 
 
 def _centred(D, p):

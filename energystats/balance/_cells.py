@@ -1,10 +1,11 @@
 """The cell approximation of the balancing weights, for n beyond the memory budget.
 
 The exact programmes (:mod:`.weights`) have one variable per row and hold n×n matrices.
-With ``cells=K`` the rows of each treatment level (and of a ``target`` sample; for the
-independence weights, all rows) are grouped into at most K cells by k-means on the
-standardised covariates, and the weights are constrained to be proportional to the base
-weights within a cell: ``w_i = n_g y_c s_i / s(c)`` for row ``i`` of cell ``c`` (level
+With ``cells=K`` the rows of each treatment level (for the independence weights, all rows)
+are grouped into at most K cells by k-means on the covariates in the units of
+``standardize`` (the focal level of 'ATT'/'ATC' and a ``target`` sample, whose masses are
+fixed, are one cell each, which is exact), and the weights are constrained to be
+proportional to the base weights within a cell: ``w_i = n_g y_c s_i / s(c)`` for row ``i`` of cell ``c`` (level
 ``g``), with one variable ``y_c`` per cell.  Every mass the programme uses (the levels', the
 target's) is then a combination of the cells' distributions, so the energy distances are
 exact quadratic forms in ``y`` whose matrix holds the cell sums of the distances,
@@ -39,7 +40,8 @@ def check_cells(cells, rng=None):
         return None
     if isinstance(cells, (bool, np.bool_)) or not isinstance(cells, (int, np.integer)) or cells < 2:
         raise ValueError(f"`cells` must be None (the exact programme) or an integer >= 2, the "
-                         f"number of cells per treatment level; got {cells!r}.")
+                         f"largest number of cells of a treatment level (of all rows for "
+                         f"independence weights); got {cells!r}.")
     return int(cells)
 
 
@@ -91,14 +93,17 @@ def kmeans(Z, k, rng):
     return np.unique(labels, return_inverse=True)[1].astype(np.intp)
 
 
-def kmeans_cells(Z, codes, k, cells, s, rng):
+def kmeans_cells(Z, codes, k, cells, s, rng, fixed=()):
     """``(cell, cell_code)``: a cell label per row (-1 for rows with base weight 0, which get
-    weight 0) numbered level by level, and the level of each cell."""
+    weight 0) numbered level by level, and the level of each cell.  The levels in ``fixed``
+    (whose masses the programme does not change) are one cell each."""
     cell = np.full(Z.shape[0], -1, dtype=np.intp)
     cell_code, nxt = [], 0
     for g in range(k):
         rows = np.flatnonzero((codes == g) & (s > 0))
-        lab = kmeans(Z[rows], cells, rng)
+        if rows.size == 0:
+            continue
+        lab = np.zeros(rows.size, dtype=np.intp) if g in fixed else kmeans(Z[rows], cells, rng)
         cell[rows] = lab + nxt
         m = int(lab.max()) + 1
         cell_code.append(np.full(m, g, dtype=np.intp))
@@ -113,10 +118,12 @@ def cell_distances(Z, cell, K, s, n_threads):
     rows = np.flatnonzero(cell >= 0)
     S, scale = weighted_group_sums(np.ascontiguousarray(Z[rows]), cell[rows], K, s[rows],
                                    resolve_metric("energy", 1.0), check_n_threads(n_threads))
-    S = scale.apply(S)
+    S = scale.apply(S, inplace=True)
     mass = np.bincount(cell[rows], weights=s[rows], minlength=K)
     pen = np.bincount(cell[rows], weights=s[rows] ** 2, minlength=K) / mass ** 2
-    return S / np.outer(mass, mass), mass, pen
+    S /= mass[:, None]
+    S /= mass[None, :]
+    return S, mass, pen
 
 
 def cell_dependence_matrices(a, Z, cell, K, s, n_threads):
@@ -132,11 +139,14 @@ def cell_dependence_matrices(a, Z, cell, K, s, n_threads):
                                            check_n_threads(n_threads))
     mass = np.bincount(cell[rows], weights=s[rows], minlength=K)
     pen = np.bincount(cell[rows], weights=s[rows] ** 2, minlength=K) / mass ** 2
-    norm = np.outer(mass, mass)
     z = mass / mass.sum()
-
-    def centre(G):  # the cell average of H_p D H_p' (H_p = I - 1 p') is H_z G H_z'
+    for G in (P, Sa, Sx):  # cell averages, in place
+        G /= mass[:, None]
+        G /= mass[None, :]
+    for G in (Sa, Sx):  # the cell average of H_p D H_p' (H_p = I - 1 p') is H_z G H_z'
         r = G @ z
-        return G - r[None, :] - r[:, None] + z @ r
-
-    return P / norm, centre(Sa / norm), centre(Sx / norm), mass, pen
+        g = float(z @ r)
+        G -= r[None, :]
+        G -= r[:, None]
+        G += g
+    return P, Sa, Sx, mass, pen

@@ -45,7 +45,8 @@ class BalancingWeightsResult:
         Effective sample size :math:`(\sum w)^2/\sum w^2` of each level under ``weights``.
     kkt_residual : float
         The natural KKT residual :math:`\max|x - \Pi(x - \nabla f(x)/\|\nabla f\|_\infty)|` at
-        the returned weights (zero exactly at the optimum).
+        the returned weights (zero exactly at the optimum); with ``cells``, of the programme
+        solved, over the cells' variables.
     solver : str
     improved, lam, standardize :
         The options used (``improved`` is False for 'ATT'/'ATC', which have no
@@ -53,8 +54,9 @@ class BalancingWeightsResult:
     index : pandas.Index or None
         The rows' index (DataFrame input).
     cells : int or None
-        With the cell approximation (``cells=`` given), the number of cells (variables) of
-        the programme solved, the target's included; None for the exact programme.
+        With the cell approximation (``cells=`` given), the number of cells formed: the
+        optimised levels' (the programme's variables) plus one for the focal level or the
+        target, whose masses are fixed; None for the exact programme.
     cell_labels : ndarray of int, shape (n,), or None
         The cell of each row (-1 for a row with base weight 0, whose weight is 0), or None.
     seed : int or None
@@ -295,21 +297,24 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
         energy-statistics[balance]`` installs it), or Clarabel (interior point).
     cells : int, optional
         None (default): the exact programme, one variable per row.  An integer K >= 2: the
-        cell approximation for large n.  The rows of each level (and of ``target``) are
-        grouped into at most K cells by k-means on the standardised covariates, and the
+        cell approximation for large n.  The rows of each optimised level are grouped into
+        at most K cells by k-means on the covariates (in the units of ``standardize``; the
+        focal level and ``target``, whose masses are fixed, are one cell each), and the
         weights are constrained to be proportional to the base weights within a cell (rows
         with base weight 0 get weight 0).  The programme then has one variable per cell, and
         its matrices, the cell sums of the distances, are streamed: O(n² d) time and O(K²)
-        memory instead of four n×n matrices.  It is the exact programme restricted to
+        memory instead of n×n.  It is the exact programme restricted to
         cell-constant weights, so ``objective`` is never below the exact optimum, and
         ``energy_before``/``energy_after`` are still exact on all rows.  The guide page
         "Balancing weights" measures the cost in bias.
     rng : int, numpy.random.Generator or None
         Seed of the k-means (with ``cells`` only); recorded as the result's ``seed``.
     memory_budget : float, default 1 GiB
-        The exact programme holds four (n + rows of ``target``)² float64 matrices, the cell
-        approximation four (number of cells)²; above this budget a MemoryError says so
-        (and suggests ``cells``).
+        At its peak a call holds about 8 (OSQP) or 11 (Clarabel) float64 matrices of
+        N×N, the QP solver's own included (measured), with N the rows plus the rows of
+        ``target``, or with ``cells`` at most the number of cells (counted before the
+        k-means); above this budget a MemoryError says so at once (and suggests
+        ``cells``).
     n_threads : int, optional
         Threads of the distance kernel.
 
@@ -346,8 +351,16 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     T = _target_rows(target, columns, d)
     m = 0 if T is None else T.shape[0]
     gen, seed = seeded_rng(rng) if cells is not None else (None, None)
+    # the target's rows (and the focal level's) have fixed masses: one cell each is exact
+    fixed = [lab.k] + ([] if focal is None else [lab.groups.index(focal)])
     if cells is None:
-        _forms.check_budget(n + m, 4, memory_budget, "energy_balancing_weights")
+        _forms.check_budget(n + m, _forms.peak_matrices("balancing", solver), memory_budget,
+                            "energy_balancing_weights")
+    else:  # at most this many cells: refused before the k-means
+        live = np.bincount(lab.codes[s > 0], minlength=lab.k)
+        most = sum(1 if g in fixed else min(int(live[g]), cells) for g in range(lab.k)) + (m > 0)
+        _forms.check_budget(most, _forms.peak_matrices("balancing", solver), memory_budget,
+                            "energy_balancing_weights (cells)", cells=True)
     Z, T = _forms.standardise(Z, standardize, s, T)
     pts = Z if T is None else np.vstack([Z, T])
     s_all = s if T is None else np.concatenate([s, np.ones(m)])
@@ -355,11 +368,10 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
         D = _forms.distance_matrix(pts, n_threads)
         ucode = np.concatenate([lab.codes, np.full(m, -1)])
         umass, pen, cell = s_all, np.ones(n + m), None
-    else:               # one unit per cell; the target's cells get code -1
+    else:               # one unit per cell; the target's cell gets code -1
         codes_all = np.concatenate([lab.codes, np.full(m, lab.k)])
-        cell, ucode = _cells.kmeans_cells(pts, codes_all, lab.k + (m > 0), cells, s_all, gen)
-        _forms.check_budget(ucode.size, 4, memory_budget, "energy_balancing_weights (cells)",
-                            cells=True)
+        cell, ucode = _cells.kmeans_cells(pts, codes_all, lab.k + (m > 0), cells, s_all, gen,
+                                          fixed=fixed)
         D, umass, pen = _cells.cell_distances(pts, cell, ucode.size, s_all, n_threads)
         ucode = np.where(ucode == lab.k, -1, ucode)
     K = _forms.double_centre(D)
@@ -492,15 +504,16 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
         As in :func:`energy_balancing_weights`.
     cells : int, optional
         None (default): the exact programme.  An integer K >= 2: at most K k-means cells of
-        the standardised (treatment, covariates) rows, weights proportional to the base
+        the (treatment, covariates) rows in the units of ``standardize``, weights proportional to the base
         weights within a cell, the programme's matrices streamed (O(n² d) time, O(K²)
         memory); as in :func:`energy_balancing_weights`, the exact programme restricted to
         cell-constant weights, with every reported quantity exact on all rows.
     rng : int, numpy.random.Generator or None
         Seed of the k-means (with ``cells`` only), recorded as the result's ``seed``.
     memory_budget : float, default 1 GiB
-        The exact programme holds five n×n float64 matrices, the cell approximation five
-        K×K; above this a MemoryError.
+        At its peak a call holds about 12 (OSQP) or 15 (Clarabel) float64 matrices of n×n,
+        or K×K with ``cells``, the QP solver's own included (measured); above this budget a
+        MemoryError says so at once (and suggests ``cells``).
     n_threads : int, optional
 
     Returns
@@ -532,8 +545,10 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     c_a = 1.0 / (1.0 + np.sqrt(d)) if dimension_adj else 0.5
     c_x = 1.0 - c_a
     gen, seed = seeded_rng(rng) if cells is not None else (None, None)
-    if cells is None:
-        _forms.check_budget(n, 5, memory_budget, "independence_weights")
+    _forms.check_budget(n if cells is None else min(int(np.sum(s > 0)), cells),
+                        _forms.peak_matrices("independence", solver), memory_budget,
+                        "independence_weights" + ("" if cells is None else " (cells)"),
+                        cells=cells is not None)
     Z, _ = _forms.standardise(Z, standardize, s)
     a, _ = _forms.standardise(a, None if standardize is None else "studentized", s)
     p = s / s.sum()
@@ -588,7 +603,6 @@ def _independence_cells(Z, a, s, p, c_a, c_x, lam, dimension_adj, standardize, i
     joint = np.hstack([a, Z])
     cell, _ = _cells.kmeans_cells(joint, np.zeros(n, dtype=np.intp), 1, cells, s, gen)
     K = int(cell.max()) + 1
-    _forms.check_budget(K, 5, memory_budget, "independence_weights (cells)", cells=True)
     P, Ca, Cx, mass, pen = _cells.cell_dependence_matrices(a, Z, cell, K, s, n_threads)
     z = mass / mass.sum()
     y, info, kkt, objective = _independence_qp(P.copy(), Ca, Cx, z, c_a, c_x, lam, pen, solver)

@@ -131,21 +131,24 @@ def _out_of_memory(args, n, levels):
     from .._core._errors import EXIT_MEMORY
     from .._core._memory import format_bytes
 
-    k = 5 if args.continuous else 4
+    from ..balance._forms import peak_matrices
+
+    k = peak_matrices("independence" if args.continuous else "balancing", args.solver)
     units = n if args.cells is None else min(n, args.cells * (1 if args.continuous else levels))
     need = 8.0 * units * units * k
     what = "independence" if args.continuous else "energy balancing"
     over = need > BUDGET
     if args.cells is None:
-        msg = (f"out of memory: {what} weights of {n} rows need {k} {n}×{n} float64 matrices, "
-               f"about {format_bytes(need)} (the quadratic programme has one variable per row), "
+        msg = (f"out of memory: {what} weights of {n} rows need about {k} {n}×{n} float64 "
+               f"matrices at their peak, about {format_bytes(need)} (the quadratic programme has "
+               "one variable per row), "
                + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
                   if over else "more than this machine could allocate")
                + ". Pass --cells K (for instance --cells 1000) to solve it on K k-means cells per "
                  "treatment level, with weights constant within a cell.")
     else:
-        msg = (f"out of memory: {what} weights on --cells {args.cells} need {k} float64 matrices "
-               f"of up to {units}×{units} (cells), about {format_bytes(need)}, "
+        msg = (f"out of memory: {what} weights on --cells {args.cells} need about {k} float64 "
+               f"matrices of up to {units}×{units} (cells), about {format_bytes(need)}, "
                + (f"above the memory budget of {format_bytes(BUDGET)} that this command uses"
                   if over else "more than this machine could allocate")
                + ". Pass a smaller --cells.")

@@ -349,9 +349,10 @@ def build_parser():
     p.add_argument("--standardize", choices=("studentized", "mahalanobis", "none"),
                    default="studentized", help="units of the covariates (default: studentized)")
     p.add_argument("--cells", type=_cells_arg, default=None, metavar="K",
-                   help="for large files: solve on at most K k-means cells per treatment level, "
-                        "weights constant within a cell (O(K^2) memory instead of the exact "
-                        "programme's 4 n^2 numbers; default: the exact programme)")
+                   help="for large files: solve on at most K k-means cells per treatment level "
+                        "(K in all with --continuous), weights constant within a cell (O(K^2) "
+                        "memory instead of the exact programme's O(n^2); default: the exact "
+                        "programme)")
     p.add_argument("--seed", type=_seed, default=None,
                    help="seed of the k-means of --cells, an integer >= 0 (default: a fresh one, "
                         "printed so that the run can be repeated)")

@@ -89,10 +89,19 @@ def test_cell_sums_against_loops_on_one_and_two_threads():
     np.testing.assert_allclose(P, _cell_average(CA * CX, cell, K, s), rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(Ca, _cell_average(CA, cell, K, s), rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(Cx, _cell_average(CX, cell, K, s), rtol=1e-10, atol=1e-13)
-    G2 = _cells.cell_distances(Z, cell, K, s, 2)[0]
-    P2 = _cells.cell_dependence_matrices(a, Z, cell, K, s, 2)[0]
-    np.testing.assert_array_equal(G, G2)
-    np.testing.assert_array_equal(P, P2)
+
+
+def test_cell_sums_are_the_same_bits_on_one_and_two_threads():
+    rng = np.random.default_rng(8)
+    n, K = 700, 23                                   # above the work that runs on one thread
+    Z, a = rng.normal(size=(n, 3)), rng.normal(size=(n, 1))
+    cell, s = rng.integers(0, K, n), rng.uniform(0.2, 3.0, n)
+    np.testing.assert_array_equal(_cells.cell_distances(Z, cell, K, s, 1)[0],
+                                  _cells.cell_distances(Z, cell, K, s, 2)[0])
+    one = _cells.cell_dependence_matrices(a, Z, cell, K, s, 1)
+    two = _cells.cell_dependence_matrices(a, Z, cell, K, s, 2)
+    for x, y in zip(one[:3], two[:3]):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_sums_over_many_kernel_calls_equal_one_call(monkeypatch):
@@ -153,29 +162,37 @@ def _restricted_kkt(D, t, w, s, cell, opt, target, improved):
 
 
 @pytest.mark.parametrize("k,estimand,lam,based", [(2, "ATE", 0.0, False), (3, "ATE", 0.2, True),
-                                                 (2, "ATT", 0.0, True)])
+                                                 (2, "ATT", 0.0, True), (3, "ATT", 0.0, False),
+                                                 (2, "ATE", 0.0, "zeros")])
 def test_cell_weights_solve_the_restricted_programme_on_all_rows(k, estimand, lam, based):
     X, t = _data(n=90, k=k, seed=k)
     n = len(t)
     s = np.random.default_rng(9).uniform(0.5, 2.0, n) if based else np.ones(n)
-    res = es.energy_balancing_weights(X, t, estimand=estimand, lam=lam,
+    if based == "zeros":                             # rows of base weight 0: in no cell, weight 0
+        s[[3, 17, 40, 41]] = 0.0
+    focal = 2 if (k == 3 and estimand == "ATT") else None
+    res = es.energy_balancing_weights(X, t, estimand=estimand, lam=lam, focal=focal,
                                       base_weights=s if based else None, cells=6, rng=1)
-    exact = es.energy_balancing_weights(X, t, estimand=estimand, lam=lam,
+    exact = es.energy_balancing_weights(X, t, estimand=estimand, lam=lam, focal=focal,
                                         base_weights=s if based else None)
     w, cell = res.weights, res.cell_labels
-    assert res.seed == 1 and res.cells == cell.max() + 1 <= 6 * k
-    assert np.all(w >= 0)
+    f = None if estimand == "ATE" else (focal if focal is not None else 1)
+    n_opt = k if f is None else k - 1
+    assert res.seed == 1 and res.cells == cell.max() + 1 <= 6 * n_opt + (f is not None)
+    assert np.all(w >= 0) and np.all(w[s == 0] == 0) and np.all(cell[s == 0] == -1)
     for g in range(k):
         assert w[t == g].mean() == pytest.approx(1.0, abs=1e-12)
     for c in range(res.cells):                       # proportional to the base weights in a cell
         ratio = w[cell == c] / s[cell == c]
         np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
+    if f is not None:                                # the focal level is one cell
+        assert len(np.unique(cell[t == f])) == 1
     D = _dist(_studentize(X, s))
     if estimand == "ATE":
         target, opt = s / s.sum(), list(range(k))
     else:
-        target, opt = _masses(s, t == 1), [0]
-        np.testing.assert_allclose(w[t == 1], s[t == 1] / s[t == 1].mean(), rtol=1e-12)
+        target, opt = _masses(s, t == f), [g for g in range(k) if g != f]
+        np.testing.assert_allclose(w[t == f], s[t == f] / s[t == f].mean(), rtol=1e-12)
     improved = estimand == "ATE"
     want = sum(_energy(D, _masses(w, t == g), target) for g in opt)
     if improved:
@@ -200,11 +217,45 @@ def test_one_row_per_cell_is_the_exact_programme(estimand, with_target):
     T = np.random.default_rng(2).normal(0.3, 1.0, size=(15, 3)) if with_target else None
     exact = es.energy_balancing_weights(X, t, estimand=estimand, target=T)
     res = es.energy_balancing_weights(X, t, estimand=estimand, target=T, cells=40, rng=0)
-    assert res.cells == 40 + (15 if with_target else 0)
+    # every optimised row its own cell; the focal level or the target one cell (fixed masses)
+    assert res.cells == {("ATE", False): 40, ("ATT", False): 21, ("ATE", True): 41}[
+        (estimand, with_target)]
     assert exact.cells is None and exact.cell_labels is None and exact.seed is None
     np.testing.assert_allclose(res.weights, exact.weights, atol=1e-6)
     assert res.objective == pytest.approx(exact.objective, rel=1e-8)
     np.testing.assert_allclose(res.energy_after, exact.energy_after, rtol=1e-6, atol=1e-10)
+
+
+def test_target_population_on_cells_against_loops():
+    X, t = _data(n=60, seed=12)
+    T = np.random.default_rng(4).normal(0.4, 1.2, size=(25, 3))
+    res = es.energy_balancing_weights(X, t, target=T, cells=5, rng=3)
+    assert res.cells <= 11 and np.all(res.cell_labels >= 0)
+    s = np.ones(len(X))
+    p = s / s.sum()
+    m, sd = p @ X, np.sqrt(p @ (X - p @ X) ** 2)   # the sample's units, for the target too
+    Z = np.vstack([(X - m) / sd, (T - m) / sd])
+    D = _dist(Z)
+    n, w = len(X), res.weights
+    tm = np.concatenate([np.zeros(n), np.full(25, 1 / 25)])
+    u = [np.concatenate([_masses(w, t == g), np.zeros(25)]) for g in (0, 1)]
+    want = _energy(D, u[0], tm) + _energy(D, u[1], tm) + _energy(D, u[0], u[1])
+    assert res.objective == pytest.approx(want, rel=1e-9)
+    for g in (0, 1):
+        assert res.energy_after[g] == pytest.approx(_energy(D, u[g], tm), rel=1e-8)
+
+
+def test_the_budget_is_checked_before_the_kmeans(monkeypatch):
+    X, t = _data(n=200)
+
+    def no_kmeans(*a, **k):
+        raise AssertionError("k-means ran before the budget check")
+
+    monkeypatch.setattr(_cells, "kmeans", no_kmeans)
+    with pytest.raises(MemoryError, match=r"about 8 40×40 float64 matrices.*\(40 cells"):
+        es.energy_balancing_weights(X, t, cells=20, rng=0, memory_budget=10_000)
+    with pytest.raises(MemoryError, match=r"about 12 20×20 float64 matrices.*\(20 cells"):
+        es.independence_weights(X, X[:, 0], cells=20, rng=0, memory_budget=10_000)
 
 
 def test_independence_cells_against_loops_and_the_exact_programme():
@@ -256,9 +307,9 @@ def test_independence_cells_at_a_size_that_shares_the_kernel_between_threads():
     a = X[:, 0] + rng.normal(size=n)
     with pytest.raises(MemoryError, match=r"cells=K"):
         es.independence_weights(X, a, memory_budget=2**26)
-    res = es.independence_weights(X, a, cells=40, rng=0, memory_budget=2**26)
+    res = es.independence_weights(X, a, cells=40, rng=0, memory_budget=2**26)  # n_threads=None
     assert res.cells == 40 and res.dcor_after < 0.5 * res.dcor_before
-    two = es.independence_weights(X, a, cells=40, rng=0, n_threads=2)
+    two = es.independence_weights(X, a, cells=40, rng=0, n_threads=1)
     np.testing.assert_array_equal(res.weights, two.weights)
     bt = es.balance_table(X, a, res, treatment_kind="continuous")
     assert bt.energy_after == pytest.approx(res.dcor_after, rel=1e-12)
@@ -279,7 +330,8 @@ def test_seed_repeats_and_is_recorded():
 @pytest.mark.parametrize("cells", [1, 0, -3, 2.5, True, "10"])
 def test_bad_cells_are_named(cells):
     X, t = _data(n=30)
-    with pytest.raises(ValueError, match=r"`cells` must be None \(the exact programme\) or an integer"):
+    with pytest.raises(ValueError, match=r"`cells` must be None \(the exact programme\) or an integer"
+                                         r" >= 2, the largest number of cells of a treatment level"):
         es.energy_balancing_weights(X, t, cells=cells)
     with pytest.raises(ValueError, match=r"`cells` must be"):
         es.independence_weights(X, X[:, 0], cells=cells)
@@ -295,7 +347,7 @@ def test_rng_without_cells_is_refused():
 
 def test_cells_budget_refusal_names_cells():
     X, t = _data(n=60)
-    with pytest.raises(MemoryError, match=r"\(\d+ cells\).*pass a smaller `cells`"):
+    with pytest.raises(MemoryError, match=r"\(\d+ cells;.*pass a smaller `cells`"):
         es.energy_balancing_weights(X, t, cells=20, rng=0, memory_budget=1000)
 
 

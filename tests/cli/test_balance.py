@@ -127,12 +127,12 @@ def test_memory_error_gives_the_balance_advice(data, monkeypatch):
     last = err.strip().splitlines()[-1]
     assert rc == 4 and "Traceback" not in err, err
     assert "--resamples" not in last, last
-    assert "4 60×60 float64 matrices" in last and "60 rows" in last, last
+    assert "8 60×60 float64 matrices" in last and "60 rows" in last, last
     assert "--cells K" in last, last
 
 
 def test_budget_refusal_gives_the_balance_advice(tmp_path):
-    # 6000 rows: 4 matrices of 6000×6000 float64 = 1.07 GiB, above the 1 GiB budget, refused
+    # 6000 rows: 8 matrices of 6000×6000 float64 at the peak = 2.1 GiB, above the 1 GiB budget, refused
     # before anything is allocated
     rng = np.random.default_rng(2)
     n = 6000
