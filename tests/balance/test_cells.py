@@ -9,32 +9,13 @@ import energystats as es
 from energystats._core import _weights as core_weights
 from energystats.balance import _cells
 
+from ._loops import centre_loop as _centre, dist as _dist, energy_loop as _energy, masses as _masses
+from ._loops import studentize as _studentize
+
 pytest.importorskip("osqp")
 
 
 # -- independent references: plain loops over the rows ---------------------------
-
-def _studentize(X, s):
-    p = s / s.sum()
-    m = p @ X
-    return (X - m) / np.sqrt(p @ (X - m) ** 2)
-
-
-def _dist(Z):
-    n = len(Z)
-    D = np.zeros((n, n))
-    for i in range(n):
-        for j in range(n):
-            D[i, j] = np.sqrt(np.sum((Z[i] - Z[j]) ** 2))
-    return D
-
-
-def _centre(D, p):
-    n = len(p)
-    r = [sum(D[i, k] * p[k] for k in range(n)) for i in range(n)]
-    g = sum(r[i] * p[i] for i in range(n))
-    return np.array([[D[i, j] - r[i] - r[j] + g for j in range(n)] for i in range(n)])
-
 
 def _cell_average(F, cell, K, s):
     """G[a, b] = sum_{i in a, j in b} s_i s_j F_ij / (s(a) s(b)), by loops."""
@@ -45,18 +26,6 @@ def _cell_average(F, cell, K, s):
                 G[cell[i], cell[j]] += s[i] * s[j] * F[i, j]
     mass = np.array([s[cell == c].sum() for c in range(K)])
     return G / np.outer(mass, mass)
-
-
-def _energy(D, u, v):
-    """2 u'Dv - u'Du - v'Dv by loops."""
-    n = len(u)
-    return sum(D[i, j] * (2 * u[i] * v[j] - u[i] * u[j] - v[i] * v[j])
-               for i in range(n) for j in range(n))
-
-
-def _masses(w, sel):
-    u = np.where(sel, w, 0.0)
-    return u / u.sum()
 
 
 def _data(n=90, k=2, seed=0, d=3):

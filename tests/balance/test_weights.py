@@ -9,44 +9,13 @@ import pytest
 
 import energystats as es
 
+from ._loops import centre_loop as _centre_loop, dist as _dist, energy_loop as _energy_loop
+from ._loops import masses as _masses, studentize as _studentize
+
 pytest.importorskip("osqp")
 
 
 # -- independent references: plain loops over the rows ---------------------------
-
-def _studentize(X, s=None):
-    s = np.ones(len(X)) if s is None else s
-    p = s / s.sum()
-    m = p @ X
-    sd = np.sqrt(p @ (X - m) ** 2)
-    return (X - m) / sd
-
-
-def _dist(Z):
-    n = len(Z)
-    D = np.zeros((n, n))
-    for i in range(n):
-        for j in range(n):
-            D[i, j] = np.sqrt(np.sum((Z[i] - Z[j]) ** 2))
-    return D
-
-
-def _energy_loop(D, u, v):
-    """2 sum u_i v_j D_ij - sum u_i u_k D_ik - sum v_j v_l D_jl, by loops."""
-    n = len(u)
-    a = b = c = 0.0
-    for i in range(n):
-        for j in range(n):
-            a += u[i] * v[j] * D[i, j]
-            b += u[i] * u[j] * D[i, j]
-            c += v[i] * v[j] * D[i, j]
-    return 2 * a - b - c
-
-
-def _masses(w, sel):
-    u = np.where(sel, w, 0.0)
-    return u / u.sum()
-
 
 def _objective_loop(D, codes, w, target, opt, improved, lam, n):
     total = sum(_energy_loop(D, _masses(w, codes == g), target) for g in opt)
@@ -208,13 +177,6 @@ def test_energy_weights_reduce_the_bias_of_a_confounded_ate():
 
 
 # -- independence weights -------------------------------------------------------------
-
-def _centre_loop(D, p):
-    n = len(p)
-    r = [sum(D[i, k] * p[k] for k in range(n)) for i in range(n)]
-    g = sum(r[i] * p[i] for i in range(n))
-    return np.array([[D[i, j] - r[i] - r[j] + g for j in range(n)] for i in range(n)])
-
 
 @pytest.mark.parametrize("lam,based", [(0.0, False), (0.3, True)])
 def test_independence_objective_against_loops(lam, based):
