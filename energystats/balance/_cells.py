@@ -5,8 +5,8 @@ With ``cells=K`` the rows of each treatment level (for the independence weights,
 are grouped into at most K cells by k-means on the covariates in the units of
 ``standardize`` (the focal level of 'ATT'/'ATC' and a ``target`` sample, whose masses are
 fixed, are one cell each, which is exact), and the weights are constrained to be
-proportional to the base weights within a cell: ``w_i = n_g y_c s_i / s(c)`` for row ``i`` of cell ``c`` (level
-``g``), with one variable ``y_c`` per cell.  Every mass the programme uses (the levels', the
+proportional to the base weights within a cell: ``w_i = n_g y_c s_i / s(c)`` for row ``i``
+of cell ``c`` (level ``g``), with one variable ``y_c`` per cell.  Every mass the programme uses (the levels', the
 target's) is then a combination of the cells' distributions, so the energy distances are
 exact quadratic forms in ``y`` whose matrix holds the cell sums of the distances,
 ``G[a, b] = Σ_{i∈a, j∈b} s_i s_j ρ(x_i, x_j) / (s(a) s(b))``, streamed through the

@@ -504,10 +504,11 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
         As in :func:`energy_balancing_weights`.
     cells : int, optional
         None (default): the exact programme.  An integer K >= 2: at most K k-means cells of
-        the (treatment, covariates) rows in the units of ``standardize``, weights proportional to the base
-        weights within a cell, the programme's matrices streamed (O(n² d) time, O(K²)
-        memory); as in :func:`energy_balancing_weights`, the exact programme restricted to
-        cell-constant weights, with every reported quantity exact on all rows.
+        the (treatment, covariates) rows in the units of ``standardize``, weights
+        proportional to the base weights within a cell, the programme's matrices streamed
+        (O(n² d) time, O(K²) memory); as in :func:`energy_balancing_weights`, the exact
+        programme restricted to cell-constant weights, with every reported quantity exact
+        on all rows.
     rng : int, numpy.random.Generator or None
         Seed of the k-means (with ``cells`` only), recorded as the result's ``seed``.
     memory_budget : float, default 1 GiB
@@ -553,8 +554,8 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     a, _ = _forms.standardise(a, None if standardize is None else "studentized", s)
     p = s / s.sum()
     if cells is not None:
-        return _independence_cells(Z, a, s, p, c_a, c_x, lam, dimension_adj, standardize, index,
-                                   solver, cells, gen, seed, memory_budget, n_threads)
+        return _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, index,
+                                   solver, cells, gen, seed, n_threads)
     Da, Dx = _forms.distance_matrix(a, n_threads), _forms.distance_matrix(Z, n_threads)
     dcor_before = _forms.weighted_dcor(Da, Dx, s)
 
@@ -593,8 +594,8 @@ def _independence_qp(A, Ca, Cx, p, c_a, c_x, lam, pen, solver):
     return x, info, kkt, objective
 
 
-def _independence_cells(Z, a, s, p, c_a, c_x, lam, dimension_adj, standardize, index, solver, cells,
-                        gen, seed, memory_budget, n_threads):
+def _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, index, solver, cells,
+                        gen, seed, n_threads):
     """:func:`independence_weights` on k-means cells of (treatment, covariates) jointly."""
     from .._core._metrics import resolve_metric
     from .._core._weights import weighted_dcov_means
