@@ -198,6 +198,22 @@ def _scipy_metric(key, metric, exponent, check_negative_type):
     return ResolvedMetric("scipy", key, max_features=limit)
 
 
+def _unused_parameters(what, used, exponent, sigma):
+    """A ValueError when ``exponent`` or ``sigma`` differs from its default 1 but ``metric``
+    (``what``) has no use for it: it would be ignored without a word."""
+    for name, value, owner in (("exponent", exponent, "metric='energy'"),
+                               ("sigma", sigma, "metric='gaussian' or 'laplacian'")):
+        if name == used:
+            continue
+        try:
+            default = bool(value == 1.0)
+        except (TypeError, ValueError):
+            default = False
+        if not default:
+            raise ValueError(f"`{name}` applies to {owner} only; got {name}={value!r} with metric="
+                             f"{what}, which would ignore it. Leave `{name}` at its default 1.")
+
+
 def resolve_metric(metric="energy", exponent=1.0, sigma=1.0, *, allow_precomputed=True,
                    check_negative_type=True):
     """Validate ``metric`` and its parameter once; return a :class:`ResolvedMetric`.
@@ -209,17 +225,22 @@ def resolve_metric(metric="energy", exponent=1.0, sigma=1.0, *, allow_precompute
     if not isinstance(check_negative_type, (bool, np.bool_)):
         raise TypeError(f"`check_negative_type` must be True or False; got {check_negative_type!r}.")
     if callable(metric):
-        return ResolvedMetric("callable", getattr(metric, "__name__", "callable"), func=metric)
+        name = getattr(metric, "__name__", "callable")
+        _unused_parameters(f"a callable ({name})", "", exponent, sigma)
+        return ResolvedMetric("callable", name, func=metric)
     if isinstance(metric, str):
         key = metric.lower()
         if key == "precomputed":
             if not allow_precomputed:
                 raise ValueError("`metric='precomputed'` is not available in this function.")
+            _unused_parameters(repr(metric), "", exponent, sigma)
             return ResolvedMetric("precomputed", "precomputed")
         if key in SCIPY_NAMES:
+            _unused_parameters(repr(metric), "exponent", 1.0, sigma)  # exponent: checked there
             return _scipy_metric(key, metric, exponent, check_negative_type)
         if key in METRICS:
             info = METRICS[key]
+            _unused_parameters(repr(metric), info.param, exponent, sigma)
             value = info.validator(exponent if info.param == "exponent" else sigma)
             return ResolvedMetric("builtin", key, info.code, value)
     names = sorted(set(METRICS) | set(SCIPY_NAMES))

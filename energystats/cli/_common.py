@@ -61,6 +61,12 @@ def _metric_kwargs(args):
         raise CLIError(f"option --exponent: must lie in (0, 2]; got {args.exponent:g}.")
     if args.metric in ("laplacian", "gaussian") and not (math.isfinite(args.sigma) and args.sigma > 0):
         raise CLIError(f"option --sigma: must be a finite number > 0; got {args.sigma:g}.")
+    if args.metric == "energy" and args.sigma != 1.0:
+        raise CLIError(f"option --sigma: is for --metric laplacian or gaussian; --metric energy "
+                       f"would ignore it (got --sigma {args.sigma:g}).")
+    if args.metric in ("laplacian", "gaussian") and args.exponent != 1.0:
+        raise CLIError(f"option --exponent: is for --metric energy; --metric {args.metric} would "
+                       f"ignore it (got --exponent {args.exponent:g}).")
     if args.metric not in ("energy", "laplacian", "gaussian"):  # SciPy's names: no parameter
         for option, value in (("--exponent", args.exponent), ("--sigma", args.sigma)):
             if value != 1.0:

@@ -89,3 +89,15 @@ def test_a_parameter_with_a_scipy_name_is_refused(data, option, value):
 def test_unknown_name_lists_the_choices(data):
     rc, out, err = run_cli("distance", data[0], "--metric", "minkowski")
     assert rc == 2 and "invalid choice: 'minkowski'" in err and "'cityblock'" in err, err
+
+
+@pytest.mark.parametrize("metric, option, value, owner", [
+    ("energy", "--sigma", "2", "--metric laplacian or gaussian"),
+    ("gaussian", "--exponent", "1.5", "--metric energy"),
+    ("laplacian", "--exponent", "0.5", "--metric energy"),
+])
+def test_a_parameter_the_metric_would_ignore_is_refused(data, metric, option, value, owner):
+    rc, out, err = run_cli("distance", data[0], "--numeric-only", "--by", "group", "--metric", metric,
+                           option, value, "-q")
+    assert rc == 2 and "Traceback" not in err, err
+    assert f"option {option}: is for {owner}" in err and f"got {option} {value}" in err, err
