@@ -159,6 +159,20 @@ def _symmetrise(upper):
     return upper
 
 
+def _row_means(X, XT, Y, YT, p, code, param_x, param_y, step, nt):
+    """``(va, vb, ga, gb)``: the rows' means ``Σ_j p_j a_ij``, ``Σ_j p_j b_ij`` (compiled, in
+    calls of ``step`` rows) and the grand means, the centring of the weighted dCov."""
+    from .._lib import _weighted
+
+    n = X.shape[0]
+    rs = np.empty((n, 2))
+    for r0 in range(0, n, step):
+        _weighted.weighted_row_sums(X, XT, Y, YT, p, code, param_x, param_y, r0, min(n, r0 + step),
+                                    rs, nt)
+    va, vb = np.ascontiguousarray(rs[:, 0]), np.ascontiguousarray(rs[:, 1])
+    return va, vb, math.fsum(p * va), math.fsum(p * vb)
+
+
 def weighted_dcov_means(X, Y, p, met, n_threads):
     """``(dCov², dVar²_x, dVar²_y)`` with masses ``p`` (Σ p = 1) by weighted double centring,
     in working units, and the two variables' Scales.
@@ -189,12 +203,7 @@ def weighted_dcov_means(X, Y, p, met, n_threads):
     n, d = X.shape[0], X.shape[1] + Y.shape[1]
     nt = _engine.effective_threads(n_threads, float(n) * n * d)
     step = int(max(1, CALL_WORK // max(1.0, n * d)))
-    rs = np.empty((n, 2))
-    for r0 in range(0, n, step):
-        _weighted.weighted_row_sums(X, XT, Y, YT, p, met.code, met_x.param, met_y.param, r0,
-                                    min(n, r0 + step), rs, nt)
-    va, vb = np.ascontiguousarray(rs[:, 0]), np.ascontiguousarray(rs[:, 1])
-    ga, gb = math.fsum(p * va), math.fsum(p * vb)
+    va, vb, ga, gb = _row_means(X, XT, Y, YT, p, met.code, met_x.param, met_y.param, step, nt)
     out = np.empty((n, 3))
     for r0 in range(0, n, step):
         _weighted.weighted_centred_products(X, XT, Y, YT, p, met.code, met_x.param, met_y.param,
@@ -231,12 +240,7 @@ def weighted_cell_centred_sums(X, Y, codes, k, w, p, met, n_threads):
     n, d = X.shape[0], X.shape[1] + Y.shape[1]
     nt = _engine.effective_threads(n_threads, float(n) * n * d)
     step = int(max(1, min(CALL_WORK // max(1.0, n * d), 2**22 // max(3 * k, 1))))
-    rs = np.empty((n, 2))
-    for r0 in range(0, n, step):
-        _weighted.weighted_row_sums(X, XT, Y, YT, ps, met.code, met_x.param, met_y.param, r0,
-                                    min(n, r0 + step), rs, nt)
-    va, vb = np.ascontiguousarray(rs[:, 0]), np.ascontiguousarray(rs[:, 1])
-    ga, gb = math.fsum(ps * va), math.fsum(ps * vb)
+    va, vb, ga, gb = _row_means(X, XT, Y, YT, ps, met.code, met_x.param, met_y.param, step, nt)
     acc = _GroupAccumulator(k, 3)
     for r0 in range(0, n, step):
         r1 = min(n, r0 + step)

@@ -33,15 +33,21 @@ def _level(text):
     return value
 
 
-def _seed(text):
-    """argparse type of --seed: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {value}")
-    return value
+def _int_at_least(low):
+    """An argparse type: an integer >= ``low``."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}; got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}; got {text!r}")
+        return value
+    return parse
+
+
+#: argparse type of --seed: an integer >= 0
+_seed = _int_at_least(0)
 
 
 def _one_char(text):

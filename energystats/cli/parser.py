@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from ._common import FORMATS, INPUT_FORMATS, _level, _one_char, _seed
+from ._common import FORMATS, INPUT_FORMATS, _int_at_least, _level, _one_char, _seed
 from .balance import _cmd_balance
 from .changepoint import _cmd_changepoint
 from .clustering import _cmd_cluster
@@ -87,17 +87,6 @@ _FMT = argparse.RawDescriptionHelpFormatter
 def _wrap(text):
     """Descriptions are wrapped here; epilogs (examples) stay as written."""
     return textwrap.fill(" ".join(text.split()), width=79)
-
-
-def _cells_arg(text):
-    """--cells: an integer >= 2."""
-    try:
-        k = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 2; got {text!r}") from None
-    if k < 2:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 2; got {text!r}")
-    return k
 
 
 def _add_inference_args(p, resamples, what):
@@ -348,7 +337,7 @@ def build_parser():
                    help="ridge penalty lam * sum (w/n)^2, >= 0 (default: 0)")
     p.add_argument("--standardize", choices=("studentized", "mahalanobis", "none"),
                    default="studentized", help="units of the covariates (default: studentized)")
-    p.add_argument("--cells", type=_cells_arg, default=None, metavar="K",
+    p.add_argument("--cells", type=_int_at_least(2), default=None, metavar="K",
                    help="for large files: solve on at most K k-means cells per treatment level "
                         "(K in all with --continuous), weights constant within a cell (O(K^2) "
                         "memory instead of the exact programme's O(n^2); default: the exact "

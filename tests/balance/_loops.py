@@ -42,3 +42,12 @@ def centre_loop(D, p):
     r = [sum(D[i, k] * p[k] for k in range(n)) for i in range(n)]
     g = sum(r[i] * p[i] for i in range(n))
     return np.array([[D[i, j] - r[i] - r[j] + g for j in range(n)] for i in range(n)])
+
+
+def confounded(n=40, k=2, seed=0, d=3):
+    """Covariates and a k-level treatment cut from a score that depends on them."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    score = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
+    t = np.digitize(score, np.quantile(score, np.linspace(0, 1, k + 1)[1:-1]))
+    return X, t

@@ -9,6 +9,7 @@ import energystats as es
 from energystats._core import _weights as core_weights
 from energystats.balance import _cells
 
+from ._loops import confounded as _confounded
 from ._loops import centre_loop as _centre, dist as _dist, energy_loop as _energy, masses as _masses
 from ._loops import studentize as _studentize
 
@@ -29,11 +30,7 @@ def _cell_average(F, cell, K, s):
 
 
 def _data(n=90, k=2, seed=0, d=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    score = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
-    t = np.digitize(score, np.quantile(score, np.linspace(0, 1, k + 1)[1:-1]))
-    return X, t
+    return _confounded(n=n, k=k, seed=seed, d=d)
 
 
 # -- the streamed cell sums -------------------------------------------------------
@@ -256,6 +253,10 @@ def test_independence_cells_against_loops_and_the_exact_programme():
     assert res.dcor_after < res.dcor_before
     # the streamed weighted dCor equals the dense one of the exact path on the same weights
     assert res.dcor_before == pytest.approx(exact.dcor_before, rel=1e-10)
+    q = w / w.sum()                                  # dCor of the returned weights, by loops
+    A, B = _centre(Da, q), _centre(Dx, q)
+    v = [sum(q[i] * q[j] * F[i, j] for i in range(n) for j in range(n)) for F in (A * B, A * A, B * B)]
+    assert res.dcor_after == pytest.approx(np.sqrt(v[0] / np.sqrt(v[1] * v[2])), rel=1e-10)
 
 
 def test_large_n_beyond_the_budget_runs_on_cells():

@@ -9,6 +9,7 @@ import pytest
 
 import energystats as es
 
+from ._loops import confounded as _confounded
 from ._loops import centre_loop as _centre_loop, dist as _dist, energy_loop as _energy_loop
 from ._loops import masses as _masses, studentize as _studentize
 
@@ -27,11 +28,7 @@ def _objective_loop(D, codes, w, target, opt, improved, lam, n):
 
 
 def _data(n=40, k=2, seed=0, d=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    score = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
-    t = np.digitize(score, np.quantile(score, np.linspace(0, 1, k + 1)[1:-1]))
-    return X, t
+    return _confounded(n=n, k=k, seed=seed, d=d)
 
 
 CASES = [  # (k, estimand, improved, lam, base weights)
