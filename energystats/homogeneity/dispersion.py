@@ -176,8 +176,11 @@ def _weighted_dispersion(X, labels, by, columns, dropna, numeric_only, met, meth
     W = float(np.sum(totals / 2.0 * gd))
     E = 2.0 * g - gd[:, None] - gd[None, :]
     iu = np.triu_indices(k, 1)
-    S = float(np.sum((np.outer(totals, totals) / (2.0 * N) * E)[iu]))
-    T = float(np.sum(np.outer(totals, totals) * g) / (2.0 * N))
+    # N_i N_j / N as N_i (N_j / N): the weights may have any common scale (only N - k in F
+    # sees it), and N_i N_j itself overflows (weights ~1e300) or underflows (~1e-300)
+    NN = np.outer(totals, totals / N)
+    S = float(np.sum((NN / 2.0 * E)[iu]))
+    T = float(np.sum(NN * g) / 2.0)
     if k < 2 or N <= k:
         F = float("nan")
     elif W > 0:

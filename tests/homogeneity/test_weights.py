@@ -70,6 +70,31 @@ def test_integer_weights_equal_repeated_rows_exactly():
     assert np.array_equal(res.g, rep.g)
 
 
+@pytest.mark.parametrize("c", [1e300, 1e-300, 2.0**900, 2.0**-900])
+def test_weights_scale_linearly_at_extreme_magnitudes(c):
+    # the weights count as frequencies: W, S and T are linear in a common factor c of the
+    # weights, g does not change, and F changes only through its N - k. The products of two
+    # group totals once overflowed (c = 1e300: S = T = F = inf) or underflowed (c = 1e-300:
+    # S = T = 0); the reference is the plain loops at c = 1
+    rng = np.random.default_rng(335)
+    X = rng.normal(size=(30, 2))
+    labels = rng.choice([0, 1, 2], size=30)
+    w = rng.uniform(0.5, 3.0, 30)
+    W, S, T, _ = ref_weighted_wst(X, labels, w)
+    N, k = float(w.sum()) * c, 3
+    if N > k:
+        res = es.dispersion(X, labels, weights=w * c)
+        assert res.F == pytest.approx((S / (k - 1)) / (W / (N - k)), rel=1e-12)
+    else:  # N - k < 0: F is undefined, and said to be
+        with pytest.warns(es.DegenerateStatisticWarning, match="F is NaN"):
+            res = es.dispersion(X, labels, weights=w * c)
+        assert np.isnan(res.F)
+    assert (res.W / c, res.S / c, res.T / c) == pytest.approx((W, S, T), rel=1e-12)
+    np.testing.assert_allclose(res.g, es.dispersion(X, labels, weights=w).g, rtol=1e-14)
+    np.testing.assert_allclose(res.weight_totals / c, [w[labels == j].sum() for j in range(k)],
+                               rtol=1e-14)
+
+
 def test_weights_column_is_not_a_variable():
     rng = np.random.default_rng(333)
     df = pd.DataFrame({"u": rng.normal(size=12), "w": rng.uniform(0.5, 2, 12), "g": list("ab") * 6})
