@@ -38,6 +38,10 @@ class DistanceStatsResult:
         column of ``data`` (not a variable) or ``"array"``.  The V-statistics
         are then the weighted ones and the U-statistics are NaN (not defined
         with weights).
+    weight_total : float or None
+        With weights: their total :math:`N = \sum_i w_i`, which takes the place
+        of n in ``test_statistic`` (the weights count as frequencies);
+        ``n_samples`` stays the number of rows.
     """
 
     dcov_sqr: float
@@ -54,6 +58,7 @@ class DistanceStatsResult:
     columns_x: list | None = None
     columns_y: list | None = None
     weights: str | None = None
+    weight_total: float | None = None
     #: the roots (dCov, dVarX, dVarY) formed in working units and scaled back once, so that they
     #: are right where their squares leave the float64 range (None: from the squares)
     _roots: tuple | None = field(default=None, repr=False, compare=False)
@@ -86,8 +91,13 @@ class DistanceStatsResult:
 
     @property
     def test_statistic(self):
-        """:math:`n\\mathcal{V}^2_n`, the statistic of R ``dcov.test``."""
-        return self.n_samples * self.dcov_sqr
+        """:math:`n\\mathcal{V}^2_n`, the statistic of R ``dcov.test`` (V-statistic, squared).
+
+        With weights :math:`N\\mathcal{V}^2_w`, N = ``weight_total`` (the weights count as
+        frequencies): integer weights give the statistic of the rows repeated that many times,
+        and a common factor of the weights scales it (it does not scale the V-statistics)."""
+        n = self.n_samples if self.weight_total is None else self.weight_total
+        return n * self.dcov_sqr
 
     def to_frame(self):
         """Rows V (squares and roots) and U; columns dCov², dVarX², dVarY², dCor², and roots."""
@@ -113,7 +123,8 @@ def _ratio(cov, vx, vy):
     return cov / math.sqrt(den) if den > 0 else 0.0
 
 
-def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None), weights=None):
+def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None), weights=None,
+                  weight_total=None):
     """The :class:`DistanceStatsResult` from the V and U sums (working units) and the scales.
 
     Every value is formed in working units and scaled back once (:func:`_times_pow2`): the
@@ -123,7 +134,8 @@ def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None), weights=Non
     ``constant``: the variables' constancy decided from the data (:func:`_constancy`); a
     working-unit distance variance of exactly 0 (no underflow is possible there) adds
     "distances".  ``weights`` (what the result records of them): the V sums are the weighted
-    means already and there are no U-statistics."""
+    means already and there are no U-statistics; ``weight_total`` is their total, the n of
+    ``test_statistic``."""
     V, U = VU
     cov_v, xx_v, yy_v = (s / n**2 for s in V) if weights is None else V
     if n > 3 and weights is None:
@@ -146,7 +158,8 @@ def _stats_result(VU, sx, sy, n, met, cx, cy, constant=(None, None), weights=Non
         dcov_sqr=max(cov_v, 0.0), dvar_x_sqr=max(xx_v, 0.0), dvar_y_sqr=max(yy_v, 0.0),
         dcor_sqr=dcor_v, dcov_u=cov_u, dvar_x_u=xx_u, dvar_y_u=yy_u, dcor_u=dcor_u,
         n_samples=n, exponent=met.param if met.name == "energy" else None, metric=met.name,
-        columns_x=cx, columns_y=cy, weights=weights, _roots=roots, _constant=constant)
+        columns_x=cx, columns_y=cy, weights=weights, weight_total=weight_total, _roots=roots,
+        _constant=constant)
     return res
 
 

@@ -90,9 +90,10 @@ def _weighted_stats(x, y, data, met, n_threads, need_u, method, weights):
     pre = met.kind == "precomputed"
     constant = (_constancy(X[np.ix_(pos, pos)] if pre else X[pos], pre),
                 _constancy(Y[np.ix_(pos, pos)] if pre else Y[pos], pre))
-    sums, sx, sy = weighted_dcov_means(X, Y, w / math.fsum(w), met, nt)
+    total = math.fsum(w)
+    sums, sx, sy = weighted_dcov_means(X, Y, w / total, met, nt)
     return _stats_result((sums, None), sx, sy, n, met, cx, cy, constant=constant,
-                         weights=wcol if wcol is not None else "array")
+                         weights=wcol if wcol is not None else "array", weight_total=total)
 
 
 def _stats_dask(x, y, data, met, n_threads, need_u, method):
@@ -173,7 +174,11 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
         \sum_k p_k a_{kj} + \sum_{kl} p_k p_l a_{kl}`, and
         :math:`\mathcal{V}^2_w = \sum_{ij} p_i p_j A_{ij} B_{ij}` (likewise the
         distance variances; dCor² their ratio).  Integer weights give the
-        statistics of the data with each row repeated that many times.
+        statistics of the data with each row repeated that many times:
+        the weights count as frequencies, and ``test_statistic`` is
+        :math:`N \mathcal{V}^2_w` with :math:`N = \sum w` (the result's
+        ``weight_total``; ``n_samples`` is the number of rows), the only
+        field that a common factor of the weights changes.
         V-statistics only (the U fields are NaN, ``estimator='U'`` an error);
         the streamed O(n²) pass (no ``method='sorted'``); not on the Dask
         backend.

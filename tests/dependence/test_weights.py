@@ -90,6 +90,33 @@ def test_integer_weights_equal_repeated_rows_exactly():
                                                               want.dvar_y_sqr)
 
 
+def test_weighted_test_statistic_counts_the_total_weight():
+    # the weights count as frequencies: R dcov.test's n·V² is (Σ w)·V²_w, the statistic of the
+    # rows repeated; it was the row count times V²_w (here 4 · 0.796335 = 3.18534 for 5.57434)
+    x, y, w = np.array([0.0, 1.0, 3.0, 4.0]), np.array([1.0, 0.0, 2.0, 2.0]), np.array([2, 1, 1, 3])
+    res = es.distance_stats(x, y, weights=w)
+    rep = es.distance_stats(np.repeat(x, w), np.repeat(y, w))
+    assert rep.n_samples == 7 and rep.test_statistic == pytest.approx(5.574344023323614, rel=1e-12)
+    assert res.test_statistic == pytest.approx(rep.test_statistic, rel=1e-12)
+    assert res.weight_total == 7.0 and res.n_samples == 4  # rows, as without weights
+    rng = np.random.default_rng(3306)
+    x = rng.normal(size=(30, 2))
+    y = x[:, :1] ** 2 + rng.normal(size=(30, 1))
+    w = rng.integers(0, 6, 30)
+    res = es.distance_stats(x, y, weights=w)
+    rep = es.distance_stats(np.repeat(x, w, axis=0), np.repeat(y, w, axis=0))
+    assert res.test_statistic == pytest.approx(rep.test_statistic, rel=1e-12)
+    assert res.test_statistic == pytest.approx(w.sum() * ref_weighted_dcov(x, y, w)[0], rel=1e-12)
+    # non-integer weights: Σ w, which a common factor of the weights scales (only there)
+    w = rng.uniform(0.5, 2.0, 30)
+    one, ten = es.distance_stats(x, y, weights=w), es.distance_stats(x, y, weights=10 * w)
+    want = math.fsum(w) * ref_weighted_dcov(x, y, w)[0]
+    assert one.test_statistic == pytest.approx(want, rel=1e-12)
+    assert ten.test_statistic == pytest.approx(10 * one.test_statistic, rel=1e-12)
+    assert ten.dcov_sqr == pytest.approx(one.dcov_sqr, rel=1e-12)
+    assert es.distance_stats(x, y).weight_total is None
+
+
 def test_weights_column_of_data():
     rng = np.random.default_rng(3304)
     df = pd.DataFrame({"a": rng.normal(size=10), "b": rng.normal(size=10), "w": rng.uniform(0.5, 2, 10)})
