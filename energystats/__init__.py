@@ -70,6 +70,7 @@ _EXPORTS = {
     "BalancingWeightsResult": "balance",
     "IndependenceWeightsResult": "balance",
     "BalanceTableResult": "balance",
+    "BalanceWarning": "balance",
     "DataConversionWarning": "_core._validation",
     "DegenerateStatisticWarning": "_core._permutation",
     "e_divisive": "changepoint",
