@@ -19,6 +19,7 @@ from .._core._engine import pairwise_values
 from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
 from .._core._validation import align_labels, as_data, as_labels, check_n_threads
+from . import _design
 
 __all__ = ["covariates_and_treatment", "check_base_weights", "check_weights", "standardise",
            "distance_matrix", "double_centre", "weighted_dcor", "ess",
@@ -108,6 +109,11 @@ def standardise(Z, standardize, s, extra=None):
                          f"{standardize!r}.")
     if standardize is None:
         return Z, extra
+    # each column times a power of two first (exact, and the standardised result is the same),
+    # so that the squares of the variance neither overflow (1e300) nor underflow (1e-300)
+    shift = _design.column_shifts(Z)
+    Z = np.ldexp(Z, -shift)
+    extra = None if extra is None else np.ldexp(extra, -shift)
     p = s / s.sum()
     mean = p @ Z
     C = Z - mean

@@ -2,14 +2,14 @@
 and Chen 2023), each the solution of a convex quadratic programme (:mod:`._qp`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from .._core._metrics import _real
-from .._core._validation import check_n_threads, seeded_rng
-from . import _cells, _forms, _qp
+from .._core._validation import check_n_threads, seeded_rng, short_list
+from . import _cells, _design, _forms, _programme, _qp
 
 __all__ = ["energy_balancing_weights", "independence_weights", "BalancingWeightsResult",
            "IndependenceWeightsResult"]
@@ -62,6 +62,15 @@ class BalancingWeightsResult:
     seed : int or None
         The seed of the k-means that formed the cells (pass it back as ``rng`` to repeat
         them); None for the exact programme or when ``rng`` was a Generator.
+    moments, quantiles :
+        The exact constraints asked for (None: none); ``quantiles`` as a tuple of
+        probabilities for every covariate, or a dict from covariate position to a tuple.
+    n_constraints : int
+        The linear equality constraints they added to the programme (all levels together).
+    inputs : object
+        The checked inputs of the call (covariates as given, treatment, base weights,
+        target, options), from which :func:`~energystats.weighted_effect`'s bootstrap
+        solves the programme again on resampled rows; not shown, not compared.
     """
 
     weights: np.ndarray
@@ -82,6 +91,10 @@ class BalancingWeightsResult:
     cells: int | None = None
     cell_labels: np.ndarray | None = None
     seed: int | None = None
+    moments: int | None = None
+    quantiles: object = None
+    n_constraints: int = 0
+    inputs: object = field(default=None, repr=False, compare=False)
 
     def to_frame(self):
         """One row per treatment level: size, ESS, energy distance to the target before/after."""
@@ -133,7 +146,7 @@ class IndependenceWeightsResult:
     lam, standardize :
         The options used.
     index : pandas.Index or None
-    cells, cell_labels, seed :
+    cells, cell_labels, seed, inputs :
         As in :class:`BalancingWeightsResult`.
     """
 
@@ -156,6 +169,7 @@ class IndependenceWeightsResult:
     cells: int | None = None
     cell_labels: np.ndarray | None = None
     seed: int | None = None
+    inputs: object = field(default=None, repr=False, compare=False)
 
     def to_frame(self):
         """One row: the objective's terms, dCor before/after, ESS."""
@@ -170,6 +184,39 @@ class IndependenceWeightsResult:
     def __repr__(self):
         return (f"IndependenceWeightsResult(dcor_before={self.dcor_before:.4g}, "
                 f"dcor_after={self.dcor_after:.4g}, ess={self.ess:.1f}, solver={self.solver!r})")
+
+
+#: a level whose effective sample size after weighting is below this fraction of its rows
+#: is named in a BalanceWarning (the same rule as :func:`~energystats.balance_table`'s)
+ESS_FRACTION = 0.1
+#: a KKT residual above this (relative: the gradient is scaled by its largest entry) is
+#: named in a BalanceWarning: the solver stopped away from the optimum
+KKT_WARN = 1e-4
+
+
+def _warn_weights(res, what="energy_balancing_weights"):
+    """One BalanceWarning naming every level with a small effective sample size and a KKT
+    residual that says the solver stopped short."""
+    from .._core._validation import warn
+    from .table import BalanceWarning
+
+    msgs = []
+    sizes = np.atleast_1d(getattr(res, "sizes", len(res.weights)))
+    ess = np.atleast_1d(res.ess)
+    groups = getattr(res, "groups", ["all"])
+    small = [(g, round(float(e), 1), int(m)) for g, e, m in zip(groups, ess, sizes)
+             if e < ESS_FRACTION * m]
+    if small:
+        msgs.append(f"effective sample size below {ESS_FRACTION:.0%} of the rows in level(s) "
+                    f"{short_list(small, 5)} (level, ESS, rows): a few rows carry most of the "
+                    "weight, and estimates will be noisy; check the overlap of the levels' "
+                    "covariates, or spread the weights with `lam` > 0")
+    if res.kkt_residual > KKT_WARN:
+        msgs.append(f"the QP solver {res.solver!r} stopped with a KKT residual of "
+                    f"{res.kkt_residual:.1e} (above {KKT_WARN:g}): the weights are not the "
+                    "optimum to that accuracy; try the other `solver`")
+    if msgs:
+        warn(f"`{what}`: " + "; ".join(msgs) + ".", BalanceWarning)
 
 
 def _check_lam(lam):
@@ -218,9 +265,9 @@ def _target_rows(target, columns, d):
 
 
 def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target=None, improved=True,
-                             base_weights=None, lam=0.0, standardize="studentized",
-                             solver="osqp", cells=None, rng=None, memory_budget=2**30,
-                             n_threads=None):
+                             base_weights=None, lam=0.0, standardize="studentized", moments=None,
+                             quantiles=None, solver="osqp", cells=None, rng=None,
+                             memory_budget=2**30, n_threads=None):
     r"""Energy balancing weights for a binary or multi-category treatment.
 
     The weights of Huling and Mak (2024, "Energy balancing of covariate distributions",
@@ -264,7 +311,8 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     weights describe; and WeightIt returns weights to be multiplied by its ``s.weights``,
     ours are the final weights (its weights times the base weights, mean 1 within a level);
     (iv) ``target`` (a separate population) and multi-category 'ATC' (a ``focal`` level)
-    are ours only; WeightIt's ``moments``, ``int``, ``quantile`` constraints are not offered.
+    are ours only; WeightIt's ``moments`` and ``quantile`` exact constraints are offered
+    (``moments``, ``quantiles``), its ``int`` (interactions) is not.
 
     Parameters
     ----------
@@ -291,10 +339,27 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
         Ridge penalty :math:`\lambda \sum_i (w_i/n)^2` (spreads the weights).
     standardize : {'studentized', 'mahalanobis', None}
         Covariates divided by their (base-weighted) standard deviations, whitened by their
-        covariance, or used as they are.
+        covariance, or used as they are.  The programme is solved in working units (the
+        data and the QP's matrices times powers of two), so the weights are the same for
+        covariates multiplied by any power of two, at any magnitude.
+    moments : int, optional
+        Exact balance of moments (R WeightIt's ``moments`` with ``method = "energy"``): each
+        optimised level's weighted mean of every covariate's powers ``1..moments`` equals
+        the target's, as linear equality constraints of the programme (a covariate with
+        ``m`` distinct values contributes at most ``m - 1`` powers; constant ones none).
+    quantiles : float, sequence of float or dict, optional
+        Exact balance of quantiles (WeightIt's ``quantile``): for each probability ``q`` the
+        weighted share of each optimised level at or below the target's weighted
+        ``q``-quantile of the covariate equals the target's share.  A probability or a list
+        of them applies to every covariate; a dict maps covariates (names of ``X``'s
+        columns, or positions) to probabilities.  Constraints that cannot all hold (a level
+        that does not reach the target's range) are a RuntimeError that says so.
     solver : {'osqp', 'clarabel'}
         The QP solver: OSQP with solution polishing (the default; ``pip install
-        energy-statistics[balance]`` installs it), or Clarabel (interior point).
+        energy-statistics[balance]`` installs it), or Clarabel (interior point).  From
+        1 500 variables on the solver runs in a child process, so that Ctrl-C stops it at
+        once (OSQP's setup holds the interpreter for seconds); a KKT residual above 1e-4
+        at the returned weights is a BalanceWarning.
     cells : int, optional
         None (default): the exact programme, one variable per row.  An integer K >= 2: the
         cell approximation for large n.  The rows of each optimised level are grouped into
@@ -335,6 +400,23 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     [1.0, 1.0]
     """
     _qp.require_solver(solver)
+    inp, index, seedless_rng = _energy_inputs(X, treatment, estimand, focal, target, improved,
+                                              base_weights, lam, standardize, moments, quantiles,
+                                              cells, rng)
+    gen, seed = seeded_rng(seedless_rng) if inp.cells is not None else (None, None)
+    w, fields = _programme.solve_energy(inp, solver, memory_budget, n_threads, gen)
+    res = BalancingWeightsResult(w, inp.estimand, list(inp.lab.groups), inp.lab.sizes.copy(),
+                                 inp.focal, lam=inp.lam, standardize=inp.standardize, index=index,
+                                 seed=seed, moments=inp.moments, quantiles=inp.quantiles,
+                                 inputs=inp, **fields)
+    _warn_weights(res)
+    return res
+
+
+def _energy_inputs(X, treatment, estimand, focal, target, improved, base_weights, lam,
+                   standardize, moments, quantiles, cells, rng):
+    """The checked arguments of :func:`energy_balancing_weights` as an
+    :class:`~._programme.EnergyInputs`, with the rows' index and ``rng``."""
     estimand = _check_estimand(estimand)
     cells = _cells.check_cells(cells, rng)
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
@@ -344,103 +426,58 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     if target is not None and estimand != "ATE":
         raise ValueError(f"`target` is for estimand 'ATE' (a population to balance to); got it with "
                          f"{estimand!r}, whose target is the focal level.")
-    s = _forms.check_base_weights(base_weights, n, lab.codes, lab.groups)
-    lam = _check_lam(lam)
+    s = _forms.check_base_weights(_design.align_weights(X, base_weights, "base_weights"), n,
+                                  lab.codes, lab.groups)
     if not isinstance(improved, (bool, np.bool_)):
         raise TypeError(f"`improved` must be True or False; got {improved!r}.")
-    T = _target_rows(target, columns, d)
-    m = 0 if T is None else T.shape[0]
-    gen, seed = seeded_rng(rng) if cells is not None else (None, None)
-    # the target's rows (and the focal level's) have fixed masses: one cell each is exact
-    fixed = [lab.k] + ([] if focal is None else [lab.groups.index(focal)])
-    if cells is None:
-        _forms.check_budget(n + m, _forms.peak_matrices("balancing", solver), memory_budget,
-                            "energy_balancing_weights")
-    else:  # at most this many cells: refused before the k-means
-        live = np.bincount(lab.codes[s > 0], minlength=lab.k)
-        most = sum(1 if g in fixed else min(int(live[g]), cells) for g in range(lab.k)) + (m > 0)
-        _forms.check_budget(most, _forms.peak_matrices("balancing", solver), memory_budget,
-                            "energy_balancing_weights (cells)", cells=True)
-    Z, T = _forms.standardise(Z, standardize, s, T)
-    pts = Z if T is None else np.vstack([Z, T])
-    s_all = s if T is None else np.concatenate([s, np.ones(m)])
-    if cells is None:   # one unit per row
-        D = _forms.distance_matrix(pts, n_threads)
-        ucode = np.concatenate([lab.codes, np.full(m, -1)])
-        umass, pen, cell = s_all, np.ones(n + m), None
-    else:               # one unit per cell; the target's cell gets code -1
-        codes_all = np.concatenate([lab.codes, np.full(m, lab.k)])
-        cell, ucode = _cells.kmeans_cells(pts, codes_all, lab.k + (m > 0), cells, s_all, gen,
-                                          fixed=fixed)
-        D, umass, pen = _cells.cell_distances(pts, cell, ucode.size, s_all, n_threads)
-        ucode = np.where(ucode == lab.k, -1, ucode)
-    K = _forms.double_centre(D)
-    K *= -1.0                                      # positive semidefinite
-    U = ucode.size
-    tmass = np.zeros(U)
-    if T is not None:
-        tmass[ucode == -1] = umass[ucode == -1] / m
-    elif focal is None:
-        tmass[:] = umass / s.sum()
-    else:
-        f = ucode == lab.groups.index(focal)
-        tmass[f] = umass[f] / umass[f].sum()
-    improved = bool(improved) and estimand == "ATE"  # between-level terms: ATE only (as WeightIt)
-    opt = [g for g in range(lab.k) if focal is None or lab.groups[g] != focal]
-    members = [np.flatnonzero(ucode == g) for g in opt]
-    idx = np.concatenate(members)
-    bounds = np.cumsum([0] + [len(mb) for mb in members])
-    blocks = [np.arange(bounds[i], bounds[i + 1]) for i in range(len(opt))]
-    A = K[np.ix_(idx, idx)]
-    cut = [slice(bounds[i], bounds[i + 1]) for i in range(len(opt))]
-    for i, bi in enumerate(cut):
-        for j, bj in enumerate(cut):
-            if i == j and improved:
-                A[bi, bi] *= len(opt)          # E(g, target) and the k - 1 terms E(g, h)
-            elif i != j:
-                A[bi, bj] *= -1.0 if improved else 0.0
-    # the ridge: lam * sum_i (w_i / n)^2 with w_i = n_g x_i, x_i = y_u s_i / s(u) in a cell
-    n_opt = np.repeat([lab.sizes[g] for g in opt], [len(mb) for mb in members])
-    A[np.diag_indices_from(A)] += lam * (n_opt / n) ** 2 * pen[idx]
-    Kt = K @ tmass
-    b = Kt[idx]
-    x, info = _qp.solve_simplex_qp(A, b, blocks, solver)
-    const = len(opt) * float(tmass @ Kt)
-    objective = float(x @ (A @ x) - 2.0 * (b @ x) + const)
-    kkt = _qp.kkt_residual(A, b, x, blocks)
-    del A
-    y = np.zeros(U)
-    y[idx] = x
-    size = lab.sizes[lab.codes].astype(np.float64)
-    if cell is None:
-        w = y[:n] * size
-    else:
-        c = cell[:n]
-        w = np.zeros(n)
-        ok = c >= 0
-        w[ok] = size[ok] * y[c[ok]] * s[ok] / umass[c[ok]]
-    if focal is not None:
-        f = lab.codes == lab.groups.index(focal)
-        w[f] = s[f] / s[f].sum() * f.sum()
-    row_unit = np.arange(n) if cell is None else cell[:n]
-    live = row_unit >= 0
-    before, after, ess = [], [], []
-    for g in range(lab.k):
-        ug = ucode == g
-        u0, u1 = np.zeros(U), np.zeros(U)
-        u0[ug] = umass[ug] / umass[ug].sum()
-        sel = live & (lab.codes == g)
-        u1 += np.bincount(row_unit[sel], weights=w[sel], minlength=U)
-        u1 /= u1.sum()
-        # K = -C: E(u, v) = (u - v)' K (u - v)
-        before.append(max(float((u0 - tmass) @ K @ (u0 - tmass)), 0.0))
-        after.append(max(float((u1 - tmass) @ K @ (u1 - tmass)), 0.0))
-        ess.append(_forms.ess(w[lab.codes == g]))
-    return BalancingWeightsResult(w, estimand, list(lab.groups), lab.sizes.copy(), focal,
-                                  np.array(before), np.array(after), objective, np.array(ess), kkt,
-                                  info["solver"], bool(improved), lam, standardize, index,
-                                  None if cell is None else U,
-                                  None if cell is None else cell[:n].copy(), seed)
+    if standardize not in _forms.STANDARDIZE:
+        raise ValueError(f"`standardize` must be 'studentized', 'mahalanobis' or None; got "
+                         f"{standardize!r}.")
+    inp = _programme.EnergyInputs(Z, lab, s, _target_rows(target, columns, d), estimand, focal,
+                                  bool(improved), _check_lam(lam), standardize,
+                                  _check_moments(moments), _check_quantiles(quantiles, columns, d),
+                                  cells)
+    return inp, index, rng
+
+
+def _check_moments(moments):
+    if moments is None or moments is False:
+        return None
+    if isinstance(moments, (bool, np.bool_)) or not isinstance(moments, (int, np.integer)) \
+            or moments < 1:
+        raise ValueError(f"`moments` must be None or an integer >= 1 (the highest power of each "
+                         f"covariate whose weighted mean is balanced exactly); got {moments!r}.")
+    return int(moments)
+
+
+def _check_quantiles(quantiles, columns, d):
+    """``quantiles`` as a tuple of probabilities (every covariate) or a dict {position: tuple}."""
+    if quantiles is None:
+        return None
+
+    def probs(v, where):
+        vals = [v] if np.isscalar(v) else list(v)
+        for q in vals:
+            if isinstance(q, (bool, np.bool_)) or not isinstance(q, (int, float, np.number)) \
+                    or not 0 < q < 1:
+                raise ValueError(f"`quantiles`{where} must be probabilities strictly between 0 and "
+                                 f"1; got {q!r}.")
+        return tuple(float(q) for q in vals)
+
+    if not isinstance(quantiles, dict):
+        return probs(quantiles, "")
+    names = list(columns) if columns is not None else list(range(d))
+    out = {}
+    for key, v in quantiles.items():
+        if key in names:
+            pos = names.index(key)
+        elif columns is None or not isinstance(key, (int, np.integer)) or not 0 <= key < d:
+            raise KeyError(f"`quantiles`: {key!r} is not a covariate; the covariates are "
+                           f"{short_list(names)}.")
+        else:
+            pos = int(key)
+        out[pos] = probs(v, f"[{key!r}]")
+    return out
 
 
 def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardize="studentized",
@@ -538,11 +575,12 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
     n = Z.shape[0]
     a = _forms.as_treatment_values(t, n)
-    s = _forms.check_base_weights(base_weights, n)
+    s = _forms.check_base_weights(_design.align_weights(X, base_weights, "base_weights"), n)
     lam = _check_lam(lam)
     if not isinstance(dimension_adj, (bool, np.bool_)):
         raise TypeError(f"`dimension_adj` must be True or False; got {dimension_adj!r}.")
     d = Z.shape[1]
+    inp = _programme.IndependenceInputs(Z, a, s, lam, standardize, bool(dimension_adj), cells)
     c_a = 1.0 / (1.0 + np.sqrt(d)) if dimension_adj else 0.5
     c_x = 1.0 - c_a
     gen, seed = seeded_rng(rng) if cells is not None else (None, None)
@@ -552,10 +590,17 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
                         cells=cells is not None)
     Z, _ = _forms.standardise(Z, standardize, s)
     a, _ = _forms.standardise(a, None if standardize is None else "studentized", s)
+    # working units: each variable times its own power of two (exact; 0 when standardised),
+    # the terms of the objective scaled back to the raw units' proportions in the QP
+    units = (0, 0) if standardize is not None else (_design.pow2_shift(a), _design.pow2_shift(Z))
+    a, Z = np.ldexp(a, -units[0]), np.ldexp(Z, -units[1])
     p = s / s.sum()
     if cells is not None:
-        return _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, index,
-                                   solver, cells, gen, seed, n_threads)
+        res = _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, index,
+                                  solver, cells, gen, seed, n_threads, units)
+        res = replace(res, inputs=inp)
+        _warn_weights(res, "independence_weights")
+        return res
     Da, Dx = _forms.distance_matrix(a, n_threads), _forms.distance_matrix(Z, n_threads)
     dcor_before = _forms.weighted_dcor(Da, Dx, s)
 
@@ -568,35 +613,57 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
 
     Ca = centre(Da.copy())
     Cx = centre(Dx.copy())
-    x, info, kkt, objective = _independence_qp(Ca * Cx, Ca, Cx, p, c_a, c_x, lam, 1.0, solver)
-    dcov = float(x @ (Ca * Cx) @ x)
-    e_a = max(float(-(x - p) @ Ca @ (x - p)), 0.0)
-    e_x = max(float(-(x - p) @ Cx @ (x - p)), 0.0)
+    x, info, kkt, objective, terms = _independence_qp(Ca * Cx, Ca, Cx, p, c_a, c_x, lam, 1.0,
+                                                      solver, units)
     w = x * n
-    return IndependenceWeightsResult(w, objective, dcov + c_a * e_a + c_x * e_x, dcov, e_a, e_x,
-                                     (float(c_a), float(c_x)), bool(dimension_adj), dcor_before,
-                                     _forms.weighted_dcor(Da, Dx, w), _forms.ess(w), kkt,
-                                     info["solver"], lam, standardize, index)
+    res = IndependenceWeightsResult(w, objective, *terms, (float(c_a), float(c_x)),
+                                    bool(dimension_adj), dcor_before,
+                                    _forms.weighted_dcor(Da, Dx, w), _forms.ess(w), kkt,
+                                    info["solver"], lam, standardize, index, inputs=inp)
+    _warn_weights(res, "independence_weights")
+    return res
 
 
-def _independence_qp(A, Ca, Cx, p, c_a, c_x, lam, pen, solver):
-    """Solve the independence weights' programme ``x'Ax - 2b'x`` (``A`` the centred product,
-    overwritten) on the simplex: ``(x, info, kkt, objective)``."""
-    M = c_a * Ca + c_x * Cx
+def _independence_qp(P, Ca, Cx, p, c_a, c_x, lam, pen, solver, units=(0, 0), product=None):
+    """Solve the independence weights' programme ``x'Ax - 2b'x`` on the simplex, ``A`` the
+    centred product ``P`` (overwritten) plus the margins' terms: ``(x, info, kkt, objective,
+    (weighted_dependence, dcov_sqr, energy_treatment, energy_covariates))``.
+
+    ``units = (ea, ez)``: the treatment's and the covariates' distances are in working units,
+    the raw ones times ``2**-ea`` and ``2**-ez``; the programme's terms are put back in the
+    raw proportions (``P`` times ``2**(ea + ez)``, the margins' ``2**ea`` and ``2**ez``),
+    all divided by the largest of these powers (the minimiser does not change), and the
+    returned values are in the raw units.  ``product``: the matrix whose form ``x'Px`` is
+    dCov² (the cells' averaged products, which ``P`` was before it was overwritten); by
+    default ``Ca ∘ Cx``."""
+    ea, ez = units
+    top = max(ea + ez, ea, ez)
+    fp, fa, fx, fl = (np.ldexp(1.0, ea + ez - top), np.ldexp(c_a, ea - top),
+                      np.ldexp(c_x, ez - top), np.ldexp(lam, -top))
+    M = fa * Ca + fx * Cx
     M *= -1.0                                          # positive semidefinite
+    A = P
+    A *= fp
     A += M
-    A[np.diag_indices_from(A)] += lam * pen
+    A[np.diag_indices_from(A)] += fl * pen
     b = M @ p
     blocks = [np.arange(A.shape[0])]
     x, info = _qp.solve_simplex_qp(A, b, blocks, solver)
     kkt = _qp.kkt_residual(A, b, x, blocks)
-    objective = float(x @ (A @ x) - 2.0 * (b @ x) + p @ b)
-    return x, info, kkt, objective
+    objective = float(np.ldexp(x @ (A @ x) - 2.0 * (b @ x) + p @ b, top))
+    # x'(Ca ∘ Cx)x without another n×n matrix (P was overwritten)
+    form = (np.einsum("i,ij,ij,j->", x, Ca, Cx, x, optimize=False) if product is None
+            else x @ product @ x)
+    dcov = float(np.ldexp(form, ea + ez))
+    e_a = float(np.ldexp(max(float(-(x - p) @ Ca @ (x - p)), 0.0), ea))
+    e_x = float(np.ldexp(max(float(-(x - p) @ Cx @ (x - p)), 0.0), ez))
+    return x, info, kkt, objective, (dcov + c_a * e_a + c_x * e_x, dcov, e_a, e_x)
 
 
 def _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, index, solver, cells,
-                        gen, seed, n_threads):
-    """:func:`independence_weights` on k-means cells of (treatment, covariates) jointly."""
+                        gen, seed, n_threads, units=(0, 0)):
+    """:func:`independence_weights` on k-means cells of (treatment, covariates) jointly (both
+    in the working units ``units``, as in :func:`_independence_qp`)."""
     from .._core._metrics import resolve_metric
     from .._core._weights import weighted_dcov_means
 
@@ -606,10 +673,8 @@ def _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, inde
     K = int(cell.max()) + 1
     P, Ca, Cx, mass, pen = _cells.cell_dependence_matrices(a, Z, cell, K, s, n_threads)
     z = mass / mass.sum()
-    y, info, kkt, objective = _independence_qp(P.copy(), Ca, Cx, z, c_a, c_x, lam, pen, solver)
-    dcov = float(y @ P @ y)
-    e_a = max(float(-(y - z) @ Ca @ (y - z)), 0.0)
-    e_x = max(float(-(y - z) @ Cx @ (y - z)), 0.0)
+    y, info, kkt, objective, terms = _independence_qp(P.copy(), Ca, Cx, z, c_a, c_x, lam, pen,
+                                                      solver, units, product=P)
     w = np.zeros(n)
     ok = cell >= 0
     w[ok] = n * y[cell[ok]] * s[ok] / mass[cell[ok]]
@@ -619,7 +684,6 @@ def _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, inde
         (cov, va, vb), _, _ = weighted_dcov_means(a, Z, v / v.sum(), met, nt)
         return 0.0 if va <= 0 or vb <= 0 else float(np.sqrt(max(cov, 0.0) / np.sqrt(va * vb)))
 
-    return IndependenceWeightsResult(w, objective, dcov + c_a * e_a + c_x * e_x, dcov, e_a, e_x,
-                                     (float(c_a), float(c_x)), bool(dimension_adj), dcor(s), dcor(w),
-                                     _forms.ess(w), kkt, info["solver"], lam, standardize, index,
-                                     K, cell.copy(), seed)
+    return IndependenceWeightsResult(w, objective, *terms, (float(c_a), float(c_x)),
+                                     bool(dimension_adj), dcor(s), dcor(w), _forms.ess(w), kkt,
+                                     info["solver"], lam, standardize, index, K, cell.copy(), seed)

@@ -281,7 +281,7 @@ def test_independence_cells_at_a_size_that_shares_the_kernel_between_threads():
     assert res.cells == 40 and res.dcor_after < 0.5 * res.dcor_before
     two = es.independence_weights(X, a, cells=40, rng=0, n_threads=1)
     np.testing.assert_array_equal(res.weights, two.weights)
-    bt = es.balance_table(X, a, res, treatment_kind="continuous")
+    bt = es.balance_table(X, a, res, treatment_kind="continuous", warn=False)
     assert bt.energy_after == pytest.approx(res.dcor_after, rel=1e-12)
 
 
