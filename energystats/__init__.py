@@ -71,6 +71,8 @@ _EXPORTS = {
     "IndependenceWeightsResult": "balance",
     "BalanceTableResult": "balance",
     "BalanceWarning": "balance",
+    "weighted_effect": "balance",
+    "EffectResult": "balance",
     "DataConversionWarning": "_core._validation",
     "DegenerateStatisticWarning": "_core._permutation",
     "e_divisive": "changepoint",

@@ -5,16 +5,20 @@
   for continuous ones;
 * :mod:`.table` — :func:`balance_table`, the per-covariate and overall balance before and
   after weighting;
-* private: ``_forms`` (inputs, standardisation, the quadratic forms), ``_qp`` (the QP
-  solvers, imported on call, and the KKT residual), ``_design`` (factor expansion, weights
-  aligned by index, working units).
+* :mod:`.effect` — :func:`weighted_effect`, the effect the weights estimate, with a
+  bootstrap that solves the weights again (or a sandwich) standard error and interval;
+* private: ``_forms`` (inputs, standardisation, the quadratic forms), ``_programme`` (the
+  energy balancing programme from checked inputs, exact constraints), ``_qp`` (the QP
+  solvers, imported on call, and the KKT residual), ``_cells`` (the cell approximation),
+  ``_design`` (factor expansion, alignment, working units).
 """
 from __future__ import annotations
 
+from .effect import EffectResult, weighted_effect
 from .table import BalanceTableResult, BalanceWarning, balance_table
 from .weights import (BalancingWeightsResult, IndependenceWeightsResult, energy_balancing_weights,
                       independence_weights)
 
 __all__ = ["energy_balancing_weights", "independence_weights", "balance_table",
            "BalancingWeightsResult", "IndependenceWeightsResult", "BalanceTableResult",
-           "BalanceWarning"]
+           "BalanceWarning", "weighted_effect", "EffectResult"]

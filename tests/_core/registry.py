@@ -163,6 +163,12 @@ REGISTRY: dict[str, Entry] = {
     "independence_weights": Entry(
         lambda X, s: es.independence_weights(X[:, :2], X[:, 2]), {"weights": 0, "objective": 0},
         memory=lambda X, b: es.independence_weights(X[:, :2], X[:, 2], memory_budget=b)),
+    "weighted_effect": Entry(
+        lambda X, s: es.weighted_effect(X[:, 1], es.energy_balancing_weights(X[:, 2:], X[:, 0] > 0),
+                                        n_boot=20, rng=s, n_threads=1),
+        {"estimate": 1, "std_error": 1, "ci_low": 1, "ci_high": 1}, random=True,
+        notes="the outcome and the covariates scale together: the effect has the outcome's "
+              "units, the weights (studentized covariates) do not change"),
     "balance_table": Entry(
         lambda X, s: es.balance_table(X[:, :2], X[:, 2] > 0, np.where(X[:, 0] > 0, 2.0, 1.0)),
         {"table": 0, "energy_before": 0, "energy_after": 0},
@@ -194,5 +200,7 @@ def values(entry, result):
     out = {}
     for name in entry.fields:
         v = result if name == "" else getattr(result, name)
+        if hasattr(v, "select_dtypes"):      # a table: its numeric columns (not 'type')
+            v = v.select_dtypes("number")
         out[name] = np.asarray(v, dtype=float)
     return out
