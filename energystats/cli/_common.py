@@ -112,8 +112,11 @@ def _load(args, path, *, by=(), columns=None, option="--columns", options=None, 
             raise CLIError(f"{path}: no column {b!r} (option --by); the file has "
                            f"{short_list(df.columns)}.")
     wanted = split_names(args.columns) if columns is None else columns
-    cols, left_out = numeric_columns(df, wanted, exclude=by, numeric_only=args.numeric_only,
-                                     path=path, option=option)
+    excluded = _excluded(args, df, path, wanted)
+    if wanted is not None:
+        wanted = [c for c in wanted if c not in excluded]
+    cols, left_out = numeric_columns(df, wanted, exclude=tuple(by) + tuple(excluded),
+                                     numeric_only=args.numeric_only, path=path, option=option)
     n0 = df.shape[0]
     if options is None:
         options = _columns_option(args)
@@ -122,7 +125,9 @@ def _load(args, path, *, by=(), columns=None, option="--columns", options=None, 
     df = check_missing(df, cols + list(by), path=path, dropna=args.dropna)
     if df.shape[0] == 0:
         raise CLIError(f"{path}: no rows left after --dropna.")
-    note = f"{path}: {n0} rows; columns used: {', '.join(cols)}"
+    note = f"{path}: {n0} rows; columns used: {', '.join(map(str, cols))}"
+    if excluded:
+        note += f"; left out (--exclude): {', '.join(map(str, excluded))}"
     if by:
         note += f"; {by_note}" if by_note else f"; grouped by {', '.join(by)}"
     if left_out:
@@ -131,6 +136,22 @@ def _load(args, path, *, by=(), columns=None, option="--columns", options=None, 
         note += f"; {n0 - df.shape[0]} row(s) with missing values dropped (--dropna)"
     _note(args, note)
     return df, cols
+
+
+def _excluded(args, df, path, wanted):
+    """The columns that --exclude names (each must be a column of the file, and not one that
+    --columns names)."""
+    from ._io import split_names
+    from .._core._validation import short_list
+
+    excluded = split_names(getattr(args, "exclude", None)) or []
+    for c in excluded:
+        if c not in df.columns:
+            raise CLIError(f"{path}: no column {c!r} (option --exclude); the file has "
+                           f"{short_list(df.columns)}.")
+        if wanted is not None and c in wanted:
+            raise CLIError(f"options --columns and --exclude: column {c!r} in both.")
+    return excluded
 
 
 def _columns_option(args):

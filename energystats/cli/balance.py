@@ -13,75 +13,169 @@ from ._common import _draw_seed, _load, _note, _print_json, _read, _record, _spe
 BUDGET = 2**30  # the library's default memory_budget, which the command passes on
 
 
-def _level(levels, text):
+def _level(levels, text, option="--focal"):
     """The treatment level written ``text`` on the command line (levels are read as numbers
     or text: compared by their printed form)."""
+    from .._core._validation import short_list
+
     match = [g for g in levels if str(g) == text]
     if not match:
-        raise CLIError(f"option --focal: {text!r} is not a level of the treatment; the levels are "
-                       f"{[str(g) for g in levels]}.")
+        raise CLIError(f"option {option}: {text!r} is not a level of the treatment; the levels are "
+                       f"{short_list([str(g) for g in levels])}.")
     return match[0]
 
 
-def _cmd_balance(args):
+def _check_options(args):
+    """The option combinations that are refused before the file is read."""
     import numpy as np
-    import pandas as pd
 
-    from .. import balance_table, energy_balancing_weights, independence_weights
-    from ._io import check_out_path, emit, split_names
+    from ._io import split_names
 
-    path = args.file
-    if args.out:
-        check_out_path(args.out, inputs=[path])
     if not (args.lam >= 0 and np.isfinite(args.lam)):
         raise CLIError(f"option --lam: must be a finite number >= 0; got {args.lam:g}.")
-    if args.columns and args.treatment in split_names(args.columns):
-        raise CLIError(f"options --columns and --treatment: column {args.treatment!r} in both.")
-    extra = [c for c in (args.treatment, args.base_weights) if c]
-    full = _read(args, path)
-    for c, opt in ((args.treatment, "--treatment"), (args.base_weights, "--base-weights")):
-        if c and c not in full.columns:
-            raise CLIError(f"{path}: no column {c!r} (option {opt}); the file has "
-                           f"{list(full.columns)[:8]}.")
-    if args.out and args.weight_column in full.columns:
-        raise CLIError(f"option --weight-column: {path} already has a column {args.weight_column!r}; "
-                       "choose another name.")
-    roles = f"treatment: column {args.treatment!r} (--treatment)"
-    if args.base_weights:
-        roles += f"; base weights: column {args.base_weights!r} (--base-weights)"
-    df, cols = _load(args, path, by=tuple(extra), by_note=roles)
-    cols = [c for c in cols if c not in extra]
-    if not cols:
-        raise CLIError(f"{path}: no covariate columns left besides --treatment/--base-weights.")
-    _speak(args, "X", cols)
-    _speak(args, "treatment", [args.treatment], {args.treatment: "--treatment"})
-    if args.base_weights:
-        _speak(args, "base_weights", [args.base_weights], {args.base_weights: "--base-weights"})
-    X, t = df[cols], df[args.treatment].to_numpy()
-    s = None if not args.base_weights else df[args.base_weights].to_numpy()
-    std = None if args.standardize == "none" else args.standardize
-    opts = dict(base_weights=s, lam=args.lam, standardize=std, solver=args.solver)
-    if args.seed is not None and args.cells is None:
-        raise CLIError("option --seed: is the seed of the k-means of --cells; without --cells the "
-                       "weights involve no randomness.")
-    if args.cells is not None:
-        opts.update(cells=args.cells, rng=_draw_seed(args))
-    t0 = time.perf_counter()
+    named = split_names(args.columns) or []
+    for c, opt in ((args.treatment, "--treatment"), (args.outcome, "--outcome"),
+                   (args.base_weights, "--base-weights")):
+        if c and c in named:
+            raise CLIError(f"options --columns and {opt}: column {c!r} in both.")
+    if args.outcome and args.outcome in (args.treatment, args.base_weights):
+        raise CLIError(f"option --outcome: column {args.outcome!r} is also the treatment or the "
+                       "base weights.")
     if args.continuous and (args.estimand != "ATE" or args.focal is not None):
         raise CLIError("options --estimand/--focal: a continuous treatment (--continuous) has "
                        "independence weights, no estimand or focal level.")
     if args.no_dimension_adj and not args.continuous:
         raise CLIError("option --no-dimension-adj: is for a continuous treatment (--continuous), "
                        "whose independence weights have the dimension adjustment.")
+    bootstrap = args.outcome is not None and args.se == "bootstrap"
+    if args.seed is not None and args.cells is None and not bootstrap:
+        raise CLIError("option --seed: seeds the k-means of --cells and the bootstrap of "
+                       "--outcome (--se bootstrap); without either the weights involve no "
+                       "randomness.")
+    if args.outcome is None:
+        for opt, given in (("--se", args.se != "bootstrap"), ("--n-boot", args.n_boot != 200),
+                           ("--adjust", args.adjust), ("--reference", args.reference is not None),
+                           ("--confidence", args.confidence != 0.95)):
+            if given:
+                raise CLIError(f"option {opt}: is for the effect on --outcome, which was not "
+                               "given.")
+    if not (0 < args.confidence < 1):
+        raise CLIError(f"option --confidence: must be strictly between 0 and 1; got "
+                       f"{args.confidence:g}.")
+
+
+def _covariates(args, path):
+    """``(df, cols)``: the file's rows and the covariate columns (every numeric column but the
+    treatment, base weights, outcome and --exclude when --columns is not given)."""
+    from .._core._validation import short_list
+
+    extra = [c for c in (args.treatment, args.base_weights, args.outcome) if c]
+    full = _read(args, path)
+    for c, opt in ((args.treatment, "--treatment"), (args.base_weights, "--base-weights"),
+                   (args.outcome, "--outcome")):
+        if c and c not in full.columns:
+            raise CLIError(f"{path}: no column {c!r} (option {opt}); the file has "
+                           f"{short_list(full.columns)}.")
+    if not args.columns and not args.outcome and not args.exclude:
+        from ._io import numeric_columns
+
+        others = numeric_columns(full, None, exclude=tuple(extra), numeric_only=True, path=path)[0]
+        raise CLIError(f"name the covariates: --columns COLS, or --outcome COLUMN (left out of "
+                       f"the covariates, with the effect estimated), or --exclude COLS. Without "
+                       f"one of them every other numeric column would be balanced "
+                       f"({short_list(others, 5)}), an outcome column too, which biases the "
+                       f"effect.")
+    if args.out and args.weight_column in full.columns:
+        raise CLIError(f"option --weight-column: {path} already has a column {args.weight_column!r}; "
+                       "choose another name.")
+    roles = f"treatment: column {args.treatment!r} (--treatment)"
+    if args.base_weights:
+        roles += f"; base weights: column {args.base_weights!r} (--base-weights)"
+    if args.outcome:
+        roles += f"; outcome: column {args.outcome!r} (--outcome, not a covariate)"
+    df, cols = _load(args, path, by=tuple(extra), by_note=roles)
+    cols = [c for c in cols if c not in extra]
+    if not cols:
+        raise CLIError(f"{path}: no covariate columns left besides --treatment/--base-weights/"
+                       "--outcome.")
+    _speak(args, "X", cols)
+    _speak(args, "treatment", [args.treatment], {args.treatment: "--treatment"})
+    if args.base_weights:
+        _speak(args, "base_weights", [args.base_weights], {args.base_weights: "--base-weights"})
+    if args.outcome:
+        _speak(args, "outcome", [args.outcome], {args.outcome: "--outcome"})
+    return df, cols
+
+
+def _weights(args, X, t, s):
+    """The weights' result (energy balancing or independence weights)."""
+    import pandas as pd
+
+    from .. import energy_balancing_weights, independence_weights
+
+    std = None if args.standardize == "none" else args.standardize
+    opts = dict(base_weights=s, lam=args.lam, standardize=std, solver=args.solver)
+    if args.cells is not None:
+        opts.update(cells=args.cells, rng=args.seed_used)
+    if args.continuous:
+        return independence_weights(X, t, dimension_adj=not args.no_dimension_adj, **opts)
     focal = None if args.focal is None else _level(sorted(pd.unique(t).tolist(), key=str), args.focal)
-    try:
+    extra = {}
+    if args.moments is not None:
+        extra["moments"] = args.moments
+    if args.quantiles is not None:
+        extra["quantiles"] = args.quantiles
+    return energy_balancing_weights(X, t, estimand=args.estimand, focal=focal,
+                                    improved=not args.no_improved, **extra, **opts)
+
+
+def _effect(args, df, res):
+    """The effect on --outcome, with its standard error and interval, or None."""
+    import pandas as pd
+
+    from .. import weighted_effect
+
+    if not args.outcome:
+        return None
+    reference = None
+    if args.reference is not None:
         if args.continuous:
-            res = independence_weights(X, t, dimension_adj=not args.no_dimension_adj, **opts)
-            kind = "continuous"
-        else:
-            res = energy_balancing_weights(X, t, estimand=args.estimand, focal=focal,
-                                           improved=not args.no_improved, **opts)
-            kind = "categorical"
+            raise CLIError("option --reference: is for a categorical treatment.")
+        reference = _level(res.groups, args.reference, "--reference")
+    se = None if args.se == "none" else args.se
+    t0 = time.perf_counter()
+    eff = weighted_effect(df[args.outcome].to_numpy(), res, covariates=True if args.adjust else None,
+                          reference=reference, se=se, n_boot=args.n_boot,
+                          confidence=args.confidence,
+                          rng=args.seed_used if se == "bootstrap" else None,
+                          progress=not args.quiet)
+    if se == "bootstrap":
+        _note(args, f"bootstrap of the effect: {args.n_boot} resamples, the weights solved again "
+                    f"on each (seed {eff.seed}; pass --seed {eff.seed} to repeat), in "
+                    f"{time.perf_counter() - t0:.2f} s"
+                    + (f"; {eff.n_failed} failed and left out" if eff.n_failed else ""))
+    del pd
+    return eff
+
+
+def _cmd_balance(args):
+    import pandas as pd
+
+    from .. import balance_table
+    from ._io import check_out_path, emit
+
+    path = args.file
+    if args.out:
+        check_out_path(args.out, inputs=[path])
+    _check_options(args)
+    df, cols = _covariates(args, path)
+    X, t = df[cols], df[args.treatment].to_numpy()
+    s = None if not args.base_weights else df[args.base_weights].to_numpy()
+    bootstrap = args.outcome is not None and args.se == "bootstrap"
+    args.seed_used = _draw_seed(args) if (args.cells is not None or bootstrap) else None
+    t0 = time.perf_counter()
+    try:
+        res = _weights(args, X, t, s)
     except (ImportError, RuntimeError) as exc:  # the solver missing, or stopped short
         raise CLIError(f"option --solver {args.solver}: {exc}") from None
     except MemoryError:
@@ -92,33 +186,67 @@ def _cmd_balance(args):
                 f"({res.solver}, KKT residual {res.kkt_residual:.1e}{cells}) in "
                 f"{time.perf_counter() - t0:.2f} s")
     try:
-        bt = balance_table(X, t, res.weights, base_weights=s, treatment_kind=kind, standardize=std)
+        bt = balance_table(X, t, res.weights, base_weights=s,
+                           treatment_kind="continuous" if args.continuous else "categorical",
+                           standardize=None if args.standardize == "none" else args.standardize,
+                           **({} if args.continuous else {"estimand": res.estimand,
+                                                          "focal": res.focal}))
     except MemoryError:
         return _out_of_memory(args, len(t), len(pd.unique(t)))
+    eff = _effect(args, df, res)
     if args.out:
         _write_weights(args, path, df, res.weights)
-    overall = "distance correlation" if args.continuous else "energy distance"
     if args.format == "json":
-        _print_json({"command": "balance", "file": path, "treatment": args.treatment,
-                     "columns": [str(c) for c in cols], "n": int(len(t)),
-                     "weights": _record(res, drop=("weights", "index", "cell_labels")),
-                     "balance": {"table": bt.table.reset_index().to_dict(orient="records"),
-                                 "overall": overall, "before": bt.energy_before,
-                                 "after": bt.energy_after,
-                                 "ess": bt.ess.reset_index().to_dict(orient="records")},
-                     "out": args.out})
+        _print_json(_json(args, path, cols, t, res, bt, eff))
         return 0
+    emit(_sections(args, cols, res, bt, eff), args.format)
+    return 0
+
+
+def _json(args, path, cols, t, res, bt, eff):
+    overall = "distance correlation" if args.continuous else "energy distance"
+    obj = {"command": "balance", "file": path, "treatment": args.treatment,
+           "columns": [str(c) for c in cols], "n": int(len(t)),
+           "weights": _record(res, drop=("weights", "index", "cell_labels", "inputs")),
+           "balance": {"table": bt.table.reset_index().to_dict(orient="records"),
+                       "overall": overall, "before": bt.energy_before,
+                       "after": bt.energy_after,
+                       "ess": bt.ess.reset_index().to_dict(orient="records")},
+           "out": args.out}
+    if eff is not None:
+        obj["outcome"] = args.outcome
+        obj["effect"] = {**_record(eff, drop=("boot", "means")),
+                         "table": eff.to_frame().reset_index().to_dict(orient="records")}
+    return obj
+
+
+def _sections(args, cols, res, bt, eff):
+    """The text/csv output's tables."""
+    import pandas as pd
+
+    overall = "distance correlation" if args.continuous else "energy distance"
     what = (f"independence weights (Huling, Greifer & Chen 2023), treatment {args.treatment!r}"
             if args.continuous else
             f"energy balancing weights (Huling & Mak 2024), estimand {res.estimand}"
             + (f", focal level {res.focal!r}" if res.focal is not None else "")
             + ("" if res.improved or res.estimand != "ATE" else ", not improved"))
-    emit([(f"balance before and after {what}", bt.table),
-          (f"overall: weighted {overall} of the standardised covariates",
-           pd.DataFrame([{"before": bt.energy_before, "after": bt.energy_after}],
-                        index=pd.Index([overall], name="statistic"))),
-          ("effective sample size (sum w)^2 / sum w^2", bt.ess)], args.format)
-    return 0
+    sections = [("covariates balanced", pd.DataFrame({"column": [str(c) for c in cols]},
+                                                     index=pd.RangeIndex(1, len(cols) + 1))),
+                (f"balance before and after {what}", bt.table),
+                (f"overall: weighted {overall} of the standardised covariates",
+                 pd.DataFrame([{"before": bt.energy_before, "after": bt.energy_after}],
+                              index=pd.Index([overall], name="statistic"))),
+                ("effective sample size (sum w)^2 / sum w^2", bt.ess)]
+    if eff is not None:
+        how = {"bootstrap": f"bootstrap that solves the weights again ({eff.n_boot} resamples, "
+                            f"seed {eff.seed})",
+               "sandwich": "HC0 sandwich, the weights held fixed", None: "none"}[eff.se_method]
+        sections.append((f"effect on {args.outcome!r} ({eff.estimand}"
+                         + (", regression-adjusted" if args.adjust else "")
+                         + f"); standard error: {how}"
+                         + (f"; {eff.confidence:.0%} {eff.ci_method} interval"
+                            if eff.ci_method else ""), eff.to_frame()))
+    return sections
 
 
 def _out_of_memory(args, n, levels):

@@ -39,8 +39,11 @@ def _data_parent():
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("data")
     g.add_argument("--columns", "-c", action="append", metavar="COLS",
-                   help="columns to use, comma-separated or repeated (default: every column "
-                        "except --by; a non-numeric one is an error unless --numeric-only)")
+                   help="columns to use, comma-separated or repeated (default: every numeric "
+                        "column the command does not use otherwise; a non-numeric one is an "
+                        "error unless --numeric-only)")
+    g.add_argument("--exclude", "-x", action="append", metavar="COLS",
+                   help="columns to leave out of those used, comma-separated or repeated")
     g.add_argument("--numeric-only", action="store_true",
                    help="leave out wholly non-numeric columns (text, dates) instead of failing; "
                         "they are listed on stderr")
@@ -59,6 +62,47 @@ def _data_parent():
 #: the refused ones need --no-check-negative-type)
 METRIC_CHOICES = ("energy", "laplacian", "gaussian", "euclidean", "sqeuclidean", "cityblock",
                   "hamming", "canberra", "chebyshev", "cosine", "correlation", "braycurtis")
+
+
+def _probabilities(text):
+    """--quantiles: comma-separated probabilities strictly between 0 and 1."""
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be probabilities such as 0.25,0.5; got {text!r}") \
+            from None
+    if not vals or not all(0 < v < 1 for v in vals):
+        raise argparse.ArgumentTypeError(f"must be probabilities strictly between 0 and 1; got "
+                                         f"{text!r}")
+    return vals
+
+
+def _add_exact_constraint_args(p):
+    g = p.add_argument_group("exact constraints (categorical treatment)")
+    g.add_argument("--moments", type=_int_at_least(1), default=None, metavar="K",
+                   help="balance the weighted means of each covariate's powers 1..K exactly "
+                        "(R WeightIt's moments)")
+    g.add_argument("--quantiles", type=_probabilities, default=None, metavar="Q",
+                   help="balance these quantiles of every covariate exactly, e.g. 0.25,0.5,0.75 "
+                        "(R WeightIt's quantile)")
+
+
+def _add_effect_args(p):
+    g = p.add_argument_group("effect (with --outcome)")
+    g.add_argument("--outcome", "-y", metavar="COLUMN",
+                   help="outcome column: left out of the covariates, and the effect of the "
+                        "treatment on it is estimated with its standard error and interval")
+    g.add_argument("--se", choices=("bootstrap", "sandwich", "none"), default="bootstrap",
+                   help="standard error of the effect: bootstrap (default; the weights solved "
+                        "again on each resample), sandwich (HC0, the weights held fixed) or none")
+    g.add_argument("--n-boot", type=_int_at_least(20), default=200, metavar="B",
+                   help="bootstrap resamples (default: 200)")
+    g.add_argument("--confidence", type=float, default=0.95,
+                   help="level of the interval (default: 0.95)")
+    g.add_argument("--adjust", action="store_true",
+                   help="regression-adjust the effect for the covariates (doubly robust)")
+    g.add_argument("--reference", metavar="LEVEL",
+                   help="the level subtracted in each contrast (default: the first level)")
 
 
 def _metric_parent():
@@ -343,8 +387,9 @@ def build_parser():
                         "memory instead of the exact programme's O(n^2); default: the exact "
                         "programme)")
     p.add_argument("--seed", type=_seed, default=None,
-                   help="seed of the k-means of --cells, an integer >= 0 (default: a fresh one, "
-                        "printed so that the run can be repeated)")
+                   help="seed of the k-means of --cells and of the bootstrap of --outcome, an "
+                        "integer >= 0 (default: a fresh one, printed so that the run can be "
+                        "repeated)")
     p.add_argument("--solver", choices=("osqp", "clarabel"), default="osqp",
                    help="QP solver (default: osqp)")
     p.add_argument("--out", "-o", metavar="PATH",
@@ -352,6 +397,8 @@ def build_parser():
                         ".parquet, .json)")
     p.add_argument("--weight-column", default="weight",
                    help="name of the weight column (default: weight)")
+    _add_exact_constraint_args(p)
+    _add_effect_args(p)
     p.set_defaults(func=_cmd_balance)
 
     p = sub.add_parser(

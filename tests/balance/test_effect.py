@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 
 import energystats as es
+
+from .._core.test_interrupt import DEADLINE_S, _interrupt_child, posix_signals
 from energystats.balance import effect as effect_mod
 
 pytest.importorskip("osqp")
@@ -216,3 +218,28 @@ def test_no_warnings_leak_from_a_quiet_run():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         es.weighted_effect(y, res, n_boot=20, rng=1, n_threads=1)
+
+
+SETUP_BOOT = """
+from energystats._core import _workers
+_inner = _workers.run_tasks
+def _announced(*a, **k):
+    sys.stdout.write("phase\\n"); sys.stdout.flush()
+    return _inner(*a, **k)
+_workers.run_tasks = _announced
+from energystats.balance import effect
+effect.PARALLEL_AFTER_S = 0.0
+X = rng.normal(size=(300, 3)); t = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+y = t + X[:, 0] + rng.normal(size=300)
+res = es.energy_balancing_weights(X, t)
+"""
+
+
+@posix_signals
+def test_ctrl_c_stops_the_bootstrap_workers():
+    interrupted, exited, seen, err = _interrupt_child(
+        SETUP_BOOT, "es.weighted_effect(y, res, n_boot=2000, rng=1, n_threads=2)",
+        wait_after_phase=1.0)
+    assert interrupted < DEADLINE_S, (seen, err)
+    assert not any(line.startswith("finished") for line in seen), seen
+    assert exited < DEADLINE_S, (seen, err)

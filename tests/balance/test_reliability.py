@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 import energystats as es
+
+from .._core.test_interrupt import DEADLINE_S, _interrupt_child, posix_signals
 from energystats.balance import _qp
 
 from ._loops import confounded as _confounded
@@ -222,13 +224,11 @@ X = rng.normal(size=(2600, 8)); t = (X[:, 0] + rng.normal(size=2600) > 0).astype
 """
 
 
+@posix_signals
 def test_ctrl_c_stops_the_qp_solver_within_a_second():
     """Was: OSQP's setup holds the GIL (seconds at a few thousand rows): Ctrl-C came after
     10-12 s, and during its solve as RuntimeError 'interrupted'.  From 1 500 rows the solver
     runs in a child process, which the KeyboardInterrupt ends at once."""
-    from .._core.test_interrupt import DEADLINE_S, _interrupt_child, posix_signals
-
-    posix_signals(lambda: None)
     interrupted, exited, seen, err = _interrupt_child(
         SETUP_QP, "es.energy_balancing_weights(X, t)", wait_after_phase=1.0)
     assert interrupted < DEADLINE_S, (seen, err)

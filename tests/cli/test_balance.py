@@ -60,13 +60,27 @@ def test_continuous_json(data):
 
 @pytest.mark.parametrize("argv,needle", [
     (["-t", "nope"], "no column 'nope' (option --treatment)"),
-    (["-t", "t", "--estimand", "ATT", "--focal", "7"], "option --focal: '7' is not a level"),
+    (["-t", "t", "-c", "age", "--estimand", "ATT", "--focal", "7"],
+     "option --focal: '7' is not a level"),
     (["-t", "t", "--continuous", "--estimand", "ATT"], "options --estimand/--focal"),
     (["-t", "t", "--lam", "-1"], "option --lam: must be a finite number >= 0"),
     (["-t", "t", "--columns", "age,t"], "options --columns and --treatment"),
-    (["-t", "t", "--base-weights", "dose"], "column 'dose' (option --base-weights) must be non-negative"),
-    (["-t", "t", "--seed", "3"], "option --seed: is the seed of the k-means of --cells"),
+    (["-t", "t", "-c", "age", "--base-weights", "dose"],
+     "column 'dose' (option --base-weights) must be non-negative"),
+    (["-t", "t", "--seed", "3"], "option --seed: seeds the k-means of --cells and the bootstrap"),
     (["-t", "t", "--cells", "1"], "argument --cells: must be an integer >= 2; got '1'"),
+    # the covariates must be named: an outcome would otherwise be balanced on
+    (["-t", "t"], "name the covariates: --columns COLS, or --outcome COLUMN"),
+    (["-t", "t", "--outcome", "nope"], "no column 'nope' (option --outcome)"),
+    (["-t", "t", "-c", "age", "--outcome", "age"], "options --columns and --outcome"),
+    (["-t", "t", "-c", "age", "--exclude", "nope"], "no column 'nope' (option --exclude)"),
+    (["-t", "t", "-c", "age,inc", "--exclude", "inc"], "options --columns and --exclude"),
+    (["-t", "t", "-c", "age", "--se", "sandwich"], "option --se: is for the effect on --outcome"),
+    (["-t", "t", "-y", "dose", "--reference", "7"], "option --reference: '7' is not a level"),
+    (["-t", "t", "-y", "dose", "--confidence", "1.5"], "option --confidence: must be strictly"),
+    (["-t", "t", "-y", "dose", "--n-boot", "5"], "argument --n-boot: must be an integer >= 20"),
+    (["-t", "t", "-y", "dose", "--quantiles", "0.5,2"], "argument --quantiles: must be "
+                                                         "probabilities strictly between 0 and 1"),
 ])
 def test_errors_are_one_line_with_status_2(data, argv, needle):
     path, _ = data
@@ -79,13 +93,13 @@ def test_errors_are_one_line_with_status_2(data, argv, needle):
 def test_single_level_treatment_names_the_column(tmp_path):
     df = pd.DataFrame({"a": np.arange(6.0), "t": 1})
     df.to_csv(tmp_path / "one.csv", index=False)
-    rc, _, err = run_cli("balance", tmp_path / "one.csv", "-t", "t")
+    rc, _, err = run_cli("balance", tmp_path / "one.csv", "-t", "t", "-c", "a")
     assert rc == 2 and "column 't' (option --treatment) must have at least 2 levels" in err, err
 
 
 def test_missing_solver_is_a_one_line_error(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "osqp", None)
-    rc, _, err = run_cli("balance", data[0], "-t", "t")
+    rc, _, err = run_cli("balance", data[0], "-t", "t", "-c", "age")
     assert rc == 2 and "pip install energy-statistics[balance]" in err and "Traceback" not in err
 
 
@@ -164,3 +178,31 @@ def test_continuous_no_dimension_adj(data):
     assert obj["weights"]["objective"] == res.objective
     rc, _, err = run_cli("balance", path, "-t", "t", "--columns", "age,inc", "--no-dimension-adj")
     assert rc == 2 and "option --no-dimension-adj" in err and "--continuous" in err, err
+
+
+def test_outcome_is_left_out_and_its_effect_printed(data):
+    """--outcome: not a covariate (the other numeric columns are), and the effect with its
+    bootstrap SE equals the library's with the same seed."""
+    path, df = data
+    rc, stdout, err = run_cli("balance", path, "-t", "t", "--outcome", "dose", "--exclude", "inc",
+                              "--seed", "5", "--n-boot", "40", "--format", "json", "-q")
+    assert rc == 0, err
+    obj = json.loads(stdout)
+    assert obj["columns"] == ["age"] and obj["outcome"] == "dose"
+    res = es.energy_balancing_weights(df[["age"]], df["t"])
+    eff = es.weighted_effect(df["dose"], res, n_boot=40, rng=5)
+    row = obj["effect"]["table"][0]
+    assert row["contrast"] == "1 - 0"
+    assert row["estimate"] == eff.estimate[0] and row["std_error"] == eff.std_error[0]
+    assert (row["ci_low"], row["ci_high"]) == (eff.ci_low[0], eff.ci_high[0])
+    assert obj["effect"]["seed"] == 5
+
+
+def test_outcome_text_lists_the_covariates_and_the_method(data):
+    path, _ = data
+    rc, stdout, err = run_cli("balance", path, "-t", "t", "-y", "dose", "--se", "sandwich",
+                              "--adjust")
+    assert rc == 0, err
+    assert "covariates balanced" in stdout and "age" in stdout and "inc" in stdout
+    assert "effect on 'dose' (ATE, regression-adjusted); standard error: HC0 sandwich" in stdout
+    assert "columns used: age, inc;" in err and "outcome: column 'dose'" in err
