@@ -30,7 +30,10 @@ STANDARDIZE = ("studentized", "mahalanobis", None)
 
 def covariates_and_treatment(X, treatment, name="treatment"):
     """``(Z, t, index, columns)``: the covariates as a float64 array and the treatment as a 1-D
-    object (a column of ``X`` named by ``treatment`` is taken out of the covariates)."""
+    object (a column of ``X`` named by ``treatment`` is taken out of the covariates).  Factor
+    columns of a DataFrame (category, bool, text) become 0/1 columns named ``col_level``
+    (:func:`._design.expand_factors`, cobalt's rule: one column for a two-level factor, one
+    per level otherwise); ``columns`` are the names after that."""
     if isinstance(treatment, str) and isinstance(X, pd.DataFrame):
         if treatment not in X.columns:
             raise KeyError(f"`{name}`: column {treatment!r} not found in `X`; it has "
@@ -39,6 +42,7 @@ def covariates_and_treatment(X, treatment, name="treatment"):
         X = X.drop(columns=[treatment])
     else:
         t = align_labels(X, treatment, name) if isinstance(treatment, pd.Series) else treatment
+    X, _ = _design.expand_factors(X)
     s = sample_matrix(X, dtype=np.float64)
     if s.X.shape[0] < 2:
         raise ValueError(f"`X` must have at least 2 rows; got {s.X.shape[0]}.")

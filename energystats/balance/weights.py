@@ -67,6 +67,8 @@ class BalancingWeightsResult:
         probabilities for every covariate, or a dict from covariate position to a tuple.
     n_constraints : int
         The linear equality constraints they added to the programme (all levels together).
+    columns : list or None
+        The covariates used (DataFrame input), factor columns expanded to ``col_level``.
     inputs : object
         The checked inputs of the call (covariates as given, treatment, base weights,
         target, options), from which :func:`~energystats.weighted_effect`'s bootstrap
@@ -94,6 +96,7 @@ class BalancingWeightsResult:
     moments: int | None = None
     quantiles: object = None
     n_constraints: int = 0
+    columns: list | None = None
     inputs: object = field(default=None, repr=False, compare=False)
 
     def to_frame(self):
@@ -146,7 +149,7 @@ class IndependenceWeightsResult:
     lam, standardize :
         The options used.
     index : pandas.Index or None
-    cells, cell_labels, seed, inputs :
+    cells, cell_labels, seed, columns, inputs :
         As in :class:`BalancingWeightsResult`.
     """
 
@@ -169,6 +172,7 @@ class IndependenceWeightsResult:
     cells: int | None = None
     cell_labels: np.ndarray | None = None
     seed: int | None = None
+    columns: list | None = None
     inputs: object = field(default=None, repr=False, compare=False)
 
     def to_frame(self):
@@ -400,15 +404,16 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     [1.0, 1.0]
     """
     _qp.require_solver(solver)
-    inp, index, seedless_rng = _energy_inputs(X, treatment, estimand, focal, target, improved,
-                                              base_weights, lam, standardize, moments, quantiles,
-                                              cells, rng)
+    inp, index, columns, seedless_rng = _energy_inputs(X, treatment, estimand, focal, target,
+                                                       improved, base_weights, lam, standardize,
+                                                       moments, quantiles, cells, rng)
     gen, seed = seeded_rng(seedless_rng) if inp.cells is not None else (None, None)
     w, fields = _programme.solve_energy(inp, solver, memory_budget, n_threads, gen)
     res = BalancingWeightsResult(w, inp.estimand, list(inp.lab.groups), inp.lab.sizes.copy(),
                                  inp.focal, lam=inp.lam, standardize=inp.standardize, index=index,
                                  seed=seed, moments=inp.moments, quantiles=inp.quantiles,
-                                 inputs=inp, **fields)
+                                 columns=None if columns is None else list(columns), inputs=inp,
+                                 **fields)
     _warn_weights(res)
     return res
 
@@ -416,7 +421,8 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
 def _energy_inputs(X, treatment, estimand, focal, target, improved, base_weights, lam,
                    standardize, moments, quantiles, cells, rng):
     """The checked arguments of :func:`energy_balancing_weights` as an
-    :class:`~._programme.EnergyInputs`, with the rows' index and ``rng``."""
+    :class:`~._programme.EnergyInputs`, with the rows' index, the covariates' names and
+    ``rng``."""
     estimand = _check_estimand(estimand)
     cells = _cells.check_cells(cells, rng)
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
@@ -437,7 +443,7 @@ def _energy_inputs(X, treatment, estimand, focal, target, improved, base_weights
                                   bool(improved), _check_lam(lam), standardize,
                                   _check_moments(moments), _check_quantiles(quantiles, columns, d),
                                   cells)
-    return inp, index, rng
+    return inp, index, columns, rng
 
 
 def _check_moments(moments):
@@ -598,7 +604,7 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     if cells is not None:
         res = _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, index,
                                   solver, cells, gen, seed, n_threads, units)
-        res = replace(res, inputs=inp)
+        res = replace(res, inputs=inp, columns=None if columns is None else list(columns))
         _warn_weights(res, "independence_weights")
         return res
     Da, Dx = _forms.distance_matrix(a, n_threads), _forms.distance_matrix(Z, n_threads)
@@ -619,7 +625,8 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     res = IndependenceWeightsResult(w, objective, *terms, (float(c_a), float(c_x)),
                                     bool(dimension_adj), dcor_before,
                                     _forms.weighted_dcor(Da, Dx, w), _forms.ess(w), kkt,
-                                    info["solver"], lam, standardize, index, inputs=inp)
+                                    info["solver"], lam, standardize, index, inputs=inp,
+                                    columns=None if columns is None else list(columns))
     _warn_weights(res, "independence_weights")
     return res
 

@@ -249,3 +249,21 @@ def test_qp_is_solved_in_working_units(c):
     xc, _ = _qp.solve_simplex_qp(K * c, b * c, blocks)
     np.testing.assert_allclose(xc, x1, atol=1e-9)
     assert _qp.kkt_residual(K * c, b * c, xc, blocks) < 1e-8
+
+
+def test_factor_columns_are_expanded_to_indicators():
+    """A categorical or bool column of a DataFrame is balanced as its 0/1 indicators (cobalt's
+    names: one column for two levels, one per level otherwise); the result names them."""
+    rng = np.random.default_rng(17)
+    n = 60
+    race = rng.choice(["a", "b", "c"], n)
+    married = rng.random(n) > 0.5
+    age = rng.normal(size=n)
+    t = (age + (race == "b") + rng.normal(size=n) > 0.5).astype(int)
+    df = pd.DataFrame({"age": age, "race": pd.Categorical(race), "married": married})
+    res = es.energy_balancing_weights(df, t)
+    manual = pd.DataFrame({"age": age, "race_a": (race == "a") * 1.0, "race_b": (race == "b") * 1.0,
+                           "race_c": (race == "c") * 1.0, "married_True": married * 1.0})
+    ref = es.energy_balancing_weights(manual, t)
+    assert res.columns == list(manual.columns)
+    np.testing.assert_array_equal(res.weights, ref.weights)
