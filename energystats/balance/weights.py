@@ -190,9 +190,6 @@ class IndependenceWeightsResult:
                 f"dcor_after={self.dcor_after:.4g}, ess={self.ess:.1f}, solver={self.solver!r})")
 
 
-#: a level whose effective sample size after weighting is below this fraction of its rows
-#: is named in a BalanceWarning (the same rule as :func:`~energystats.balance_table`'s)
-ESS_FRACTION = 0.1
 #: a KKT residual above this (relative: the gradient is scaled by its largest entry) is
 #: named in a BalanceWarning: the solver stopped away from the optimum
 KKT_WARN = 1e-4
@@ -202,19 +199,22 @@ def _warn_weights(res, what="energy_balancing_weights"):
     """One BalanceWarning naming every level with a small effective sample size and a KKT
     residual that says the solver stopped short."""
     from .._core._validation import warn
-    from .table import BalanceWarning
+    from .table import ESS_FRACTION, BalanceWarning, ess_floor
 
     msgs = []
     sizes = np.atleast_1d(getattr(res, "sizes", len(res.weights)))
     ess = np.atleast_1d(res.ess)
     groups = getattr(res, "groups", ["all"])
+    focal = getattr(res, "focal", None)
+    focal_n = None if focal is None else int(sizes[groups.index(focal)])
     small = [(g, round(float(e), 1), int(m)) for g, e, m in zip(groups, ess, sizes)
-             if e < ESS_FRACTION * m]
+             if e < ess_floor(m, focal_n)]
     if small:
-        msgs.append(f"effective sample size below {ESS_FRACTION:.0%} of the rows in level(s) "
-                    f"{short_list(small, 5)} (level, ESS, rows): a few rows carry most of the "
-                    "weight, and estimates will be noisy; check the overlap of the levels' "
-                    "covariates, or spread the weights with `lam` > 0")
+        msgs.append(f"effective sample size below {ESS_FRACTION:.0%} of the rows"
+                    + ("" if focal_n is None else " (of the focal level's, when fewer)")
+                    + f" in level(s) {short_list(small, 5)} (level, ESS, rows): a few rows "
+                    "carry most of the weight, and estimates will be noisy; check the overlap "
+                    "of the levels' covariates, or spread the weights with `lam` > 0")
     if res.kkt_residual > KKT_WARN:
         msgs.append(f"the QP solver {res.solver!r} stopped with a KKT residual of "
                     f"{res.kkt_residual:.1e} (above {KKT_WARN:g}): the weights are not the "

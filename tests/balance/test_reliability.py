@@ -194,14 +194,20 @@ def test_kkt_residual_with_constraints_is_large_away_from_the_optimum():
 
 def test_small_effective_sample_size_warns():
     rng = np.random.default_rng(14)
-    X = rng.normal(size=(200, 2))
-    t = (X[:, 0] + 0.5 * rng.normal(size=200) > 1.3).astype(int)   # 17 treated, in the tail
+    X = rng.normal(size=(300, 2))
+    t = (X[:, 0] > 1.2).astype(int)                  # no overlap in x0: 41 treated in the tail
     with pytest.warns(es.BalanceWarning, match=r"effective sample size below 10% of the rows in "
-                                               r"level\(s\) \[\(0, 6.0, 183\)\]"):
-        res = es.energy_balancing_weights(X, t, estimand="ATT")
-    assert res.ess[0] == pytest.approx(6.0174, abs=1e-3)
+                                               r"level\(s\) \[\(0, 15.8, 259\)\]"):
+        res = es.energy_balancing_weights(X, t)
     w = res.weights[t == 0]
     assert res.ess[0] == pytest.approx(w.sum() ** 2 / (w ** 2).sum(), rel=1e-12)
+    # 'ATT' with a small focal level: the floor is 10% of the focal level's rows (17 treated
+    # here: an ESS of 6.0 among 183 controls is not named)
+    t = (X[:, 0] > 1.6).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = es.energy_balancing_weights(X, t, estimand="ATT")
+    assert res.ess[0] < 0.1 * (t == 0).sum() and res.ess[0] > 0.1 * t.sum()
 
 
 def test_kkt_residual_above_the_bound_warns(monkeypatch):
