@@ -186,13 +186,18 @@ def _cmd_balance(args):
                 f"({res.solver}, KKT residual {res.kkt_residual:.1e}{cells}) in "
                 f"{time.perf_counter() - t0:.2f} s")
     try:
-        bt = balance_table(X, t, res.weights, base_weights=s,
+        bt = balance_table(X, t, res.weights, base_weights=s, warn=False,
                            treatment_kind="continuous" if args.continuous else "categorical",
                            standardize=None if args.standardize == "none" else args.standardize,
                            **({} if args.continuous else {"estimand": res.estimand,
                                                           "focal": res.focal}))
     except MemoryError:
         return _out_of_memory(args, len(t), len(pd.unique(t)))
+    if bt.issues:   # the library's warning, without its advice in Python words
+        from .._core._validation import warn
+        from ..balance import BalanceWarning
+
+        warn("balance after weighting: " + "; ".join(bt.issues) + ".", BalanceWarning)
     eff = _effect(args, df, res)
     if args.out:
         _write_weights(args, path, df, res.weights)
