@@ -16,7 +16,13 @@ Three parts (each alone with its flag, all three by default):
   ``--simulation``, the simulation adds the cell approximation with each K given;
 * ``--streamed``: the weighted energy distance at n = m = 10⁵ (``energy_distance(weights=)``,
   streamed, no n×n matrix): seconds and peak memory; skipped when this build's
-  ``energy_distance`` has no ``weights``.
+  ``energy_distance`` has no ``weights``;
+* ``--bootstrap``: ``weighted_effect``'s bootstrap, which solves the weights again on every
+  resample, on the data of ``--solvers`` (ATE, d = 10) at ``--sizes`` with ``--n-boot``
+  resamples (2 000 rows and 200 resamples for the issue's row): seconds, seconds per
+  resample, and the peak resident memory of the parent and of its worker processes
+  (``ru_maxrss`` of the process and of its waited-for children).  ``--busy`` runs two
+  busy-loop processes beside it (a loaded machine).
 
 Run::
 
@@ -24,6 +30,7 @@ Run::
     python benchmarks/bench_balance.py --solvers --sizes 2000 10000
     python benchmarks/bench_balance.py --simulation --reps 200 --n 300 --cells 25 50
     python benchmarks/bench_balance.py --cells 1000 --sizes 10000 100000
+    python benchmarks/bench_balance.py --bootstrap --sizes 2000 --n-boot 200
 """
 from __future__ import annotations
 
@@ -169,11 +176,67 @@ def run_streamed(n):
           f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
+_BOOT_CHILD = """
+import json, os, platform, resource, sys, time
+import numpy as np, energystats as es
+n, n_boot, threads = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(n, 10))
+score = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
+t = (score > 0.5).astype(int)
+y = t + X[:, 0] + X[:, 1] ** 2 + rng.normal(size=n)
+t0 = time.perf_counter()
+res = es.energy_balancing_weights(X, t)
+t_w = time.perf_counter() - t0
+t0 = time.perf_counter()
+eff = es.weighted_effect(y, res, n_boot=n_boot, rng=1, n_threads=threads)
+dt = time.perf_counter() - t0
+print(json.dumps({"weights_s": t_w, "seconds": dt, "estimate": float(eff.estimate[0]),
+                  "se": float(eff.std_error[0]), "failed": eff.n_failed,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "children_peak_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+                  "load": os.getloadavg()[0]}))
+"""
+
+
+def _busy(k):
+    """``k`` busy-loop processes (a loaded machine); terminate them when done."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(k)]
+
+
+def run_bootstrap(sizes, n_boot, busy):
+    from energystats._core._validation import check_n_threads
+
+    threads = check_n_threads(None)
+    print(f"weighted_effect bootstrap (ATE, d = 10, n_threads = {threads}; "
+          f"{'two busy-loop processes beside it' if busy else 'quiet'})")
+    print(f"{'n':>7}{'n_boot':>8}{'weights s':>11}{'bootstrap s':>13}{'s/resample':>12}"
+          f"{'parent RSS':>12}{'worker RSS':>12}{'load':>6}")
+    loaders = _busy(2) if busy else []
+    try:
+        for n in sizes:
+            proc = subprocess.run([sys.executable, "-c", _BOOT_CHILD, str(n), str(n_boot),
+                                   str(threads)], capture_output=True, text=True)
+            if proc.returncode:
+                print(f"{n:>7} failed: {proc.stderr.strip().splitlines()[-1]}")
+                continue
+            r = json.loads(proc.stdout)
+            print(f"{n:>7}{n_boot:>8}{r['weights_s']:>11.2f}{r['seconds']:>13.1f}"
+                  f"{r['seconds'] / n_boot:>12.3f}{r['peak_mib']:>8.0f} MiB"
+                  f"{r['children_peak_mib']:>8.0f} MiB{r['load']:>6.1f}")
+    finally:
+        for p in loaders:
+            p.terminate()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--simulation", action="store_true")
     ap.add_argument("--solvers", action="store_true")
     ap.add_argument("--streamed", action="store_true")
+    ap.add_argument("--bootstrap", action="store_true")
+    ap.add_argument("--n-boot", type=int, default=200)
+    ap.add_argument("--busy", action="store_true", help="two busy-loop processes beside it")
     ap.add_argument("--cells", type=int, nargs="*", default=None,
                     help="with --simulation: also the cell approximation with these cells per "
                          "level; alone: time the cell approximation (1000 cells per level) at "
@@ -182,7 +245,8 @@ def main():
     ap.add_argument("--n", type=int, default=300, help="rows of each simulated data set")
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
     args = ap.parse_args()
-    every = not (args.simulation or args.solvers or args.streamed or args.cells is not None)
+    every = not (args.simulation or args.solvers or args.streamed or args.bootstrap
+                 or args.cells is not None)
     if every or args.simulation:
         run_simulation(args.reps, args.n, args.cells or ())
     if every or args.solvers:
@@ -191,6 +255,8 @@ def main():
         run_cells([10_000, 100_000] if every else args.sizes, (args.cells or [1000])[0])
     if every or args.streamed:
         run_streamed(100_000)
+    if every or args.bootstrap:
+        run_bootstrap([2000] if every else args.sizes, args.n_boot, args.busy)
 
 
 if __name__ == "__main__":

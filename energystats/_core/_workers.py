@@ -25,10 +25,20 @@ import subprocess
 import sys
 import threading
 
-__all__ = ["run_tasks", "POLL_S"]
+__all__ = ["run_tasks", "in_worker", "POLL_S"]
 
 #: how often the waiting main thread wakes up to let a pending Ctrl-C through
 POLL_S = 0.1
+
+#: set in a worker process: its calls need no child of their own to be interruptible (the
+#: parent ends the worker on Ctrl-C)
+_IN_WORKER = False
+
+
+def in_worker():
+    """Whether this process is a worker of :func:`run_tasks`."""
+    return _IN_WORKER
+
 
 _BOOT = ("import sys, pickle; sys.path[:] = pickle.load(sys.stdin.buffer); "
          "from energystats._core._workers import _serve; _serve()")
@@ -39,6 +49,8 @@ def _serve():
     each answer ``(i, ok, value)`` (``value`` the exception when not ``ok``)."""
     import signal
 
+    global _IN_WORKER
+    _IN_WORKER = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it ends the child
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr                       # stray prints must not corrupt the answers

@@ -150,12 +150,12 @@ def solve_simplex_qp(A, b, blocks, solver="osqp", *, eq=None, tol=1e-9, max_iter
         raise FloatingPointError("the balancing programme's matrix is not finite (an overflow "
                                  "in forming it); this is a bug: please report it.")
     args = (A, b, blocks, solver, eq, tol, max_iter, shift)
-    if isolate is None:
-        isolate = A.shape[0] >= ISOLATE_N
-    if isolate:
-        from .._core._workers import run_tasks
+    from .._core import _workers
 
-        return run_tasks(_solve_task, None, [args], 1)[0]
+    if isolate is None:   # a worker process is ended by its parent on Ctrl-C already
+        isolate = A.shape[0] >= ISOLATE_N and not _workers.in_worker()
+    if isolate:
+        return _workers.run_tasks(_solve_task, None, [args], 1)[0]
     return _solve(*args)
 
 

@@ -206,3 +206,21 @@ def test_outcome_text_lists_the_covariates_and_the_method(data):
     assert "covariates balanced" in stdout and "age" in stdout and "inc" in stdout
     assert "effect on 'dose' (ATE, regression-adjusted); standard error: HC0 sandwich" in stdout
     assert "columns used: age, inc;" in err and "outcome: column 'dose'" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["cluster", "-k", "2", "--format", "json"],
+    ["dcor-matrix", "--format", "json"],
+])
+def test_exclude_leaves_columns_out_of_other_commands(tmp_path, argv):
+    """--exclude is on every command that reads columns: the column is not used, and the note
+    on stderr says so."""
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "c"])
+    df["label"] = np.arange(30) % 3
+    path = tmp_path / "x.csv"
+    df.to_csv(path, index=False)
+    rc, stdout, err = run_cli(argv[0], path, *argv[1:], "--exclude", "label")
+    assert rc == 0, err
+    assert "columns used: a, b, c;" in err and "left out (--exclude): label" in err
+    assert "label" not in json.loads(stdout).get("columns", ["a", "b", "c"])
