@@ -37,7 +37,8 @@ API_SECTIONS = [
     ("goodness_of_fit", "Goodness of fit", "Energy tests of normality, the Poisson law and "
                                            "one-dimensional SciPy families."),
     ("clustering", "Clustering", "Energy clustering, its significance test and energy linkage."),
-    ("balance", "Balance", "Energy balancing and independence weights, and the balance table."),
+    ("balance", "Balance", "Energy balancing and independence weights, the balance table, and "
+                           "the effect they estimate."),
     ("changepoint", "Change points", "E-Divisive with permutation tests and E-Agglo "
                                      "(Matteson and James 2014)."),
     ("distance", "Distance", "Pairwise semimetrics, the generated kernel and the energy distance."),

@@ -161,9 +161,10 @@ def build_parser():
 
     parser = argparse.ArgumentParser(
         prog="energystats",
-        description=_wrap("Energy statistics from the command line: energy distance, k-sample "
-                          "tests, DISCO, energy clustering and change points of CSV, TSV or "
-                          "Parquet files."),
+        description=_wrap("Energy statistics from the command line, on CSV, TSV or Parquet "
+                          "files: energy distance, k-sample tests and DISCO, distance "
+                          "correlation, goodness of fit, energy clustering, balancing weights "
+                          "and effects, change points."),
         epilog="Run 'energystats <command> --help' for the options of a command.\n"
                "example: energystats test data.csv --by group --resamples 999 --seed 1\n"
                + textwrap.fill(_EXIT_CODES, width=79),
