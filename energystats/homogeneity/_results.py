@@ -118,10 +118,55 @@ class EnergyTestResult:
                 f"sizes={list(map(int, self.sizes))}, groups={short_list(self.groups)}{st}"
                 f"{_fmt_seed(self.seed)}{seq})")
 
-    def to_frame(self):
-        """The k×k energy distances :math:`E(C_i, C_j)` as a labelled DataFrame."""
-        idx = pd.Index(self.groups, name="group")
-        return pd.DataFrame(self.energy_distances, index=idx, columns=idx.rename(None))
+    def to_frame(self, kind="test"):
+        """Tidy DataFrame.
+
+        ``kind='test'`` (the default): the test's table, one row ``'energy test'``
+        with columns ``statistic``, ``pvalue``, ``pvalue_se`` (NaN when there is no
+        p-value or no Monte Carlo error), ``n_resamples``, ``exact``,
+        ``pvalue_method``, ``estimator``, ``seed`` (<NA> when none), ``n_groups``
+        and ``n_samples``; with ``pvalue_method='decision'`` also ``decision``, and
+        with strata ``n_strata``.  ``kind='energy_distances'``: the k×k matrix
+        ``energy_distances`` (:math:`E(C_i, C_j)`, V- or U-statistics as
+        ``estimator`` says, no square root) labelled by the groups.
+
+        ``to_frame()`` used to return the matrix (a change of behaviour, see the
+        changelog); the matrix is now ``to_frame(kind='energy_distances')``.
+
+        Examples
+        --------
+        >>> import numpy as np, energystats as es
+        >>> rng = np.random.default_rng(0)
+        >>> a, b = rng.normal(size=(20, 2)), rng.normal(size=(15, 2)) + 1.0
+        >>> res = es.energy_test(a, b, n_resamples=199, rng=1)
+        >>> res.to_frame()[["statistic", "pvalue", "n_resamples", "seed"]].round(4)
+                     statistic  pvalue  n_resamples  seed
+        test
+        energy test    13.7696   0.005          199     1
+        >>> res.to_frame(kind="energy_distances").round(4)
+                    0       1
+        group
+        0      0.0000  1.6065
+        1      1.6065  0.0000
+        """
+        if kind == "energy_distances":
+            idx = pd.Index(self.groups, name="group")
+            return pd.DataFrame(self.energy_distances, index=idx, columns=idx.rename(None))
+        if kind != "test":
+            raise ValueError(f"`kind` must be 'test' or 'energy_distances'; got {kind!r}.")
+        nan = float("nan")
+        row = {"statistic": [float(self.statistic)],
+               "pvalue": [nan if self.pvalue is None else float(self.pvalue)],
+               "pvalue_se": [nan if self.pvalue_se is None else float(self.pvalue_se)],
+               "n_resamples": [int(self.n_resamples)], "exact": [bool(self.exact)],
+               "pvalue_method": [self.pvalue_method], "estimator": [self.estimator],
+               "seed": pd.array([self.seed], dtype="Int64"),
+               "n_groups": [len(self.sizes)], "n_samples": [int(np.sum(self.sizes))]}
+        if self.pvalue_method == "decision":
+            row["decision"] = [self.decision]
+        if self.strata is not None:
+            row["n_strata"] = [len(self.strata)]
+        return pd.DataFrame(row, index=pd.Index(["energy test"], name="test"))
 
 
 @dataclass(frozen=True)
@@ -152,7 +197,8 @@ class DiscoResult:
     df_total : int
         :math:`n - 1`.
     factors : list
-        Factor names (``['Between']`` for a single unnamed factor).
+        Factor names (``['Between']`` for a single factor, named or not: the row R
+        ``energy`` prints as ``factors``).
     null_distribution : ndarray, shape (n_resamples,) or (n_resamples, n_factors)
         With several factors and 'sequential' or 'decision', each factor's
         column holds its own relabellings and then NaN (its rule stopped).
@@ -215,7 +261,15 @@ class DiscoResult:
 
     def to_frame(self):
         """ANOVA-style table: one row per factor, then Within and Total;
-        columns ``df``, ``dispersion``, ``F``, ``pvalue`` and ``pvalue_se``.
+        columns ``df``, ``dispersion``, ``mean_dispersion`` (``dispersion / df``; NaN on
+        Total), ``F``, ``pvalue`` and ``pvalue_se``.
+
+        R ``energy``'s ``print(disco(...))`` has the columns Df, Sum Dist, Mean Dist,
+        F-ratio and p-value: they are ``df``, ``dispersion``, ``mean_dispersion``, ``F``
+        and ``pvalue``; ``pvalue_se`` is ours.  With one factor R names its row after the
+        argument (``factors``) and this table ``Between``; with several factors both
+        name the rows after the factors (R's names are the data frame's columns).  R's
+        numbers are those of ``conditional=False`` (see :func:`disco`).
 
         With several factors or with strata, a last column ``tests`` says what each row
         tests and how its df and F are formed (see :meth:`row_tests`); a one-way table
@@ -233,6 +287,8 @@ class DiscoResult:
         nan = [np.nan, np.nan]
         columns = {"df": list(dfb) + [self.df_within, self.df_total],
                    "dispersion": list(S) + [self.within, self.total],
+                   # R's "Mean Dist": Sum Dist / Df, blank (NaN) on Total as in R's printout
+                   "mean_dispersion": list(S / dfb) + [self.within / self.df_within, np.nan],
                    "F": list(F) + nan,
                    "pvalue": list(p) + nan,
                    "pvalue_se": list(se) + nan}

@@ -54,8 +54,11 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     -------
     DiscoResult
         ``statistic`` (F), ``pvalue``, ``between`` (S), ``within``,
-        ``total`` (T), degrees of freedom; ``.to_frame()`` is the table and
-        the result prints as one.
+        ``total`` (T), degrees of freedom; ``.to_frame()`` is the table (R
+        ``energy``'s columns Df, Sum Dist, Mean Dist, F-ratio, p-value as
+        ``df``, ``dispersion``, ``mean_dispersion``, ``F``, ``pvalue``; R's
+        factor row "factors" is ``Between`` with one factor) and the result
+        prints as one.
 
     Notes
     -----
@@ -124,11 +127,11 @@ def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional
     >>> iris = load_iris()
     >>> res = es.disco(iris, by="species", n_resamples=199, rng=0)
     >>> res.to_frame().round(3)
-                df  dispersion        F  pvalue  pvalue_se
+                df  dispersion  mean_dispersion        F  pvalue  pvalue_se
     component
-    Between      2     119.237  124.597   0.005      0.005
-    Within     147      70.338      NaN     NaN        NaN
-    Total      149     189.576      NaN     NaN        NaN
+    Between      2     119.237           59.619  124.597   0.005      0.005
+    Within     147      70.338            0.478      NaN     NaN        NaN
+    Total      149     189.576              NaN      NaN     NaN        NaN
     >>> round(res.between + res.within - res.total, 9)
     0.0
 

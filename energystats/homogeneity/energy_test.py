@@ -150,7 +150,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         ``statistic``, ``pvalue``, ``null_distribution``, ``n_resamples``,
         ``exact``, ``sizes``, ``groups``, ``energy_distances``, ``engine``,
         ``pvalue_se``, ``seed``, ``columns``, ``pvalue_method``, ``decision``,
-        ``estimator``.
+        ``estimator``; ``.to_frame()`` is the test's one-row table and
+        ``.to_frame(kind="energy_distances")`` the labelled k×k matrix.
 
     Notes
     -----

@@ -318,6 +318,11 @@ class TestDisco:
         rc, out, err = run_cli("disco", d / "data.parquet", "--numeric-only", "--by", "group", "-R", "99", "-q",
                                "--format", "csv")
         assert rc == 0 and len(pd.read_csv(io.StringIO(out))) == 3
+        # R energy's Mean Dist column: dispersion / df, empty on Total
+        table = pd.read_csv(io.StringIO(out), index_col="component")
+        assert list(table.columns[:4]) == ["df", "dispersion", "mean_dispersion", "F"]
+        np.testing.assert_allclose(table["mean_dispersion"].iloc[:2], [S / 2, W / 33], rtol=1e-9)
+        assert np.isnan(table.loc["Total", "mean_dispersion"])
 
     def test_two_factors(self, files):
         d, df = files

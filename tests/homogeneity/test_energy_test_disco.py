@@ -372,9 +372,53 @@ class TestEnergyTest:
             assert r.groups == ["a", "b", "c"]
         assert r1.groups == [0, 1, 2]
         assert list(r1.sizes) == [10, 12, 9]
-        frame = r2.to_frame()
+        frame = r2.to_frame(kind="energy_distances")
         assert list(frame.index) == ["a", "b", "c"] and frame.loc["a", "a"] == 0.0
         assert "EnergyTestResult(statistic=" in repr(r1)
+
+    def test_to_frame_is_the_test_table(self):
+        # issue "the front door tells the whole truth": to_frame() gave the k×k matrix of
+        # energy distances, not the test; now one row with the test's fields, as the other
+        # tests' results (independence_test, gof) give
+        rng = np.random.default_rng(12)
+        X = np.vstack([rng.normal(size=(10, 2)), rng.normal(size=(12, 2)), rng.normal(size=(9, 2)) + 0.5])
+        lab = np.array(["a"] * 10 + ["b"] * 12 + ["c"] * 9)
+        res = es.energy_test(X, labels=lab, n_resamples=50, rng=1)
+        frame = res.to_frame()
+        assert list(frame.columns) == ["statistic", "pvalue", "pvalue_se", "n_resamples", "exact",
+                                       "pvalue_method", "estimator", "seed", "n_groups", "n_samples"]
+        assert list(frame.index) == ["energy test"] and frame.index.name == "test"
+        row = frame.iloc[0]
+        assert row["statistic"] == res.statistic and row["pvalue"] == res.pvalue
+        assert row["pvalue_se"] == res.pvalue_se and row["n_resamples"] == res.n_resamples
+        assert row["exact"] == res.exact and row["pvalue_method"] == res.pvalue_method == "full"
+        assert row["estimator"] == res.estimator and row["seed"] == res.seed == 1
+        assert row["n_groups"] == 3 and row["n_samples"] == 31
+        # no permutations: no p-value (NaN, as in DISCO's table), no seed
+        none = es.energy_test(X, labels=lab, n_resamples=0).to_frame().iloc[0]
+        assert none["statistic"] == res.statistic
+        assert np.isnan(none["pvalue"]) and np.isnan(none["pvalue_se"]) and pd.isna(none["seed"])
+        # the decision rule and strata add their columns
+        dec = es.energy_test(X, labels=lab, n_resamples=199, rng=1, pvalue_method="decision")
+        assert dec.to_frame().loc["energy test", "decision"] == dec.decision
+        assert "decision" not in frame.columns and "n_strata" not in frame.columns
+        strata = np.tile([0, 1], 16)[:31]
+        st_res = es.energy_test(X, labels=lab, strata=strata, n_resamples=19, rng=1)
+        assert st_res.to_frame().loc["energy test", "n_strata"] == 2
+
+    def test_energy_distances_frame(self):
+        # the matrix that to_frame() used to return, now under kind="energy_distances" (the
+        # field's name, as DispersionResult.to_frame("g") labels its field g)
+        rng = np.random.default_rng(12)
+        a, b, c = rng.normal(size=(10, 2)), rng.normal(size=(12, 2)), rng.normal(size=(9, 2)) + 0.5
+        res = es.energy_test(a, b, c, n_resamples=0)
+        E = res.to_frame(kind="energy_distances")
+        idx = pd.Index([0, 1, 2], name="group")
+        old = pd.DataFrame(res.energy_distances, index=idx, columns=idx.rename(None))
+        pd.testing.assert_frame_equal(E, old)
+        assert E.loc[0, 1] == pytest.approx(es.energy_distance(a, b), rel=1e-12)
+        with pytest.raises(ValueError, match="`kind` must be 'test' or 'energy_distances'"):
+            res.to_frame(kind="distances")
 
     def test_missing_values_in_frame(self):
         rng = np.random.default_rng(0)
@@ -576,7 +620,7 @@ class TestDisco:
         assert res.df_within == 145 and list(res.df_between) == [2, 2]
         table = res.to_frame()
         assert list(table.index) == ["species", "f2", "Within", "Total"]
-        assert list(table.columns) == ["df", "dispersion", "F", "pvalue", "pvalue_se", "tests"]
+        assert list(table.columns) == ["df", "dispersion", "mean_dispersion", "F", "pvalue", "pvalue_se", "tests"]
         assert table.loc["Within", "dispersion"] == pytest.approx(res.total - res.between.sum())
         # the same through a DataFrame of factors as `labels`
         res2 = es.disco(iris.iloc[:, :4], labels=iris[["species", "f2"]], n_resamples=0,
@@ -627,6 +671,38 @@ class TestDisco:
         text = repr(res)
         assert "DISCO" in text and "Between" in text and "Within" in text and "20 random" in text
 
+    def test_mean_column_is_sum_over_df(self):
+        # R energy's print.disco has "Mean Dist" = "Sum Dist" / "Df" for the factors and
+        # Within (Total blank): R 4.x, energy 1.7.11, x <- as.matrix(iris[, 1:4]);
+        #   disco(x, factors = iris$Species, R = 199)
+        #   -> factors 2 119.23731 59.61865 124.597; Within 147 70.33848 0.47849;
+        #      Total 149 189.57579 (quoted in docs/conventions.rst)
+        from energystats.datasets import load_iris
+        iris = load_iris()
+        res = es.disco(iris, by="species", n_resamples=0)
+        table = res.to_frame()
+        assert list(table.columns) == ["df", "dispersion", "mean_dispersion", "F", "pvalue", "pvalue_se"]
+        assert table.loc["Between", "mean_dispersion"] == res.between / res.df_between
+        assert table.loc["Within", "mean_dispersion"] == res.within / res.df_within
+        assert np.isnan(table.loc["Total", "mean_dispersion"])
+        assert round(table.loc["Between", "mean_dispersion"], 5) == 59.61865
+        assert round(table.loc["Within", "mean_dispersion"], 5) == 0.47849
+        # one-way: F is the ratio of the two means
+        assert table.loc["Between", "F"] == pytest.approx(
+            table.loc["Between", "mean_dispersion"] / table.loc["Within", "mean_dispersion"], rel=1e-12)
+        # several factors (R's marginal table): R 4.x, energy 1.7.11,
+        #   disco(x, factors = data.frame(iris$Species, f2 = factor(rep(c("a", "b"), 75))), R = 0)
+        #   -> f2 1 0.34480 0.34480; Within 146 69.99368 0.47941
+        iris["f2"] = np.tile(["a", "b"], 75)
+        res = es.disco(iris, by=["species", "f2"], n_resamples=0, conditional=False)
+        table = res.to_frame()
+        for f, S, d in zip(res.factors, res.between, res.df_between):
+            assert table.loc[f, "mean_dispersion"] == S / d
+        assert round(table.loc["f2", "mean_dispersion"], 5) == 0.34480
+        assert round(table.loc["Within", "mean_dispersion"], 5) == 0.47941
+        assert np.isnan(table.loc["Total", "mean_dispersion"])
+        assert "mean_dispersion" in repr(res)
+
     @pytest.mark.parametrize("k", [-520, 520])
     def test_disco_precomputed_at_any_magnitude(self, k):
         # a dissimilarity matrix times 2**k (exact): F is scale-free and the p-value the same;
@@ -664,10 +740,10 @@ class TestDiscoTableSays:
         return pd.DataFrame({"y": rng.normal(size=n), "a": rng.integers(0, 3, n),
                              "b": rng.integers(0, 2, n), "s": rng.integers(0, 2, n)})
 
-    def test_one_factor_table_unchanged(self):
+    def test_one_factor_table_has_no_tests_column(self):
         res = es.disco(self.frame(), by="a", columns=["y"], n_resamples=19, rng=1)
         assert res.row_tests() is None
-        assert list(res.to_frame().columns) == ["df", "dispersion", "F", "pvalue", "pvalue_se"]
+        assert list(res.to_frame().columns) == ["df", "dispersion", "mean_dispersion", "F", "pvalue", "pvalue_se"]
         assert "rows:" not in repr(res)
 
     def test_two_factors_conditional(self):
@@ -677,7 +753,7 @@ class TestDiscoTableSays:
         n = len(df)
         cells = df.groupby(["a", "b"]).ngroups            # 6
         cells_of = {"a": df["b"].nunique(), "b": df["a"].nunique()}   # the others' cells: 2, 3
-        assert list(table.columns) == ["df", "dispersion", "F", "pvalue", "pvalue_se", "tests"]
+        assert list(table.columns) == ["df", "dispersion", "mean_dispersion", "F", "pvalue", "pvalue_se", "tests"]
         assert table.loc["a", "tests"] == (
             f"a given b (a + a:b): the groups of a compared within the {cells_of['a']} cells of b; "
             f"df = {cells} cells - {cells_of['a']}; F = (S/{cells - cells_of['a']}) / (Within/{n - cells})")
