@@ -238,7 +238,7 @@ def variable(v, data, name):
         cols = [v] if isinstance(v, str) else list(v)
         missing = [c for c in cols if c not in data.columns]
         if missing:
-            raise KeyError(f"`{name}`: column(s) {missing} not found in `data`; it has "
+            raise KeyError(f"`{name}`: column(s) {short_list(missing)} not found in `data`; it has "
                            f"{list(data.columns)[:8]}.")
         v = data[cols]
     index = v.index if isinstance(v, (pd.Series, pd.DataFrame)) else None

@@ -18,7 +18,7 @@ from .._core import _memory
 from .._core._engine import pairwise_values
 from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
-from .._core._validation import align_labels, as_data, as_labels, check_n_threads
+from .._core._validation import align_labels, as_data, as_labels, check_n_threads, short_list
 from . import _design
 
 __all__ = ["covariates_and_treatment", "check_base_weights", "check_weights", "standardise",
@@ -86,7 +86,7 @@ def check_base_weights(base_weights, n, codes=None, groups=None):
         zero = [groups[g] for g in np.flatnonzero(tot == 0)]
         if zero:
             raise ValueError(f"`base_weights` must not be all zero within a treatment group; they are "
-                             f"in group(s) {zero}.")
+                             f"in group(s) {short_list(zero)}.")
     return s
 
 
@@ -98,7 +98,7 @@ def treatment_groups(t, n, name="treatment"):
                          f"{n} rows.")
     small = [(g, int(c)) for g, c in zip(lab.groups, lab.sizes) if c < 2]
     if small:
-        raise ValueError(f"`{name}`: every level needs at least 2 rows; level(s) {small} "
+        raise ValueError(f"`{name}`: every level needs at least 2 rows; level(s) {short_list(small)} "
                          "(level, rows) have fewer.")
     return lab
 
@@ -126,7 +126,7 @@ def standardise(Z, standardize, s, extra=None):
         sd = np.sqrt(np.diag(cov))
         if not np.all(sd > 0):
             cols = [int(j) for j in np.flatnonzero(~(sd > 0))]
-            raise ValueError(f"`X`: column(s) at position(s) {cols} are constant and cannot be "
+            raise ValueError(f"`X`: column(s) at position(s) {short_list(cols)} are constant and cannot be "
                              "studentized (they add nothing to the distances); drop them.")
         f = lambda A: (A - mean) / sd  # noqa: E731
     else:

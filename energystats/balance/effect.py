@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._core._validation import check_n_threads, is_int, seeded_rng
+from .._core._validation import check_n_threads, is_int, seeded_rng, short_list
 from . import _design, _programme
 
 __all__ = ["weighted_effect", "EffectResult"]
@@ -427,7 +427,7 @@ def weighted_effect(outcome, weights, *, covariates=None, reference=None, se="bo
         elif reference in lab.groups:
             ref = lab.groups.index(reference)
         else:
-            raise ValueError(f"`reference` must be one of the treatment levels {lab.groups}; got "
+            raise ValueError(f"`reference` must be one of the treatment levels {short_list(lab.groups)}; got "
                              f"{reference!r}.")
         focal_code = None if inputs.focal is None else lab.groups.index(inputs.focal)
         estimand = inputs.estimand

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._core._metrics import resolve_metric
-from .._core._validation import check_n_threads
+from .._core._validation import check_n_threads, short_list
 from .._core._validation import warn as _warn
 from .._core._weights import weighted_dcov_means, weighted_group_sums
 from . import _forms
@@ -262,11 +262,11 @@ def _focal_level(estimand, focal, groups):
         if list(groups) in ([0, 1], [False, True]):
             return groups[1] if estimand == "ATT" else groups[0]
         raise ValueError(f"`focal` is required with estimand {estimand!r} unless the treatment levels "
-                         f"are 0/1 or False/True; the levels are {list(groups)}. Pass the level "
+                         f"are 0/1 or False/True; the levels are {short_list(groups)}. Pass the level "
                          f"whose standard deviation is the SMD's denominator "
                          f"({'the treated' if estimand == 'ATT' else 'the controls'}).")
     if focal not in list(groups):
-        raise ValueError(f"`focal` must be one of the treatment levels {list(groups)}; got {focal!r}.")
+        raise ValueError(f"`focal` must be one of the treatment levels {short_list(groups)}; got {focal!r}.")
     return focal
 
 

@@ -245,10 +245,10 @@ def _focal_level(estimand, focal, groups):
         if groups in ([0, 1], [False, True]):
             return groups[1] if estimand == "ATT" else groups[0]
         raise ValueError(f"`focal` is required with estimand {estimand!r} unless the treatment levels "
-                         f"are 0/1 or False/True; the levels are {groups}. Pass the level that is "
+                         f"are 0/1 or False/True; the levels are {short_list(groups)}. Pass the level that is "
                          f"the target ({'the treated' if estimand == 'ATT' else 'the controls'}).")
     if focal not in groups:
-        raise ValueError(f"`focal` must be one of the treatment levels {groups}; got {focal!r}.")
+        raise ValueError(f"`focal` must be one of the treatment levels {short_list(groups)}; got {focal!r}.")
     return focal
 
 
@@ -258,7 +258,7 @@ def _target_rows(target, columns, d):
     if isinstance(target, pd.DataFrame) and columns is not None:
         missing = [c for c in columns if c not in target.columns]
         if missing:
-            raise KeyError(f"`target`: column(s) {missing} of `X` not found in `target`.")
+            raise KeyError(f"`target`: column(s) {short_list(missing)} of `X` not found in `target`.")
         target = target[columns]
     T = _forms.sample_matrix(target, dtype=np.float64, name="target").X
     if T.shape[1] != d:

@@ -177,8 +177,7 @@ def _user_words(args, msg):
     """``msg`` with the library's argument names replaced by the user's words: the one place
     where a message of a library function called by a command is translated (`` `x` is
     constant `` -> ``column 'a' (option --x) is constant``; `` `y` (column 'b') `` -> ``column
-    'b' (option --y)``)."""
-    import ast
+    'b' (option --y)``; `` `solver='osqp'` `` -> ``--solver osqp``)."""
     import re
 
     # the library's refusal of a metric that is not of negative type names its argument
@@ -186,7 +185,32 @@ def _user_words(args, msg):
                  r"`metric`\)", "--no-check-negative-type", msg)
     words = getattr(args, "words", None)
     if not words:
-        return msg
+        return _option_words(args, msg)
+    return _option_words(args, _column_words(args, words, msg))
+
+
+def _option_words(args, msg):
+    """The library's argument names that are options of the command (`` `solver='osqp'` ``,
+    `` `dist` ``) as the options (``--solver osqp``, ``--dist``)."""
+    import re
+
+    options = getattr(args, "option_of", None) or {}
+
+    def say(m):
+        opt = options.get(m.group(1))
+        if opt is None:
+            return m.group(0)
+        value = m.group(2)
+        return opt if value is None else f"{opt} {value.strip(chr(39) + chr(34))}"
+
+    return re.sub(r"`([A-Za-z_][A-Za-z0-9_]*)(?:=([^`]*))?`", say, msg)
+
+
+def _column_words(args, words, msg):
+    """The names of the library's data arguments (``words``, set by :func:`_speak`) as the
+    file's columns and the options that chose them."""
+    import ast
+    import re
 
     def say(m):
         text, options = words[m.group(1)]

@@ -123,6 +123,7 @@ def _cluster_data(args, X, cols):
 
     import numpy as np
 
+    from .._core._validation import short_list
     from ..clustering import ColumnScaleWarning, column_scale_message
 
     if not args.standardize:
@@ -137,7 +138,7 @@ def _cluster_data(args, X, cols):
     mean, sd = X.mean(), X.std(ddof=1)
     bad = [c for c in cols if not 0.0 < sd[c] < np.inf]
     if bad:
-        raise CLIError(f"option --standardize: column(s) {bad} of {args.file} have standard deviation "
+        raise CLIError(f"option --standardize: column(s) {short_list(bad)} of {args.file} have standard deviation "
                        f"{[float(sd[c]) for c in bad]} and cannot be scaled to 1 (a constant column "
                        "adds nothing to the distances); leave them out with --columns.")
     return (X - mean) / sd, {"mean": {str(c): float(mean[c]) for c in cols},

@@ -26,6 +26,7 @@ def _cmd_gof(args):
     import pandas as pd
 
     from .. import gof_test, normality_test, poisson_test
+    from .._core._validation import short_list
     from ..goodness_of_fit import ALIASES
     from ._io import emit, split_names
 
@@ -41,7 +42,7 @@ def _cmd_gof(args):
                      options={c: option for c in wanted or ()})
     _speak(args, "x", cols, {c: option for c in wanted or ()})
     if len(cols) > 1 and dist != "norm":
-        raise CLIError(f"--dist {args.dist}: the test takes one column (--column); got {cols}. "
+        raise CLIError(f"--dist {args.dist}: the test takes one column (--column); got {short_list(cols)}. "
                        "Only --dist normal takes several (multivariate normality).")
     known = dict(args.param or [])
     if args.method == "limit" and (dist != "norm" or len(cols) > 1):

@@ -49,6 +49,14 @@ def _silence_stdout():
         pass
 
 
+def _option_names(parser, command):
+    """``{dest: '--option'}`` of the command's options: the library's argument names that a
+    message may use (``solver``, ``pvalue_method``), with the option the user wrote instead."""
+    sub = parser._subparsers._group_actions[0].choices[command]
+    return {a.dest: max(a.option_strings, key=len) for a in sub._actions
+            if a.option_strings and a.dest not in ("help",)}
+
+
 def _where(args):
     return getattr(args, "file", None) or ", ".join(getattr(args, "files", None) or [])
 
@@ -60,6 +68,7 @@ def main(argv=None):
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    args.option_of = _option_names(parser, args.command)
     import warnings
 
     def one_line_warning(message, category, filename, lineno, file=None, line=None):

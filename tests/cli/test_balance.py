@@ -224,3 +224,15 @@ def test_exclude_leaves_columns_out_of_other_commands(tmp_path, argv):
     assert rc == 0, err
     assert "columns used: a, b, c;" in err and "left out (--exclude): label" in err
     assert "label" not in json.loads(stdout).get("columns", ["a", "b", "c"])
+
+
+def test_a_continuous_treatment_as_levels_is_refused_in_option_words_with_a_cut_list(data):
+    """Was: '`focal` is required ...' (a Python argument) with all 60 levels in one line."""
+    path, df = data
+    rc, _, err = run_cli("balance", path, "-t", "dose", "-c", "age", "--estimand", "ATT")
+    assert rc == 2 and "every level needs at least 2 rows" in err and "(52 more)" in err, err
+    df = df.assign(arm=np.repeat(["a", "b", "c"], 20))
+    df.to_csv(path, index=False)
+    rc, _, err = run_cli("balance", path, "-t", "arm", "-c", "age", "--estimand", "ATT")
+    assert rc == 2 and "--focal is required with estimand 'ATT'" in err, err
+    assert "`focal`" not in err

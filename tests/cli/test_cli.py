@@ -14,6 +14,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,7 +81,31 @@ def run_cli(*args, cwd=None, stdin=None):
     finally:
         sys.stdin = old_stdin
         os.chdir(old_cwd)
+    _check_messages(args, err.getvalue())
     return code, out.getvalue(), err.getvalue()
+
+
+#: what a message of the command line must not contain: a Python argument name in backticks
+#: (`focal`, `columns=[...]`): the messages name options (--focal) and the file's columns
+PYTHON_WORDS = re.compile(r"`[A-Za-z_][A-Za-z0-9_]*(=[^`]*)?`")
+#: the most items a list in a message shows before "... (N more)"
+LIST_LIMIT = 12
+
+
+def _check_messages(args, err):
+    """Every CLI run of the test battery: its messages on stderr use option names, never the
+    library's argument names, and cut long lists (the first few, then how many more)."""
+    if "--debug" in map(str, args) or "Traceback" in err:
+        return                      # a traceback is checked by the tests that cause it
+    bad = PYTHON_WORDS.search(err)
+    assert bad is None, f"energystats {' '.join(map(str, args))}: a message names the Python " \
+                        f"argument {bad.group(0)}: {err}"
+    for items in re.findall(r"\[([^\[\]]*)\]", err):
+        if re.search(r"\(\d+ more\)$", items):
+            continue                # cut already: short_list's "..., ... (N more)"
+        n = items.count(",") + 1 if items.strip() else 0
+        assert n <= LIST_LIMIT, f"energystats {' '.join(map(str, args))}: a list of {n} " \
+                                f"items is not cut: {err}"
 
 
 def has(*names):
