@@ -135,6 +135,8 @@ def _load(args, path, *, by=(), columns=None, option="--columns", options=None, 
     if df.shape[0] < n0:
         note += f"; {n0 - df.shape[0]} row(s) with missing values dropped (--dropna)"
     _note(args, note)
+    prev = list(getattr(args, "columns_used", None) or [])   # the text output names them
+    args.columns_used = prev + [c for c in cols if c not in prev]
     return df, cols
 
 

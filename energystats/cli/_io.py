@@ -324,18 +324,23 @@ def write_table(df, fmt="text", stream=None, *, title=None):
         raise CLIError(f"--format must be one of {FORMATS}; got {fmt!r}.")
 
 
-def emit(sections, fmt="text", stream=None):
+def emit(sections, fmt="text", stream=None, columns=None):
     """Write named tables ``[(name, DataFrame), ...]``.
 
-    text: each table under its name, separated by blank lines; csv: one table
-    alone is plain CSV, several are each preceded by a ``# name`` line and
-    separated by a blank line; json: one object ``{name: [records...]}``.
+    text: each table under its name, separated by blank lines, after a line naming the
+    ``columns`` used (when given; long lists cut); csv: one table alone is plain CSV,
+    several are each preceded by a ``# name`` line and separated by a blank line; json: one
+    object ``{name: [records...]}``.
     """
     stream = sys.stdout if stream is None else stream
     if fmt == "json":
         json.dump({name: _records(df) for name, df in sections}, stream, indent=2, allow_nan=False)
         stream.write("\n")
         return
+    if fmt == "text" and columns:
+        names = [str(c) for c in columns]
+        shown = ", ".join(names[:12]) + (f", ... ({len(names) - 12} more)" if len(names) > 12 else "")
+        stream.write(f"columns used: {shown}\n\n")
     for i, (name, df) in enumerate(sections):
         if i:
             stream.write("\n")

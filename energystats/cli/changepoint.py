@@ -170,7 +170,8 @@ def _cmd_changepoint(args):
         sections.append((extra["splits_title"], extra["splits"]))
     if "summary" in extra:
         sections.append(("E-Agglo segmentation", extra["summary"]))
-    emit(sections, args.format)
+    emit(sections, args.format,
+         columns=getattr(args, "columns_used", None))
     if args.format == "text":
         print(f"\n{extra['verdict']}")
     return 0

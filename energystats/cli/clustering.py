@@ -98,7 +98,8 @@ def _cmd_cluster(args):
             check["decision"] = tres.decision
         sections.append(("significance check: S/T against the same clustering of reference data",
                          pd.DataFrame([check], index=pd.Index(["cluster_test"], name="check"))))
-    emit(sections, args.format)
+    emit(sections, args.format,
+         columns=getattr(args, "columns_used", None))
     if args.test:
         ref = ("a Gaussian with the data's mean and covariance" if args.null == "gaussian"
                else "a uniform box along the data's principal axes")

@@ -61,7 +61,8 @@ def _cmd_dcor(args):
         return 0
     emit([("distance correlation (dcor, dcov: V-statistics, roots; dcor_u, dcov_u: bias-corrected, "
            f"squared; {title})",
-           pd.DataFrame([row]).set_index(["x", "y"]))], args.format)
+           pd.DataFrame([row]).set_index(["x", "y"]))], args.format,
+         columns=getattr(args, "columns_used", None))
     if res is not None:
         _test_verdict(args, res, "x and y are dependent", "no evidence of dependence between x and y")
     return 0
@@ -115,5 +116,6 @@ def _cmd_dcor_matrix(args):
                + (", all of them" if res.exact else f", seed {res.seed}") + ")")
         sections.append((f"{how} p-values, adjusted over the pairs ({args.adjust})",
                          res.adjusted.rename_axis("column")))
-    emit(sections, args.format)
+    emit(sections, args.format,
+         columns=getattr(args, "columns_used", None))
     return 0

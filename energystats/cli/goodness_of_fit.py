@@ -98,7 +98,8 @@ def _cmd_gof(args):
         rows.append(row)
     title = ("energy goodness of fit: statistic n x energy distance between the sample and the "
              "fitted law; parameters estimated (re-estimated in every bootstrap sample)")
-    emit([(title, pd.DataFrame(rows).set_index(["distribution", "statistic_name"]))], args.format)
+    emit([(title, pd.DataFrame(rows).set_index(["distribution", "statistic_name"]))], args.format,
+         columns=getattr(args, "columns_used", None))
     # the family in the user's word (--dist exponential, not SciPy's 'expon')
     word = args.dist.strip().lower()
     word = {"poisson": "Poisson", "weibull": "Weibull", "pareto": "Pareto",

@@ -49,7 +49,8 @@ def _cmd_distance(args):
         _print_json({"command": "distance", "columns": cols, **met, "pairs": rows})
         return 0
     table = pd.DataFrame(rows).set_index(["a", "b"])
-    emit([("energy distance", table)], args.format)
+    emit([("energy distance", table)], args.format,
+         columns=getattr(args, "columns_used", None))
     return 0
 
 
@@ -122,7 +123,8 @@ def _cmd_test(args):
     if res.estimator != "V":
         row["estimator"] = res.estimator
     table = pd.DataFrame([row], index=pd.Index(["energy test"], name="test"))
-    emit([("energy test of equal distributions", table)], args.format)
+    emit([("energy test of equal distributions", table)], args.format,
+         columns=getattr(args, "columns_used", None))
     extra = ("" if res.strata is None else
              f"; groups compared within {len(res.strata)} strata of {args.strata}")
     _test_verdict(args, res, "the groups' distributions differ",
@@ -183,7 +185,8 @@ def _cmd_disco(args):
     table = _with_seed(res.to_frame(), res.seed)
     if args.format == "text" and tests is not None:  # the tests under the table, one line a row
         table = table.drop(columns="tests")
-    emit([(title, table)], args.format)
+    emit([(title, table)], args.format,
+         columns=getattr(args, "columns_used", None))
     if args.format == "text" and tests is not None:
         print("rows:")
         for row, text in zip(table.index, tests):

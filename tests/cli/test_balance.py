@@ -236,3 +236,16 @@ def test_a_continuous_treatment_as_levels_is_refused_in_option_words_with_a_cut_
     rc, _, err = run_cli("balance", path, "-t", "arm", "-c", "age", "--estimand", "ATT")
     assert rc == 2 and "--focal is required with estimand 'ATT'" in err, err
     assert "`focal`" not in err
+
+
+@pytest.mark.parametrize("argv", [["cluster", "-k", "2"], ["dcor-matrix"], ["gof", "--column", "a"]])
+def test_text_output_names_the_columns_used(tmp_path, argv):
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "c"])
+    path = tmp_path / "x.csv"
+    df.to_csv(path, index=False)
+    rc, stdout, err = run_cli(argv[0], path, *argv[1:], "-q", "--resamples", "19") \
+        if argv[0] == "gof" else run_cli(argv[0], path, *argv[1:], "-q")
+    assert rc == 0, err
+    want = "a" if argv[0] == "gof" else "a, b, c"
+    assert stdout.startswith(f"columns used: {want}\n"), stdout[:200]
