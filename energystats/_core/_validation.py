@@ -260,10 +260,8 @@ def _frame_to_array(X, name):
     kinds = [column_kind(X[c]) for c in X.columns]
     bad = [str(c) for c, k in zip(X.columns, kinds) if k != "numeric"]
     if bad:
-        raise TypeError(
-            f"`{name}` has non-numeric column(s) {short_list(bad)}; select numeric columns "
-            "(e.g. `columns=[...]`, or `numeric_only=True` where offered) or encode them first."
-        )
+        raise TypeError(f"`{name}` has non-numeric column(s) {short_list(bad)}; "
+                        f"{_selection_advice()}")
     for c in X.columns:
         s = X[c]
         if pd.api.types.is_integer_dtype(s.dtype) or s.dtype == object:
@@ -279,6 +277,33 @@ def _frame_to_array(X, name):
             _check_float_range(X[c].dropna().to_numpy(dtype=object), name, f" (column {c!r})",
                                X.index)
         raise
+
+
+def _selection_advice():
+    """How to leave non-numeric columns out, from the signature of the public function that
+    was called (the outermost frame of a name in ``energystats.__all__``): its ``columns``
+    and ``numeric_only`` arguments where it has them, else selecting the columns first."""
+    import inspect
+    import sys
+
+    import energystats
+
+    public, frame = None, sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code.co_name
+        if frame.f_globals.get("__name__", "").startswith("energystats.") \
+                and code in energystats.__all__:
+            public = code                         # keep going: the outermost one was called
+        frame = frame.f_back
+    if public is None:
+        return "select the numeric columns (X[[...]]) or encode them first."
+    params = inspect.signature(getattr(energystats, public)).parameters
+    offers = [f"`{p}`" for p in ("columns", "numeric_only") if p in params]
+    if offers:
+        return (f"choose the columns with {' or '.join(offers)} of `{public}`, or encode them "
+                "first.")
+    return (f"`{public}` takes numeric columns only: select them before the call "
+            "(X[[...]]) or encode them first.")
 
 
 def _check_float_range(values, name, where="", index=None):

@@ -521,8 +521,9 @@ def test_cli_disco_prints_its_seed(tmp_path, fmt):
                            "--by", "g", "-R", "99", "--seed", "12345", "-q", "--format", fmt],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    header, between = proc.stdout.splitlines()[1 if fmt == "text" else 0], \
-        next(l for l in proc.stdout.splitlines() if l.startswith("Between"))
+    lines = [l for l in proc.stdout.splitlines() if l.strip() and not l.startswith("columns used")]
+    header, between = lines[1 if fmt == "text" else 0], \
+        next(l for l in lines if l.startswith("Between"))
     assert "seed" in header and "12345" in between
 
 

@@ -82,3 +82,38 @@ def test_every_option_a_help_text_mentions_exists(monkeypatch):
         if wrong:
             bad[name] = sorted(wrong)
     assert not bad, f"--help mentions options the command does not have: {bad}"
+
+
+def _calls():
+    import numpy as np
+    import pandas as pd
+
+    import energystats as es
+
+    df = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7, "s": ["x"] * 40})
+    return [("e_divisive", lambda: es.e_divisive(df, n_resamples=9, rng=0)),
+            ("energy_distance", lambda: es.energy_distance(df, df)),
+            ("distance_correlation", lambda: es.distance_correlation(df, df)),
+            ("normality_test", lambda: es.normality_test(df, n_resamples=9, rng=0)),
+            ("e_agglo", lambda: es.e_agglo(df)),
+            ("pairwise", lambda: es.pairwise(df))]
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_a_suggestion_names_only_arguments_the_function_has(i):
+    """Was: '(e.g. `columns=[...]`, or `numeric_only=True` where offered)' for functions that
+    take neither."""
+    import inspect
+
+    import energystats as es
+
+    name, call = _calls()[i]
+    with pytest.raises(TypeError, match="non-numeric column") as info:
+        call()
+    msg = str(info.value)
+    params = inspect.signature(getattr(es, name)).parameters
+    suggested = re.findall(r"`(\w+)`(?= or | of )", msg)
+    assert all(p in params for p in suggested), (name, msg)
+    assert "where offered" not in msg
+    if not suggested:
+        assert f"`{name}` takes numeric columns only" in msg, msg
