@@ -1,4 +1,4 @@
-"""What the commands share: reading the input, the seed, the notes on standard error, the
+"""What the commands share: reading the input, the seed, the notes on stderr, the
 p-value text and verdict, the JSON record.  Only the standard library is imported here.
 """
 from __future__ import annotations

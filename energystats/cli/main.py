@@ -1,10 +1,11 @@
 """Command-line interface: ``energystats <command>`` or ``python -m energystats``.
 
-Commands: ``distance``, ``test``, ``disco``, ``cluster``, ``balance``, ``changepoint`` and ``demo``; run
+Commands: ``distance``, ``test``, ``disco``, ``dcor``, ``dcor-matrix``, ``gof``, ``cluster``,
+``balance``, ``changepoint`` and ``demo``; run
 ``energystats <command> --help`` for the options and an example.  Tables go
 to standard output (``--format text|csv|json``; JSON is one object per
 command whose keys are the fields of the Python result); notes, the seed and
-progress go to standard error (silenced by ``--quiet``).
+progress go to stderr (silenced by ``--quiet``).
 
 Exit status: 0 success; 2 bad usage or bad data, with a one-line message
 that names the file, the column or the option (``--debug`` shows the
