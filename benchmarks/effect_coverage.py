@@ -1,0 +1,215 @@
+"""Coverage of the 95 % intervals of ``weighted_effect`` (issue: "coverage of the bootstrap CI
+measured by simulation on a confounded design with a known effect").
+
+The design is the confounded study of ``docs/guide/balance.rst`` (``simulate`` in
+``benchmarks/bench_balance.py``): X ~ N(0, I_4), logit P(t = 1) = -0.3 + 0.8 x0 + 0.6 x1² -
+0.5 x2 x3, y = t + x0 + x1² + 0.5 x2 x3 + N(0, 1); the effect is 1 for everybody, so
+ATE = ATT = 1.  For each of ``--reps`` data sets of ``--n`` rows (data set r drawn with seed
+``seed0 + r``) the ATE energy balancing weights are computed with the default options, and
+``weighted_effect`` gives
+
+* the bootstrap (``--n-boot`` resamples, weights solved again on each, seeded with
+  ``rng = seed0 + r``) and its **percentile** interval;
+* the **normal** bootstrap interval ``estimate ± z·std_error`` computed here from the *same*
+  bootstrap's ``std_error`` (``ci_method='normal'`` would run the bootstrap again; the
+  numbers are identical to what it returns, z = Φ⁻¹(0.975));
+* the **sandwich** interval (HC0, the weights held fixed),
+
+each for the difference of weighted means (``covariates=None``) and the regression-adjusted
+estimate (``covariates=True``: linear in x, while the truth is not).  The adjusted bootstrap
+uses the same seed, so the same resampled rows, as the unadjusted one.
+
+The table gives, per interval: the coverage of the true effect 1 with its binomial standard
+error sqrt(p(1-p)/reps), a flag (``ok`` within 2 SE of 0.95, else ``low``/``high``), how many
+intervals missed on either side (``above``: the whole interval above 1), the mean width; and
+per estimator: the bias (mean estimate - 1) with its Monte Carlo SE, the RMSE, the mean
+standard error the method reports against the Monte Carlo SD of the estimates.
+
+    python benchmarks/effect_coverage.py        # docs/benchmarks/effect_coverage.txt
+    python benchmarks/effect_coverage.py --reps 20 --n-boot 50 --no-adjusted   # quick look
+
+``--threads`` worker processes run whole data sets in parallel (``--parallel datasets``, the
+default, each bootstrap in one process) or each bootstrap's resamples
+(``--parallel bootstrap``, ``weighted_effect(n_threads=...)``).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+from scipy.special import ndtri
+
+import energystats as es
+
+TRUTH = 1.0
+CONFIDENCE = 0.95
+
+
+def simulate(seed, n):
+    """The confounded design of docs/guide/balance.rst (as benchmarks/bench_balance.py)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    lin = -0.3 + 0.8 * X[:, 0] + 0.6 * X[:, 1] ** 2 - 0.5 * X[:, 2] * X[:, 3]
+    t = (rng.uniform(size=n) < 1 / (1 + np.exp(-lin))).astype(int)
+    y = t + X[:, 0] + X[:, 1] ** 2 + 0.5 * X[:, 2] * X[:, 3] + rng.normal(size=n)
+    return X, t, y
+
+
+def one_dataset(seed, n, n_boot, adjusted, n_threads):
+    """Intervals of one data set: ``{(adjustment, method): (estimate, se, lo, hi)}``, the failed
+    resamples, and the warnings (category: message) raised on the way."""
+    X, t, y = simulate(seed, n)
+    z = float(ndtri(0.5 + CONFIDENCE / 2))
+    out, failed = {}, {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = es.energy_balancing_weights(X, t, estimand="ATE")
+        for adj, cov in [("unadjusted", None)] + ([("adjusted", True)] if adjusted else []):
+            b = es.weighted_effect(y, res, covariates=cov, se="bootstrap", n_boot=n_boot,
+                                   confidence=CONFIDENCE, ci_method="percentile", rng=seed,
+                                   n_threads=n_threads)
+            est, sd = float(b.estimate[0]), float(b.std_error[0])
+            out[adj, "bootstrap percentile"] = (est, sd, float(b.ci_low[0]), float(b.ci_high[0]))
+            out[adj, "bootstrap normal"] = (est, sd, est - z * sd, est + z * sd)
+            s = es.weighted_effect(y, res, covariates=cov, se="sandwich", confidence=CONFIDENCE)
+            out[adj, "sandwich (HC0)"] = (float(s.estimate[0]), float(s.std_error[0]),
+                                          float(s.ci_low[0]), float(s.ci_high[0]))
+            failed[adj] = b.n_failed
+    msgs = [f"{w.category.__name__}: {str(w.message)[:120]}" for w in caught]
+    return out, failed, msgs
+
+
+def _job(args):
+    return one_dataset(*args)
+
+
+def machine():
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        lscpu = ""
+    model = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines()
+                  if ln.startswith("Model name")), platform.processor() or "?")
+    flags = set(next((ln.split(":", 1)[1].split() for ln in lscpu.splitlines()
+                      if ln.startswith("Flags")), []))
+    simd = ", ".join(f"{f} {'yes' if f in flags else 'no'}" for f in ("avx2", "avx512f"))
+    return f"{model}; {os.cpu_count()} CPUs; {simd}"
+
+
+def versions():
+    parts = [f"energystats {es.__version__}", f"numpy {np.__version__}",
+             f"python {platform.python_version()}"]
+    for mod in ("osqp", "clarabel"):
+        try:
+            m = __import__(mod)
+            parts.append(f"{mod} {getattr(m, '__version__', '?')}")
+        except ImportError:
+            pass
+    return ", ".join(parts)
+
+
+def summarise(results, reps, adjusted):
+    z_nom = math.sqrt(CONFIDENCE * (1 - CONFIDENCE) / reps)
+    print(f"\nnominal {CONFIDENCE:.0%}; binomial SE at the nominal level sqrt(.95 .05 / {reps}) = "
+          f"{z_nom:.4f}; flag 'ok' when |coverage - 0.95| <= 2 SE (SE from the coverage)\n")
+    print("| estimate | interval | coverage ± SE | | missed: below / above 1 | mean width "
+          "| bias ± SE | RMSE | mean SE | MC SD |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    adjs = ["unadjusted"] + (["adjusted"] if adjusted else [])
+    methods = ["bootstrap percentile", "bootstrap normal", "sandwich (HC0)"]
+    for adj in adjs:
+        for m in methods:
+            a = np.array([r[adj, m] for r in results])        # (reps, 4)
+            est, se, lo, hi = a.T
+            cover = (lo <= TRUTH) & (TRUTH <= hi)
+            p = cover.mean()
+            sp = math.sqrt(p * (1 - p) / reps)
+            flag = "ok" if abs(p - CONFIDENCE) <= 2 * sp else ("low" if p < CONFIDENCE else "high")
+            below, above = int((hi < TRUTH).sum()), int((lo > TRUTH).sum())
+            bias = est.mean() - TRUTH
+            sd = est.std(ddof=1)
+            rmse = math.sqrt(np.mean((est - TRUTH) ** 2))
+            print(f"| {adj} | {m} | {p:.3f} ± {sp:.3f} | {flag} | {below} / {above} "
+                  f"| {np.mean(hi - lo):.3f} | {bias:+.3f} ± {sd / math.sqrt(reps):.3f} "
+                  f"| {rmse:.3f} | {se.mean():.3f} | {sd:.3f} |")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=200, help="data sets (default 200)")
+    ap.add_argument("--n", type=int, default=300, help="rows per data set (default 300)")
+    ap.add_argument("--n-boot", type=int, default=200, help="bootstrap resamples (default 200)")
+    ap.add_argument("--seed0", type=int, default=1000, help="data set r has seed seed0 + r")
+    ap.add_argument("--threads", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--parallel", choices=["datasets", "bootstrap"], default="datasets",
+                    help="what the workers share: whole data sets, or each bootstrap")
+    ap.add_argument("--no-adjusted", dest="adjusted", action="store_false",
+                    help="the difference of weighted means only (no covariates=True)")
+    args = ap.parse_args(argv)
+
+    print("$ python " + " ".join(sys.argv))
+    print(f"machine: {machine()}")
+    print(f"versions: {versions()}")
+    print(f"load average at start (1, 5, 15 min): "
+          f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"design: docs/guide/balance.rst 'A confounded study'; true effect {TRUTH} (ATE = ATT)")
+    print(f"run: {args.reps} data sets of n = {args.n} (seeds {args.seed0}.."
+          f"{args.seed0 + args.reps - 1}), ATE energy balancing weights (default options), "
+          f"n_boot = {args.n_boot} (rng = the data set's seed), "
+          f"{'unadjusted and adjusted' if args.adjusted else 'unadjusted only'}; "
+          f"{args.threads} worker process(es) over "
+          f"{'data sets' if args.parallel == 'datasets' else 'bootstrap resamples'}")
+    print("the normal bootstrap interval is estimate ± 1.96·std_error of the percentile run's "
+          "bootstrap (no second bootstrap)", flush=True)
+
+    t0 = time.perf_counter()
+    n_threads = 1 if args.parallel == "datasets" else args.threads
+    jobs = [(args.seed0 + r, args.n, args.n_boot, args.adjusted, n_threads)
+            for r in range(args.reps)]
+    results, failed, msgs = [], {}, {}
+    step = max(1, args.reps // 10)
+
+    def collect(i, item):
+        out, fl, ms = item
+        results.append(out)
+        for k, v in fl.items():
+            failed[k] = failed.get(k, 0) + v
+        for m in ms:
+            msgs[m] = msgs.get(m, 0) + 1
+        if (i + 1) % step == 0 or i + 1 == args.reps:
+            print(f"  {i + 1}/{args.reps} data sets, {time.perf_counter() - t0:.0f} s",
+                  flush=True)
+
+    if args.parallel == "datasets" and args.threads > 1:
+        with ProcessPoolExecutor(max_workers=args.threads) as ex:
+            for i, item in enumerate(ex.map(_job, jobs)):
+                collect(i, item)
+    else:
+        for i, job in enumerate(jobs):
+            collect(i, _job(job))
+    wall = time.perf_counter() - t0
+
+    summarise(results, args.reps, args.adjusted)
+    print()
+    for adj in failed:
+        print(f"failed bootstrap resamples ({adj}): {failed[adj]} of {args.reps * args.n_boot}")
+    if msgs:
+        print("warnings (count: category: message):")
+        for m, c in sorted(msgs.items(), key=lambda kv: -kv[1]):
+            print(f"  {c}: {m}")
+    else:
+        print("warnings: none")
+    print(f"load average at end (1, 5, 15 min): {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"wall time: {wall:.0f} s ({wall / 60:.1f} min)")
+
+
+if __name__ == "__main__":
+    main()
