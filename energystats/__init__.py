@@ -76,6 +76,7 @@ _EXPORTS = {
     "DataConversionWarning": "_core._validation",
     "DegenerateStatisticWarning": "_core._permutation",
     "e_divisive": "changepoint",
+    "ChangePointWarning": "changepoint",
     "EDivisiveResult": "changepoint",
     "e_agglo": "changepoint",
     "EAggloResult": "changepoint",

@@ -5,7 +5,7 @@ from importlib import resources
 
 import pandas as pd
 
-__all__ = ["load_iris"]
+__all__ = ["load_iris", "load_nile"]
 
 
 def load_iris():
@@ -36,3 +36,33 @@ def load_iris():
         df = pd.read_csv(fh)
     df["species"] = pd.Categorical(df["species"], categories=["setosa", "versicolor", "virginica"])
     return df
+
+
+def load_nile():
+    """The annual flow of the Nile at Aswan, 1871–1970 (10⁸ m³): 100 years, one change.
+
+    The classic change-point series: the flow drops after the first Aswan dam was
+    built; the accepted change is between 1898 and 1899 (Cobb 1978; Balke 1993).
+
+    Returns
+    -------
+    Series
+        ``volume`` indexed by ``year`` (int).
+
+    References
+    ----------
+    .. [1] Cobb, G. W. (1978). The problem of the Nile: conditional solution to a
+       changepoint problem. Biometrika 65(2), 243–251.
+    .. [2] Durbin, J. and Koopman, S. J. (2001). Time Series Analysis by State Space
+       Methods. Oxford University Press (the data, public domain).
+
+    Examples
+    --------
+    >>> from energystats.datasets import load_nile
+    >>> nile = load_nile()
+    >>> len(nile), int(nile.index[0]), int(nile.index[-1]), nile.name
+    (100, 1871, 1970, 'volume')
+    """
+    with resources.files("energystats").joinpath("data/nile.csv").open("r") as fh:
+        df = pd.read_csv(fh)
+    return df.set_index("year")["volume"]

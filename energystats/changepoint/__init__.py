@@ -11,8 +11,8 @@ from __future__ import annotations
 
 # the functions are bound after their modules (a module named like its function would
 # otherwise shadow it as the package's attribute)
-from ._results import EAggloResult, EDivisiveResult
+from ._results import ChangePointWarning, EAggloResult, EDivisiveResult
 from .e_agglo import e_agglo
 from .e_divisive import e_divisive
 
-__all__ = ["e_divisive", "EDivisiveResult", "e_agglo", "EAggloResult"]
+__all__ = ["e_divisive", "EDivisiveResult", "e_agglo", "EAggloResult", "ChangePointWarning"]

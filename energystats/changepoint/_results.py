@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["EDivisiveResult", "EAggloResult"]
+__all__ = ["EDivisiveResult", "EAggloResult", "ChangePointWarning"]
+
+
+class ChangePointWarning(UserWarning):
+    """A change-point answer that needs a second look: a change point where ``min_size``
+    binds, or a permutation test on an autocorrelated series (:func:`energystats.e_divisive`)."""
 
 
 def segment_labels(changepoints, T):
@@ -145,6 +150,17 @@ class EDivisiveResult(_Segmentation):
         The rows' index (a Series or DataFrame input's).
     data : numpy.ndarray
         The (T, d) series, for :meth:`to_frame` and :meth:`plot`.
+    resampling : str or None
+        'permutation' or 'block' (None without tests).
+    block_sizes : tuple of int
+        With 'block': the block length of each test, in the order of ``n_resamples``.
+    lag1_autocorrelation : float
+        The largest |lag-1 autocorrelation| over the columns of the residuals within the
+        segments found (pairs of rows inside one segment): the diagnostic that says when the
+        rows are not exchangeable ('block' is then the valid test).
+    at_boundary : tuple of int
+        The change points (positions) that lie exactly ``min_size`` rows from an end of the
+        part they split: there the constraint binds (a warning says so).
     """
 
     changepoints: np.ndarray
@@ -166,6 +182,10 @@ class EDivisiveResult(_Segmentation):
     columns: list | None = None
     index: object = field(default=None, repr=False)
     data: np.ndarray = field(default=None, repr=False)
+    resampling: str | None = None
+    block_sizes: tuple = ()
+    lag1_autocorrelation: float = float("nan")
+    at_boundary: tuple = ()
 
     def __repr__(self):
         return (f"EDivisiveResult(changepoints={[int(c) for c in self.changepoints]}, "

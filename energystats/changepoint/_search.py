@@ -51,22 +51,40 @@ def _draw(gen, T, segments, count):
     return perms
 
 
+#: the split-search cells (τ, κ pairs) of one batch of permuted re-searches at most, so
+#: that the progress bar moves about once a second (~4 ns a cell on one core)
+BATCH_CELLS = 2.5e8
+
+
+def _batch_cap(R, T, splittable, n_threads):
+    """Permutations per batch: within the memory of their indices, about BATCH_CELLS cells
+    (the bar moves), and a multiple of the threads (each thread takes whole permutations)."""
+    cells = sum((b - a) ** 2 / 2.0 for a, b in splittable) or 1.0
+    by_time = max(1, int(BATCH_CELLS // cells)) * max(1, n_threads)
+    return int(max(1, min(R, PERM_BATCH_BYTES // (8 * T), by_time)))
+
+
 def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, progress=False,
-                 desc="permutations"):
+                 desc="permutations", block=None):
     """The permutation p-value of a stage whose best split has Q̂ ``observed``: the rows are
-    permuted within every segment that can be split, the whole stage's search re-run, and the
-    permuted maxima counted against ``observed`` (under ``rule``: :mod:`.._core._sequential`).
+    permuted within every segment that can be split (``block`` given: blocks of that many
+    consecutive rows, :func:`._blocks.draw_block_permutations`), the whole stage's search
+    re-run, and the permuted maxima counted against ``observed`` (under ``rule``:
+    :mod:`.._core._sequential`).
 
     Returns ``(pvalue, used, decision)``."""
+    from ._blocks import draw_block_permutations
+
     T = Z.shape[0]
     splittable = [(a, b) for a, b in segments if b - a >= 2 * min_size]
     starts = np.asarray([a for a, _ in splittable], dtype=np.intp)
     ends = np.asarray([b for _, b in splittable], dtype=np.intp)
-    cap = int(max(1, min(R, PERM_BATCH_BYTES // (8 * T))))
+    cap = _batch_cap(R, T, splittable, n_threads)
     tol = TIE_RTOL * abs(observed)
 
     def evaluate(r0, m):
-        perms = _draw(gen, T, splittable, m)
+        perms = (_draw(gen, T, splittable, m) if block is None else
+                 draw_block_permutations(gen, T, splittable, m, block))
         return _interrupt.call(_kernel.permuted_maxima, Z, perms, starts, ends, int(min_size),
                                met.code, met.param, int(n_threads),
                                cancel=_kernel.cancel, reset=_kernel.reset)

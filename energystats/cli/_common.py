@@ -185,6 +185,8 @@ def _user_words(args, msg):
     # the library's refusal of a metric that is not of negative type names its argument
     msg = re.sub(r"check_negative_type=False \(an argument of every function that takes "
                  r"`metric`\)", "--no-check-negative-type", msg)
+    # a warning's "`function`: " prefix names the library function the command called
+    msg = re.sub(r"^`[a-z_]+`: ", "", msg)
     words = getattr(args, "words", None)
     if not words:
         return _option_words(args, msg)

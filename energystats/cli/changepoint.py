@@ -14,7 +14,8 @@ DEFAULTS = {"min_size": 30, "resamples": 199, "sig_level": 0.05, "pvalue_method"
 
 #: options of E-Divisive's test, E-Divisive and E-Agglo (dest -> option)
 _TEST_OPTIONS = {"resamples": "--resamples", "sig_level": "--sig-level",
-                 "pvalue_method": "--pvalue-method", "seed": "--seed"}
+                 "pvalue_method": "--pvalue-method", "seed": "--seed",
+                 "resampling": "--resampling", "block_size": "--block-size"}
 _AGGLO_OPTIONS = {"block": "--block", "penalty": "--penalty"}
 
 
@@ -46,6 +47,8 @@ def _check_options(args):
                        f"need two rows); got {args.min_size}.")
     if args.k is not None and args.k < 0:
         raise CLIError(f"option --k: must be an integer >= 0; got {args.k}.")
+    if args.block_size is not None and args.resampling != "block":
+        raise CLIError("option --block-size: is the block length of --resampling block.")
     if args.block is not None and args.block < 1:
         raise CLIError(f"option --block: must be an integer >= 1; got {args.block}.")
     if args.penalty is not None and not (args.penalty >= 0 and args.penalty != float("inf")):
@@ -57,13 +60,18 @@ def _check_options(args):
 
 def _time_labels(args, df, path):
     """The index of the series: the --time-column's values (text in ISO 8601 form parsed as
-    dates), checked to be in time order; without it the file's data rows, counting from 1."""
+    dates; whole numbers stored as floats as integers), checked to be in time order; without
+    it the file's data rows, counting from 1."""
+    import numpy as np
     import pandas as pd
 
     if args.time_column is None:
         return pd.Index(df.index + 1, name="row"), "data row"
     col = args.time_column
     s = df[col]
+    if pd.api.types.is_float_dtype(s) and np.all(np.isfinite(s)) and np.all(s == np.round(s)) \
+            and np.all(np.abs(s) < 2**53):
+        s = s.astype(np.int64)            # whole numbers (years) are labels, not 1901.0
     how = ""
     if not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_datetime64_any_dtype(s)):
         try:
@@ -217,8 +225,15 @@ def _run_divisive(args, X, T):
         seed = _draw_seed(args)
         _note(args, f"E-Divisive on {T} rows (--min-size {min_size}): each split tested with up to "
                     f"{R} permutations ({method}); seed {seed}")
+        extra = {} if args.resampling is None else {"resampling": args.resampling}
+        if args.block_size is not None:
+            extra["block_size"] = args.block_size
         res = e_divisive(X, min_size=min_size, exponent=args.exponent, sig_level=level,
-                         n_resamples=R, pvalue_method=method, rng=seed, progress=_progress(args))
+                         n_resamples=R, pvalue_method=method, rng=seed, progress=_progress(args),
+                         **extra)
+        if res.resampling == "block":
+            _note(args, f"block permutations (--resampling block), block length(s) "
+                        f"{', '.join(map(str, res.block_sizes))}")
     rows = []
     for i, (pos, q) in enumerate(zip(res.order_found, res.statistics)):
         row = {"order": i + 1, "changepoint": int(pos), "at": _label(X.index, pos),

@@ -413,7 +413,10 @@ def build_parser():
                           "current segment and re-running the stage's whole search, p = (1 + "
                           "#{permuted max >= Q}) / (R + 1), and the search stops at the first "
                           "p > --sig-level. The p-value is for 'a further change exists given the "
-                          "segments found so far'. --k returns the first k splits untested. "
+                          "segments found so far'; it assumes exchangeable rows: for "
+                          "autocorrelated series use --resampling block. A change point exactly "
+                          "--min-size rows from an end of its part is a warning (the constraint "
+                          "binds). --k returns the first k splits untested. "
                           "--agglo: E-Agglo, merging adjacent segments (no test). Prints the "
                           "segment table and every tested split with its p-value; --out writes the "
                           "rows with a segment column."),
@@ -445,6 +448,14 @@ def build_parser():
     p.add_argument("--seed", type=_seed, default=None,
                    help="random seed of the permutations, an integer >= 0 (default: a fresh one, "
                         "printed on stderr and in the output)")
+    p.add_argument("--resampling", choices=("permutation", "block"), default=None,
+                   help="permutation (default): rows permuted one by one, valid for "
+                        "exchangeable rows only; block: blocks of consecutive rows permuted "
+                        "(Kirch 2007), for autocorrelated series (timings, sensors, prices, "
+                        "flows: the permutation test finds changes that are not there)")
+    p.add_argument("--block-size", type=_int_at_least(1), default=None, metavar="L",
+                   help="block length of --resampling block (default: chosen at every test by "
+                        "Politis & White's rule)")
     p.add_argument("--agglo", action="store_true",
                    help="E-Agglo instead of E-Divisive: merge adjacent segments, no test")
     p.add_argument("--block", type=int, default=None,

@@ -72,6 +72,7 @@ def test_segment_too_short_has_no_split():
     assert K.best_split(np.zeros((7, 1)), 4, 0, 1.0, 1) == (-np.inf, -1, -1)
 
 
+@pytest.mark.filterwarnings("ignore::energystats.ChangePointWarning")  # splits of noise at min_size
 @pytest.mark.parametrize("n_changes", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("d", [1, 3])
 def test_fixed_k_matches_reference_hierarchy(n_changes, d):
@@ -101,11 +102,15 @@ def test_permuted_maxima_match_reference():
 
 # -- the tests' p-values -------------------------------------------------------------------
 
-def _rejection_rate(draw, n_series, R=99, seed=0):
+def _rejection_rate(draw, n_series, R=99, seed=0, **kw):
+    import warnings
+
     rng = np.random.default_rng(seed)
     hits = 0
     for i in range(n_series):
-        res = es.e_divisive(draw(rng), min_size=30, n_resamples=R, rng=i, n_threads=1)
+        with warnings.catch_warnings():   # the false positives' splits at min_size, say
+            warnings.simplefilter("ignore", es.ChangePointWarning)
+            res = es.e_divisive(draw(rng), min_size=30, n_resamples=R, rng=i, n_threads=1, **kw)
         hits += res.changepoints.size > 0
     return hits / n_series
 
@@ -385,3 +390,142 @@ def test_float32_input_is_widened_exactly():
     assert a.statistics.tolist() == b.statistics.tolist() and a.pvalues.tolist() == b.pvalues.tolist()
     assert es.e_agglo(Z[:30], member=np.repeat(np.arange(10), 3)).fit == \
         es.e_agglo(Z[:30].astype(np.float64), member=np.repeat(np.arange(10), 3)).fit
+
+
+# -- serial dependence: the block permutation test --------------------------------------------
+
+def _ar1(rng, T, phi, d=1, burn=100):
+    e = rng.normal(size=(T + burn, d))
+    x = np.zeros_like(e)
+    for t in range(1, T + burn):
+        x[t] = phi * x[t - 1] + e[t]
+    return x[burn:]
+
+
+@pytest.mark.slow
+def test_block_test_holds_its_level_on_ar1_noise():
+    """AR(1) noise, phi = 0.5, no change: the permutation test found a change in most series
+    (90 % at T = 500 in the audit); the block permutation test holds alpha = 0.05 within a
+    binomial band (120 series, R = 99; fixed seeds)."""
+    perm = _rejection_rate(lambda rng: _ar1(rng, 300, 0.5), 30, seed=3)
+    block = _rejection_rate(lambda rng: _ar1(rng, 300, 0.5), 120, seed=4, resampling="block")
+    assert perm > 0.5
+    se = np.sqrt(0.05 * 0.95 / 120)
+    assert abs(block - 0.05) <= 3 * se, block
+
+
+def test_block_permutations_keep_blocks_in_order():
+    """Within each segment the rows are permuted, and the rows of a block stay adjacent and
+    in order: a segment of n rows in blocks of L has at most ceil(n / L) + 1 places where
+    row i + 1 does not follow row i."""
+    from energystats.changepoint._blocks import draw_block_permutations
+
+    gen = np.random.default_rng(0)
+    segments, L = [(0, 23), (23, 50)], 4
+    perms = draw_block_permutations(gen, 50, segments, 40, L)
+    moved = 0
+    for p in perms:
+        pos = np.argsort(p)
+        for a, b in segments:
+            assert sorted(p[a:b]) == list(range(a, b))
+            breaks = int(np.sum(pos[a + 1:b] != pos[a:b - 1] + 1))
+            assert breaks <= -(-(b - a) // L) + 1
+        moved += not np.array_equal(p, np.arange(50))
+    assert moved >= 35                                   # the blocks do move
+
+
+def test_block_length_rule_grows_with_the_dependence():
+    from energystats.changepoint._blocks import auto_block_length
+
+    rng = np.random.default_rng(1)
+    L = [auto_block_length(_ar1(rng, 2000, phi), [(0, 2000)]) for phi in (0.0, 0.5, 0.9)]
+    assert L[0] <= 3 < L[1] < L[2]
+
+
+def test_block_prefix_property_and_threads():
+    rng = np.random.default_rng(2)
+    x = np.r_[_ar1(rng, 150, 0.4)[:, 0], 2.0 + _ar1(rng, 150, 0.4)[:, 0]]
+    full = es.e_divisive(x, min_size=20, resampling="block", n_resamples=99, rng=7, n_threads=1)
+    two = es.e_divisive(x, min_size=20, resampling="block", n_resamples=99, rng=7, n_threads=2)
+    assert full.changepoints.tolist() == two.changepoints.tolist()
+    assert full.pvalues.tolist() == two.pvalues.tolist() and full.block_sizes == two.block_sizes
+    seq = es.e_divisive(x, min_size=20, resampling="block", n_resamples=99, rng=7,
+                        pvalue_method="sequential")
+    dec = es.e_divisive(x, min_size=20, resampling="block", n_resamples=99, rng=7,
+                        pvalue_method="decision")
+    assert seq.changepoints.tolist() == full.changepoints.tolist()
+    assert dec.changepoints.tolist() == full.changepoints.tolist()
+    assert full.resampling == "block" and all(b >= 1 for b in full.block_sizes)
+    fixed = es.e_divisive(x, min_size=20, resampling="block", block_size=5, n_resamples=19,
+                          rng=7)
+    assert set(fixed.block_sizes) == {5}
+
+
+@pytest.mark.parametrize("c", [2.0 ** 900, 2.0 ** -900, 1e300, 1e-300])
+def test_same_answer_at_any_magnitude(c):
+    rng = np.random.default_rng(3)
+    x = np.r_[rng.normal(size=80), 1.5 + rng.normal(size=80)]
+    base = es.e_divisive(x, min_size=20, resampling="block", n_resamples=49, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = es.e_divisive(x * c, min_size=20, resampling="block", n_resamples=49, rng=1)
+    assert got.changepoints.tolist() == base.changepoints.tolist()
+    assert got.pvalues.tolist() == base.pvalues.tolist()
+    assert got.block_sizes == base.block_sizes
+    np.testing.assert_allclose(np.asarray(got.statistics) / c, base.statistics, rtol=1e-10)
+
+
+def test_autocorrelated_residuals_warn_with_the_permutation_test():
+    rng = np.random.default_rng(4)
+    x = _ar1(rng, 300, 0.7)[:, 0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = es.e_divisive(x, min_size=30, n_resamples=19, rng=0)
+    said = [str(w.message) for w in caught if w.category is es.ChangePointWarning]
+    assert any("lag-1 autocorrelation of 0." in m and "resampling='block'" in m for m in said)
+    assert res.lag1_autocorrelation > 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", es.ChangePointWarning)   # boundary splits, if any
+        res = es.e_divisive(x, min_size=30, n_resamples=19, rng=0, resampling="block")
+    assert res.lag1_autocorrelation > 0.5
+
+
+# -- defaults that do not mislead -------------------------------------------------------------
+
+def test_nile_change_at_the_min_size_boundary_warns():
+    """The Nile (1871-1970): min_size=30 returns 1901, the earliest position it allows; the
+    accepted change is 1898/1899, found with min_size <= 28."""
+    from energystats.datasets import load_nile
+
+    nile = load_nile()
+    with pytest.warns(es.ChangePointWarning, match=r"\[1901\] lie exactly min_size = 30"):
+        res = es.e_divisive(nile, min_size=30, n_resamples=99, rng=1)
+    assert res.changepoint_labels == [1901] and res.at_boundary == (30,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = es.e_divisive(nile, min_size=20, n_resamples=99, rng=1)
+    assert res.changepoint_labels == [1899] and res.at_boundary == ()
+
+
+def test_small_things_a_first_user_met():
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    s = pd.Series(np.r_[rng.normal(size=40), 3 + rng.normal(size=40)], name="flow",
+                  index=pd.date_range("2020-01-01", periods=80, freq="D"))
+    assert "mean_flow" in es.e_divisive(s, min_size=10, n_changepoints=1).to_frame()
+    with pytest.raises(ValueError, match="rows must be in time order, but the index decreases"):
+        es.e_divisive(s.sample(frac=1.0, random_state=0), min_size=10, n_resamples=19)
+    with pytest.raises(ValueError, match="`X` is too short: the series has T = 3 row"):
+        es.e_divisive([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="`block_size` is for resampling='block'"):
+        es.e_divisive(s, min_size=10, block_size=3)
+    with pytest.raises(ValueError, match="`resampling` must be 'permutation' or 'block'"):
+        es.e_divisive(s, min_size=10, resampling="stationary")
+
+
+def test_batches_are_small_enough_for_the_bar_to_move():
+    from energystats.changepoint._search import _batch_cap
+
+    assert _batch_cap(199, 5000, [(0, 5000)], 2) <= 40     # T = 5000: several batches
+    assert _batch_cap(199, 300, [(0, 300)], 2) == 199       # small: one batch

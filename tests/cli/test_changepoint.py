@@ -227,3 +227,26 @@ def test_dropna_keeps_the_dropped_rows_in_out_with_an_empty_segment(tmp_path):
     back = pd.read_csv(out_path)
     assert back["segment"].isna().tolist() == [False, True, False, False, False, False]
     assert back["segment"].dropna().tolist() == [0, 0, 0, 1, 1]
+
+
+def test_block_resampling_and_whole_number_years(tmp_path):
+    """--resampling block is passed on (its block lengths noted), a time column of whole
+    numbers stored as floats names the change points as integers (was 1901.0), and the
+    min_size warning is in option words."""
+    from energystats.datasets import load_nile
+
+    d = load_nile().reset_index()
+    d["year"] = d["year"].astype(float)
+    path = tmp_path / "nile.csv"
+    d.to_csv(path, index=False)
+    rc, stdout, err = run_cli("changepoint", path, "--time-column", "year", "--columns", "volume",
+                              "--seed", "1", "--resampling", "block", "--format", "json")
+    assert rc == 0, err
+    obj = json.loads(stdout)
+    assert obj["resampling"] == "block" and obj["changepoint_labels"] == [1901]
+    assert "block length(s)" in err and "Rerun with option --min-size smaller" in err
+    rc, stdout, err = run_cli("changepoint", path, "--time-column", "year", "--columns", "volume",
+                              "--seed", "1", "--min-size", "20", "-q")
+    assert rc == 0 and "1899 " in stdout and "1899.0" not in stdout, stdout
+    rc, _, err = run_cli("changepoint", path, "--columns", "volume", "--block-size", "3")
+    assert rc == 2 and "--block-size: is the block length of --resampling block" in err
