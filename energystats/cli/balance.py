@@ -47,13 +47,13 @@ def _check_options(args):
     if args.no_dimension_adj and not args.continuous:
         raise CLIError("option --no-dimension-adj: is for a continuous treatment (--continuous), "
                        "whose independence weights have the dimension adjustment.")
-    bootstrap = args.outcome is not None and args.se == "bootstrap"
-    if args.seed is not None and args.cells is None and not bootstrap:
-        raise CLIError("option --seed: seeds the k-means of --cells and the bootstrap of "
-                       "--outcome (--se bootstrap); without either the weights involve no "
-                       "randomness.")
+    resampled = args.outcome is not None and args.se in ("subsample", "bootstrap")
+    if args.seed is not None and args.cells is None and not resampled:
+        raise CLIError("option --seed: seeds the k-means of --cells and the resamples of "
+                       "--outcome (--se subsample or bootstrap); without either the weights "
+                       "involve no randomness.")
     if args.outcome is None:
-        for opt, given in (("--se", args.se != "bootstrap"), ("--n-boot", args.n_boot != 200),
+        for opt, given in (("--se", args.se != "subsample"), ("--n-boot", args.n_boot != 200),
                            ("--adjust", args.adjust), ("--reference", args.reference is not None),
                            ("--confidence", args.confidence != 0.95)):
             if given:
@@ -147,10 +147,11 @@ def _effect(args, df, res):
     eff = weighted_effect(df[args.outcome].to_numpy(), res, covariates=True if args.adjust else None,
                           reference=reference, se=se, n_boot=args.n_boot,
                           confidence=args.confidence,
-                          rng=args.seed_used if se == "bootstrap" else None,
+                          rng=args.seed_used if se in ("subsample", "bootstrap") else None,
                           progress=not args.quiet)
-    if se == "bootstrap":
-        _note(args, f"bootstrap of the effect: {args.n_boot} resamples, the weights solved again "
+    if se in ("subsample", "bootstrap"):
+        _note(args, f"{'half-samples' if se == 'subsample' else 'bootstrap'} of the effect: "
+                    f"{args.n_boot} resamples, the weights solved again "
                     f"on each (seed {eff.seed}; pass --seed {eff.seed} to repeat), in "
                     f"{time.perf_counter() - t0:.2f} s"
                     + (f"; {eff.n_failed} failed and left out" if eff.n_failed else ""))
@@ -171,8 +172,8 @@ def _cmd_balance(args):
     df, cols = _covariates(args, path)
     X, t = df[cols], df[args.treatment].to_numpy()
     s = None if not args.base_weights else df[args.base_weights].to_numpy()
-    bootstrap = args.outcome is not None and args.se == "bootstrap"
-    args.seed_used = _draw_seed(args) if (args.cells is not None or bootstrap) else None
+    resampled = args.outcome is not None and args.se in ("subsample", "bootstrap")
+    args.seed_used = _draw_seed(args) if (args.cells is not None or resampled) else None
     t0 = time.perf_counter()
     try:
         res = _weights(args, X, t, s)
@@ -243,7 +244,9 @@ def _sections(args, cols, res, bt, eff):
                               index=pd.Index([overall], name="statistic"))),
                 ("effective sample size (sum w)^2 / sum w^2", bt.ess)]
     if eff is not None:
-        how = {"bootstrap": f"bootstrap that solves the weights again ({eff.n_boot} resamples, "
+        how = {"subsample": f"half-samples that solve the weights again ({eff.n_boot}, seed "
+                            f"{eff.seed})",
+               "bootstrap": f"bootstrap that solves the weights again ({eff.n_boot} resamples, "
                             f"seed {eff.seed})",
                "sandwich": "HC0 sandwich, the weights held fixed", None: "none"}[eff.se_method]
         sections.append((f"effect on {args.outcome!r} ({eff.estimand}"

@@ -92,11 +92,14 @@ def _add_effect_args(p):
     g.add_argument("--outcome", "-y", metavar="COLUMN",
                    help="outcome column: left out of the covariates, and the effect of the "
                         "treatment on it is estimated with its standard error and interval")
-    g.add_argument("--se", choices=("bootstrap", "sandwich", "none"), default="bootstrap",
-                   help="standard error of the effect: bootstrap (default; the weights solved "
-                        "again on each resample), sandwich (HC0, the weights held fixed) or none")
+    g.add_argument("--se", choices=("subsample", "bootstrap", "sandwich", "none"),
+                   default="subsample",
+                   help="standard error of the effect: subsample (default; half-samples of each "
+                        "level, the weights solved again on each), bootstrap (the same with "
+                        "replacement: too narrow for these weights, kept for comparison), "
+                        "sandwich (HC0, the weights held fixed) or none")
     g.add_argument("--n-boot", type=_int_at_least(20), default=200, metavar="B",
-                   help="bootstrap resamples (default: 200)")
+                   help="resamples (default: 200)")
     g.add_argument("--confidence", type=float, default=0.95,
                    help="level of the interval (default: 0.95)")
     g.add_argument("--adjust", action="store_true",
@@ -388,7 +391,7 @@ def build_parser():
                         "memory instead of the exact programme's O(n^2); default: the exact "
                         "programme)")
     p.add_argument("--seed", type=_seed, default=None,
-                   help="seed of the k-means of --cells and of the bootstrap of --outcome, an "
+                   help="seed of the k-means of --cells and of the resamples of --outcome, an "
                         "integer >= 0 (default: a fresh one, printed so that the run can be "
                         "repeated)")
     p.add_argument("--solver", choices=("osqp", "clarabel"), default="osqp",

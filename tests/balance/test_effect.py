@@ -111,7 +111,8 @@ class TestWeightedEffect:
         weighted difference of means; the standard deviation and the percentiles."""
         X, t, y = _study(n=60, seed=4)
         res = es.energy_balancing_weights(X, t)
-        eff = es.weighted_effect(y, res, n_boot=30, rng=9, n_threads=1)
+        eff = es.weighted_effect(y, res, se="bootstrap", ci_method="percentile", n_boot=30,
+                                 rng=9, n_threads=1)
         seeds = np.random.default_rng(9).bit_generator.seed_seq.spawn(30)
         ests = []
         for ss in seeds:
@@ -125,6 +126,34 @@ class TestWeightedEffect:
         assert eff.std_error[0] == pytest.approx(np.std(ests, ddof=1), rel=1e-9)
         assert eff.ci_low[0] == pytest.approx(np.quantile(ests, 0.025), rel=1e-9)
         assert eff.seed == 9 and eff.n_boot == 30 and eff.n_failed == 0
+
+    def test_half_sampling_is_a_delete_d_jackknife_that_solves_the_weights_again(self):
+        """The default: per resample, half of each level's rows without replacement (from
+        the resample's own spawned seed), the weights solved again, the weighted difference;
+        the standard deviation times sqrt(b / (n - b)), the normal and the subsampling
+        intervals."""
+        X, t, y = _study(n=61, seed=12)
+        res = es.energy_balancing_weights(X, t)
+        eff = es.weighted_effect(y, res, n_boot=25, rng=4, n_threads=1)
+        per = es.weighted_effect(y, res, n_boot=25, rng=4, n_threads=1, ci_method="percentile")
+        seeds = np.random.default_rng(4).bit_generator.seed_seq.spawn(25)
+        ests, b = [], 0
+        for ss in seeds:
+            g = np.random.default_rng(ss)
+            levels = [np.flatnonzero(t == lv) for lv in (0, 1)]
+            rows = np.sort(np.concatenate([g.choice(ix, size=ix.size // 2, replace=False)
+                                           for ix in levels]))
+            b = sum(ix.size // 2 for ix in levels)
+            w = es.energy_balancing_weights(X[rows], t[rows]).weights
+            tr, yr = t[rows], y[rows]
+            ests.append(_wmean(yr[tr == 1], w[tr == 1]) - _wmean(yr[tr == 0], w[tr == 0]))
+        f = np.sqrt(b / (61 - b))
+        np.testing.assert_allclose(eff.boot[:, 0], ests, rtol=1e-9)
+        assert eff.std_error[0] == pytest.approx(f * np.std(ests, ddof=1), rel=1e-9)
+        e = eff.estimate[0]
+        lo, hi = np.quantile(ests, [0.025, 0.975])
+        assert per.ci_low[0] == pytest.approx(e - f * (hi - e), rel=1e-9)
+        assert per.ci_high[0] == pytest.approx(e - f * (lo - e), rel=1e-9)
 
     def test_same_bits_in_worker_processes(self, monkeypatch):
         X, t, y = _study(n=80, seed=5)
@@ -141,11 +170,11 @@ class TestWeightedEffect:
         X, t, y = _study(n=60, seed=6)
         res = es.energy_balancing_weights(X, t)
         buf = io.StringIO()
-        eff = es.weighted_effect(y, res, n_boot=20, rng=1, ci_method="normal", progress=buf,
-                                 n_threads=1)
+        eff = es.weighted_effect(y, res, n_boot=20, rng=1, progress=buf, n_threads=1)
         z = 1.959963984540054
         assert eff.ci_high[0] == pytest.approx(eff.estimate[0] + z * eff.std_error[0])
-        assert "bootstrap" in buf.getvalue() and "20/20" in buf.getvalue()
+        assert eff.se_method == "subsample" and eff.ci_method == "normal"
+        assert "half-samples" in buf.getvalue() and "20/20" in buf.getvalue()
 
     def test_failed_resamples_are_counted_and_named(self, monkeypatch):
         X, t, y = _study(n=60, seed=7)
@@ -185,11 +214,12 @@ class TestWeightedEffect:
             es.weighted_effect(pd.Series(y), res, se=None)
 
     @pytest.mark.parametrize("kw,exc,match", [
-        ({"se": "jackknife"}, ValueError, "`se` must be 'bootstrap', 'sandwich' or None"),
-        ({"ci_method": "bca"}, ValueError, "`ci_method` must be 'percentile' or 'normal'"),
+        ({"se": "jackknife"}, ValueError, "`se` must be 'subsample', 'bootstrap', 'sandwich'"),
+        ({"ci_method": "bca"}, ValueError, "`ci_method` must be 'normal' or 'percentile'"),
+        ({"se": "sandwich", "ci_method": "percentile"}, ValueError, "needs resamples"),
         ({"confidence": 1.0}, ValueError, "`confidence` must be a number strictly between"),
         ({"n_boot": 5}, ValueError, "`n_boot` must be an integer >= 20"),
-        ({"se": "sandwich", "rng": 1}, ValueError, "`rng` seeds the bootstrap"),
+        ({"se": "sandwich", "rng": 1}, ValueError, "`rng` seeds the resamples"),
         ({"reference": 7, "se": None}, ValueError, "`reference` must be one of the treatment"),
         ({"covariates": np.ones((3, 1)), "se": None}, ValueError, "`covariates` must have one row"),
     ])

@@ -67,7 +67,7 @@ def test_continuous_json(data):
     (["-t", "t", "--columns", "age,t"], "options --columns and --treatment"),
     (["-t", "t", "-c", "age", "--base-weights", "dose"],
      "column 'dose' (option --base-weights) must be non-negative"),
-    (["-t", "t", "--seed", "3"], "option --seed: seeds the k-means of --cells and the bootstrap"),
+    (["-t", "t", "--seed", "3"], "option --seed: seeds the k-means of --cells and the resamples"),
     (["-t", "t", "--cells", "1"], "argument --cells: must be an integer >= 2; got '1'"),
     # the covariates must be named: an outcome would otherwise be balanced on
     (["-t", "t"], "name the covariates: --columns COLS, or --outcome COLUMN"),
