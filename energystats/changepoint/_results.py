@@ -207,21 +207,29 @@ class EAggloResult(_Segmentation):
     changepoint_labels : list
         Their index labels (positions for array input).
     labels : numpy.ndarray of int
-        The segment (0, 1, …) of every row.
+        The cluster (0, 1, …) of every row: segments in row order, except that the last
+        segment is labelled 0 when it was merged with the first (``ecp``'s cyclic merge).
     fit : float
-        Ŝ of the chosen segmentation (the sum of Q̂ between adjacent segments).
+        The goodness of fit of the chosen segmentation (``definition='ecp'``: ``ecp``'s fit;
+        'u-statistic': Ŝ, the sum of Q̂ between adjacent segments).
     penalised_fit : float
-        ``fit`` minus the penalty of its number of change points.
+        ``fit`` minus the penalty of its change points.
     path : pandas.DataFrame
         The merge path, one row per segmentation from the initial one to one segment:
-        ``n_changepoints``, ``merged`` (the change point removed to get there; -1 for the
-        initial row), ``fit`` (Ŝ), ``penalised_fit``.
+        ``n_changepoints``, ``merged`` (the boundary removed to get there, 0 for a merge of
+        the last segment with the first; -1 for the initial row), ``fit``,
+        ``penalised_fit``, ``wrapped`` (the first and last segments are one cluster).
     path_changepoints : list of numpy.ndarray
         The change points of every row of ``path``.
     exponent : float
     columns : list or None
     index : pandas.Index or None
     data : numpy.ndarray
+    penalty : float or callable
+        The penalty per change point that chose the segmentation, in the units of ``fit``
+        (the default's value when ``penalty='auto'``; 0.0 for none), or the callable given.
+    definition : str
+        'ecp' or 'u-statistic' (see :func:`energystats.e_agglo`).
     """
 
     changepoints: np.ndarray
@@ -235,6 +243,9 @@ class EAggloResult(_Segmentation):
     columns: list | None = None
     index: object = field(default=None, repr=False)
     data: np.ndarray = field(default=None, repr=False)
+    # -- e_agglo (ecp's definitions): the penalty used and the definition ------------------
+    penalty: object = field(default=0.0, repr=False)
+    definition: str = "ecp"
 
     def __repr__(self):
         return (f"EAggloResult(changepoints={[int(c) for c in self.changepoints]}, "

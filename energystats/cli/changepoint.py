@@ -313,10 +313,18 @@ def _run_agglo(args, X, T):
 
     member = None if args.block is None else np.arange(T) // args.block
     start = "one segment per row" if member is None else f"segments of {args.block} rows"
-    _note(args, f"E-Agglo on {T} rows from {start}"
-                + (f", penalty {args.penalty:g} per change point" if args.penalty else ""))
-    res = e_agglo(X, member=member, exponent=args.exponent, penalty=args.penalty)
-    chosen = "the largest penalised fit" if args.penalty else "the largest fit"
+    penalty = "auto" if args.penalty is None else args.penalty
+    _note(args, f"E-Agglo (ecp's definitions) on {T} rows from {start}"
+                + (f", penalty {args.penalty:g} per change point" if args.penalty is not None
+                   else ", the default penalty"))
+    res = e_agglo(X, member=member, exponent=args.exponent, penalty=penalty)
+    if args.penalty is None:
+        chosen = (f"the largest fit minus the default penalty, {res.penalty:.4g} per change "
+                  f"point")
+    elif args.penalty:
+        chosen = f"the largest fit minus --penalty {args.penalty:g} per change point"
+    else:
+        chosen = "the largest fit (--penalty 0: ecp's default, no penalty)"
     if args.k is not None:
         counts = res.path["n_changepoints"].to_numpy()
         rows = np.flatnonzero(counts == args.k)
@@ -328,13 +336,16 @@ def _run_agglo(args, X, T):
         labels = np.zeros(T, dtype=np.intp)
         for c in cps:
             labels[c:] += 1
+        if res.path["wrapped"].iloc[r] and cps.size:   # the last segment is the first's cluster
+            labels[cps[-1]:] = 0
         fit = float(res.path["fit"].iloc[r])
         res = dataclasses.replace(res, changepoints=cps, labels=labels,
                                   changepoint_labels=[X.index[int(c)] for c in cps],
                                   fit=fit, penalised_fit=float(res.path["penalised_fit"].iloc[r]))
         chosen = f"--k {args.k} on the merge path"
     summary = pd.DataFrame([{"n_changepoints": len(res.changepoints), "fit": res.fit,
-                             "penalised_fit": res.penalised_fit, "chosen_by": chosen}],
+                             "penalised_fit": res.penalised_fit, "penalty": res.penalty,
+                             "chosen_by": chosen}],
                            index=pd.Index(["e_agglo"], name="method"))
     at = ", ".join(_text(v) for v in res.changepoint_labels) or "none"
     verdict = (f"result: {len(res.changepoints)} change point(s), at {at} ({chosen}; E-Agglo "
