@@ -52,8 +52,14 @@ def _serve():
     global _IN_WORKER
     _IN_WORKER = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it ends the child
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr                       # stray prints must not corrupt the answers
+    # the answers go to a copy of the stdout pipe; descriptor 1 itself is pointed at stderr,
+    # so that nothing printed -- by Python or by a compiled library's printf (OSQP prints
+    # some errors whatever its `verbose`) -- can corrupt them
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    inp = sys.stdin.buffer
     fn, common = pickle.load(inp)
     while True:
         msg = pickle.load(inp)
@@ -94,6 +100,8 @@ class _Child:
                 answers.put((self, pickle.load(self.proc.stdout)))
         except (EOFError, OSError, pickle.UnpicklingError):
             answers.put((self, None))             # the child ended (or was ended)
+        except BaseException as exc:  # noqa: BLE001 - never leave the parent waiting
+            answers.put((self, exc))
 
     def close(self, kill=False):
         if kill and self.proc.poll() is None:
@@ -143,6 +151,8 @@ def run_tasks(fn, common, tasks, n_workers, on_result=None):
                 raise RuntimeError(f"a worker process ended unexpectedly (exit status {code}"
                                    + (", killed: out of memory?" if code in (-9, 137) else "")
                                    + ")")
+            if isinstance(msg, BaseException):
+                raise RuntimeError(f"a worker process's answer could not be read ({msg!r})")
             i, ok, value = msg
             if not ok:
                 raise value
