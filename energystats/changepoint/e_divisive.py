@@ -108,8 +108,10 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         max(0.1, 3/√T) with 'permutation' is a warning that says to use 'block'.
     block_size : int, optional
         The block length with ``resampling='block'``; by default chosen at every test from
-        the residuals of the current segments (Politis and White 2004, with Patton, Politis
-        and White 2009), recorded in the result's ``block_sizes``.
+        the residuals of the current segments: twice the length of Politis and White's rule
+        (2004, with Patton, Politis and White 2009) on the residuals and on their absolute
+        values (at most a third of the shortest segment), recorded in the result's
+        ``block_sizes``.
     metric : {'energy', 'euclidean', 'laplacian', 'gaussian'}, default 'energy'
         The semimetric (as in :func:`energystats.pairwise`); 'energy' uses ``exponent``,
         'euclidean' is 'energy' with exponent 1 ('sqeuclidean', exponent 2, is refused as
