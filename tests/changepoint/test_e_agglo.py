@@ -269,6 +269,23 @@ class TestEAgglo:
         lin = es.e_agglo(s, member=member, definition="u-statistic")
         assert lin.changepoints.tolist() == [15]
 
+    @pytest.mark.slow
+    def test_guide_table(self):
+        # the table of docs/guide/changepoint.rst ("The default penalty"): change points from
+        # one segment per row / blocks of 10 rows; a count where there are more than 4
+        for name, (X, _), want in _guide_cases():
+            X = np.asarray(X, float)
+            for b, row in zip((1, 10), want):
+                member = None if b == 1 else np.arange(len(X)) // b
+                ecp = es.e_agglo(X, member=member)
+                u = es.e_agglo(X, member=member, definition="u-statistic")
+                # no penalty: the last maximum of the fit ('u-statistic'), the first ('ecp')
+                fu, fe = u.path["fit"].to_numpy(), ecp.path["fit"].to_numpy()
+                got = [u.path_changepoints[int(np.flatnonzero(fu == fu.max())[-1])],
+                       ecp.path_changepoints[int(np.argmax(fe))], ecp.changepoints, u.changepoints]
+                got = [c.tolist() if c.size <= 4 else c.size for c in got]
+                assert got == row, (name, b)
+
     # -- working units --------------------------------------------------------------------
 
     @pytest.mark.parametrize("alpha", [0.5, 1.0, 1.5])
@@ -382,3 +399,47 @@ class TestEAgglo:
         finally:
             tracemalloc.stop()
         assert peak < 1.8 * 8 * 600 * 600, peak
+
+
+# -- the series of the guide's table ------------------------------------------------------
+
+def _guide_cases():
+    """(name, (X, true change points), [row from one segment per row, row from blocks of 10]),
+    each row: [earlier default ('u-statistic', no penalty), ecp (penalty 0), the default,
+    'u-statistic' with its default penalty]."""
+    rng = np.random.default_rng(1)                          # the guide's df and burst y
+    df = np.vstack([rng.normal(0, 1, (100, 2)), rng.normal([1.5, 0], 1, (100, 2)),
+                    rng.normal(0, 3, (100, 2))])
+    y = np.r_[rng.normal(0, 1, 120), rng.normal(4, 1, 12), rng.normal(0, 1, 120)]
+    g = np.random.default_rng(2014)                         # docs/scripts/fig_changepoint.py
+    mu = np.full(3, 1.5)
+    gallery = np.vstack([g.normal(size=(200, 3)), mu + g.normal(size=(200, 3)),
+                         mu + 2.0 * g.normal(size=(200, 3)),
+                         g.multivariate_normal(mu, 4.0 * (0.1 * np.eye(3) + 0.9), 200)])
+    p = np.random.default_rng(2016)                         # bench_changepoint.py: peers, mv
+    peers = p.normal(size=2000)
+    for i, c in enumerate((500, 1000, 1500)):
+        peers[c:] += 1.5 if i % 2 == 0 else -1.5
+    m = np.random.default_rng(2014)
+    mv = m.normal(size=(5000, 3))
+    mv[1250:, 0] += 1.5
+    mv[2500:3750, 1] *= 2.5
+    L = np.linalg.cholesky(np.full((3, 3), 0.9) + 0.1 * np.eye(3))
+    mv[3750:] = m.normal(size=(1250, 3)) @ L.T
+    mv[3750:, 0] += 1.5
+    noise = np.random.default_rng(99).normal(size=500)
+    return [
+        ("df", (df, [100, 200]), [[284, 270, [92, 200], [92]],
+                                  [[100, 200], [100, 200], [200], [100, 200]]]),
+        ("burst", (y, [120, 132]), [[125, 125, [120, 132], [120, 132]],
+                                    [[30, 120, 130], 7, [120, 130], [120, 130]]]),
+        ("gallery", (gallery, [200, 400, 600]), [[741, 696, [199, 798], [204]],
+                                                 [15, [200], [200], [200]]]),
+        ("peers", (peers, [500, 1000, 1500]),
+         [[1515, 1382, [501, 1003, 1505], [501, 1003, 1505]],
+          [[500, 1000, 1500], [500, 1000, 1500], [500, 1000, 1500], [500, 1000, 1500]]]),
+        ("mv", (mv, [1250, 2500, 3750]), [[4700, 4359, [1248, 4980], [1246]],
+                                          [[1250, 3620], [1250], [1250], [1250]]]),
+        ("noise", (noise, []), [[366, 347, [], []], [21, 38, [], []]]),
+        ("Nile", (NILE, [28]), [[75, 57, [28], [26]], [[30], [30], [30], [30]]]),
+    ]
