@@ -206,7 +206,7 @@ class TestEAgglo:
         assert zero.changepoints.size > 40
 
     def test_default_does_not_saturate_on_three_changes(self):
-        # T = 5000 from one segment per row: 4765 change points before (penalty None)
+        # T = 5000 from one segment per row: 3751 change points before (penalty None)
         rng = np.random.default_rng(2016)
         x = rng.normal(size=5000)
         for c, s in ((1250, 1.5), (2500, -1.5), (3750, 1.5)):
