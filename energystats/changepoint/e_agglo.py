@@ -308,6 +308,8 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", c
     0 to 10 % of normal series and more with heavy tails or serial dependence (see the
     guide).  A change found only without a penalty is not supported by the data.
 
+    A constant series has no change point with 'auto' (every fit is 0 there).
+
     Working units: the series is multiplied by a power of two (the largest magnitude in
     [0.5, 1)) before the distances are formed; ``fit``, ``penalised_fit`` and the path are
     converted back (overflow gives inf), and a number or callable ``penalty`` is converted
@@ -389,7 +391,8 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", c
     fits_w = np.asarray(fits, dtype=np.float64)
     counts = np.array([c.size for c in cps])
     if kind == "auto":
-        pen_w = lam_w * counts
+        # a constant series (every distance 0): every fit is 0 and λ is 0; no change point
+        pen_w = lam_w * counts if m_hat > 0 else np.where(counts > 0, np.inf, 0.0)
         reported = scale.apply(lam_w)
     elif kind == "none":
         pen_w = np.zeros_like(fits_w)

@@ -221,6 +221,12 @@ class TestEAgglo:
         assert es.e_agglo(x).changepoints.tolist() == []
         assert es.e_agglo(x, member=np.arange(300) // 10).changepoints.tolist() == []
 
+    def test_constant_series_has_no_change_point(self):
+        # every fit is 0 and so is the default penalty: the tie went to the first row (all
+        # 29 boundaries)
+        assert es.e_agglo(np.full(30, 2.5)).changepoints.tolist() == []
+        assert es.e_agglo(np.full(30, 2.5), penalty=0).changepoints.size == 29   # ecp: which.max
+
     def test_default_penalty_of_blocks(self):
         # 4 m h (1 + 2 log T): h the mean of 1/size over the initial segments
         Z = _series(60, 2, [30], seed=5)
