@@ -159,10 +159,12 @@ cdef void _left_sums(const double* Zt, Py_ssize_t T, Py_ssize_t j0, Py_ssize_t j
 
 
 cdef int _sweep(const double* Zt, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_ssize_t a,
-                Py_ssize_t b, const double* L, double* c, double* best, double* table) noexcept nogil:
+                Py_ssize_t b, const double* L, double* c, double* best, double* table,
+                int end_only=0) noexcept nogil:
     """The best split with τ in [a, b): best = (Q, τ, κ) (Q = -inf, τ = κ = -1: none).
     ``c`` is 4T + 2 doubles of work space; ``table`` NULL, or (T+1)×(T+1) doubles that get
-    every admissible Q at [τ, κ] (tests).  Returns 1 when cancelled.
+    every admissible Q at [τ, κ] (tests); ``end_only``: κ = T only (the second part ends at
+    the segment's end).  Returns 1 when cancelled.
 
     The κ loop takes two rows of Y per step (B and W_Y grow by the pair's sum), which halves
     the chain of dependent additions; the rounding depends on τ and κ only."""
@@ -208,7 +210,10 @@ cdef int _sweep(const double* Zt, Py_ssize_t T, Rho* r, Py_ssize_t min_size, Py_
             if table != NULL:
                 table[tau * (T + 1) + kap] = q
                 table[tau * (T + 1) + kap + 1] = q1
-            if q > bq or q1 > bq:
+            if end_only:
+                if kap + 1 == T and q1 > bq:
+                    bq, bt, bk = q1, tau, kap + 1
+            elif q > bq or q1 > bq:
                 if q >= q1:
                     bq, bt, bk = q, tau, kap
                 else:
@@ -252,7 +257,7 @@ def _blocks(Py_ssize_t T, Py_ssize_t lo, Py_ssize_t hi, int nblocks):
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double param,
-               int n_threads=1, double[:, ::1] table=None):
+               int n_threads=1, double[:, ::1] table=None, int end_only=0):
     """``(Q, τ, κ)`` of the best split of the segment ``Z`` (τ, κ = -1 and Q = -inf when
     ``T < 2·min_size``); ``min_size ≥ 2``.  The left sums and the τ-blocks run on
     ``n_threads`` threads; the result does not depend on the thread count.  ``table``
@@ -300,7 +305,8 @@ def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double par
             out[k, 0] = INFINITY
             out[k, 1] = -2.0
             continue
-        if _sweep(zt, T, &r, min_size, bounds[k], bounds[k + 1], &L[0], work, &out[k, 0], tab):
+        if _sweep(zt, T, &r, min_size, bounds[k], bounds[k + 1], &L[0], work, &out[k, 0], tab,
+                  end_only):
             out[k, 1] = -3.0
         free(work)
     if es_cp_cancelled() or np.any(out_arr[:, 1] == -3.0):
@@ -318,7 +324,8 @@ def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double par
 @cython.wraparound(False)
 def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
                     const Py_ssize_t[::1] starts, const Py_ssize_t[::1] ends,
-                    Py_ssize_t min_size, int code, double param, int n_threads=1):
+                    Py_ssize_t min_size, int code, double param, int n_threads=1,
+                    int end_only=0):
     """For each row ``p`` of ``perms`` (a permutation of the rows that keeps every segment
     ``[starts[s], ends[s])``): the largest Q of the best splits of the segments of ``Z[p]``
     (-inf when no segment can be split).  One resample per thread at a time."""
@@ -351,7 +358,7 @@ def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
                     buf[k * tn + i] = z[perms[rr, t0 + i] * d + k]
             _left_sums(buf, tn, 0, tn, &r, buf + maxlen * d, buf + maxlen * (d + 1) + 3 * tn + 2)
             if _sweep(buf, tn, &r, min_size, min_size, tn - min_size + 1, buf + maxlen * d,
-                      buf + maxlen * (d + 1), best, NULL):
+                      buf + maxlen * (d + 1), best, NULL, end_only):
                 break
             if best[0] > out[rr]:
                 out[rr] = best[0]

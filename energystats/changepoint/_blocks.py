@@ -16,8 +16,9 @@ The block length, when not given, is twice the length that the rule of Politis a
 (2004, "Automatic block-length selection for the dependent bootstrap", Econometric Reviews
 23(1)), with the correction of Patton, Politis and White (2009, Econometric Reviews 28(4)),
 gives the circular block bootstrap, computed on the residuals of the current segmentation
-(each segment's rows minus its mean) and on their absolute values, column by column; the
-largest is used (see :data:`BLOCK_FACTOR` for why twice).
+with the split being tested (each segment's rows minus its mean: a change left in them
+would look like dependence) and on their absolute values, column by column; the largest is
+used (see :data:`BLOCK_FACTOR` for why twice).
 """
 from __future__ import annotations
 

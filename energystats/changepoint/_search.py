@@ -27,12 +27,13 @@ TIE_RTOL = 1e-10
 PERM_BATCH_BYTES = 32 * 2**20
 
 
-def segment_split(Z, a, b, min_size, met, n_threads):
+def segment_split(Z, a, b, min_size, met, n_threads, end_only=False):
     """``(Q, position, kappa_position)`` of the best split of rows ``[a, b)`` of ``Z``: the
     new segment starts at ``position``; ``Q = -inf`` and positions -1 when the segment is
-    shorter than ``2 * min_size``."""
+    shorter than ``2 * min_size``.  ``end_only``: κ is the segment's end."""
     q, t, k = _interrupt.call(_kernel.best_split, Z[a:b], int(min_size), met.code, met.param,
-                              int(n_threads), cancel=_kernel.cancel, reset=_kernel.reset)
+                              int(n_threads), None, int(end_only),
+                              cancel=_kernel.cancel, reset=_kernel.reset)
     if t < 0:
         return -np.inf, -1, -1
     return float(q), a + int(t), a + int(k)
@@ -65,7 +66,7 @@ def _batch_cap(R, T, splittable, n_threads):
 
 
 def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, progress=False,
-                 desc="permutations", block=None):
+                 desc="permutations", block=None, end_only=False):
     """The permutation p-value of a stage whose best split has Q̂ ``observed``: the rows are
     permuted within every segment that can be split (``block`` given: blocks of that many
     consecutive rows, :func:`._blocks.draw_block_permutations`), the whole stage's search
@@ -86,7 +87,7 @@ def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, 
         perms = (_draw(gen, T, splittable, m) if block is None else
                  draw_block_permutations(gen, T, splittable, m, block))
         return _interrupt.call(_kernel.permuted_maxima, Z, perms, starts, ends, int(min_size),
-                               met.code, met.param, int(n_threads),
+                               met.code, met.param, int(n_threads), int(end_only),
                                cancel=_kernel.cancel, reset=_kernel.reset)
 
     bar = _progress.progress_bar(R, progress, desc, "perm", nested=True)
