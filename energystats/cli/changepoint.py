@@ -16,6 +16,7 @@ DEFAULTS = {"min_size": 30, "resamples": 199, "sig_level": 0.05, "pvalue_method"
 _TEST_OPTIONS = {"resamples": "--resamples", "sig_level": "--sig-level",
                  "pvalue_method": "--pvalue-method", "seed": "--seed",
                  "resampling": "--resampling", "block_size": "--block-size"}
+_DIVISIVE_OPTIONS = {"kappa": "--kappa"}
 _AGGLO_OPTIONS = {"block": "--block", "penalty": "--penalty"}
 
 
@@ -26,7 +27,7 @@ def _given(args, options):
 def _check_options(args):
     """Refuse options that the chosen method would ignore (nothing is dropped silently)."""
     if args.agglo:
-        unused = _given(args, {**_TEST_OPTIONS, "min_size": "--min-size"})
+        unused = _given(args, {**_TEST_OPTIONS, **_DIVISIVE_OPTIONS, "min_size": "--min-size"})
         if unused:
             raise CLIError(f"option {unused[0]}: not used by --agglo (E-Agglo merges segments "
                            "and runs no permutation test); leave it out.")
@@ -213,7 +214,8 @@ def _run_divisive(args, X, T):
                            f"min-size rows); got {args.k}.")
         _note(args, f"E-Divisive: the first {args.k} split(s) of {T} rows (--min-size {min_size}), "
                     "untested")
-        res = e_divisive(X, min_size=min_size, exponent=args.exponent, n_changepoints=args.k)
+        res = e_divisive(X, min_size=min_size, exponent=args.exponent, n_changepoints=args.k,
+                         **({} if args.kappa is None else {"kappa": args.kappa}))
     else:
         R = DEFAULTS["resamples"] if args.resamples is None else args.resamples
         method = args.pvalue_method or DEFAULTS["pvalue_method"]
@@ -226,6 +228,8 @@ def _run_divisive(args, X, T):
         _note(args, f"E-Divisive on {T} rows (--min-size {min_size}): each split tested with up to "
                     f"{R} permutations ({method}); seed {seed}")
         extra = {} if args.resampling is None else {"resampling": args.resampling}
+        if args.kappa is not None:
+            extra["kappa"] = args.kappa
         if args.block_size is not None:
             extra["block_size"] = args.block_size
         res = e_divisive(X, min_size=min_size, exponent=args.exponent, sig_level=level,

@@ -456,6 +456,10 @@ def build_parser():
                         "exchangeable rows only; block: blocks of consecutive rows permuted "
                         "(Kirch 2007), for autocorrelated series (timings, sensors, prices, "
                         "flows: the permutation test finds changes that are not there)")
+    p.add_argument("--kappa", choices=("search", "end"), default=None,
+                   help="search (default, as the paper and R ecp): the end of the second part "
+                        "of a split is searched too; end: it is the segment's end (more power "
+                        "when a segment holds one change, e.g. a change in correlation)")
     p.add_argument("--block-size", type=_int_at_least(1), default=None, metavar="L",
                    help="block length of --resampling block (default: chosen at every test by "
                         "Politis & White's rule)")
@@ -465,7 +469,10 @@ def build_parser():
                    help="with --agglo: start from segments of this many rows (default: one per "
                         "row; the T x T distance matrix is formed)")
     p.add_argument("--penalty", type=float, default=None,
-                   help="with --agglo: subtracted from the fit per change point (default: none)")
+                   help="with --agglo: subtracted from the fit per change point (default: the "
+                        "automatic penalty 4 m h (1 + 2 log T) of energystats.e_agglo, m the "
+                        "mean distance, h the mean 1/size of the starting segments; 0: R ecp's "
+                        "unpenalised fit)")
     p.add_argument("--out", "-o", metavar="PATH",
                    help="write the input rows with a segment column appended (.csv, .tsv, "
                         ".parquet, .json); text input written as text keeps every field as it is")

@@ -250,3 +250,18 @@ def test_block_resampling_and_whole_number_years(tmp_path):
     assert rc == 0 and "1899 " in stdout and "1899.0" not in stdout, stdout
     rc, _, err = run_cli("changepoint", path, "--columns", "volume", "--block-size", "3")
     assert rc == 2 and "--block-size: is the block length of --resampling block" in err
+
+
+def test_kappa_end_is_passed_on(tmp_path):
+    rng = np.random.default_rng(3)
+    x = np.r_[rng.normal(size=60), 2 + rng.normal(size=60)]
+    path = tmp_path / "x.csv"
+    pd.DataFrame({"x": x}).to_csv(path, index=False)
+    rc, stdout, err = run_cli("changepoint", path, "--kappa", "end", "--k", "1", "--min-size", "10",
+                              "--format", "json")
+    assert rc == 0, err
+    import energystats as es
+    want = es.e_divisive(x, min_size=10, n_changepoints=1, kappa="end")
+    assert json.loads(stdout)["changepoints"] == want.changepoints.tolist()
+    rc, _, err = run_cli("changepoint", path, "--kappa", "end", "--agglo")
+    assert rc == 2 and "option --kappa: not used by --agglo" in err
