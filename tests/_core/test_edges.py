@@ -306,6 +306,10 @@ def test_ctrl_c_interrupts_a_long_call(what, tmp_path):
 # -- issue 30: inputs refused with a message naming the argument ----------------
 
 class TestIssue30Inputs:
+    # the package warns that digits beyond 2**53 are lost before it refuses the integer of 401
+    # digits (a warning for a call that raises; reported): not what this test checks
+    @pytest.mark.filterwarnings("ignore:.*holds integers larger than 2\\*\\*53:"
+                                "energystats.DataConversionWarning")
     def test_integer_beyond_float64_is_named(self):
         import pandas as pd
 
@@ -442,9 +446,15 @@ class TestIssue30Inputs:
 
     @staticmethod
     def _cli(capsys, *argv):
+        import warnings
+
         from energystats import cli
 
-        code = cli.main([str(a) for a in argv] + ["-q"])
+        from ..cli.test_cli import library_warnings_shown
+
+        with warnings.catch_warnings():
+            library_warnings_shown()
+            code = cli.main([str(a) for a in argv] + ["-q"])
         err = capsys.readouterr().err
         assert "Traceback" not in err, err
         return code, err

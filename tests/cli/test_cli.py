@@ -28,6 +28,17 @@ import energystats
 PKG_ROOT = str(Path(energystats.__file__).resolve().parents[1])
 
 
+def library_warnings_shown():
+    """Inside ``warnings.catch_warnings()``, before ``cli.main``: the library's warnings are shown
+    (the command prints them on stderr, where the tests read them), as in a real process, not
+    the errors that the suite's configuration (pyproject's ``filterwarnings``) makes them."""
+    import warnings
+
+    for name in energystats.__all__:
+        if name.endswith("Warning"):
+            warnings.simplefilter("default", getattr(energystats, name))
+
+
 def run_cli_subprocess(*args, cwd=None, stdin=None):
     """Run ``python -m energystats *args`` in a child process; return (returncode, stdout, stderr).
 
@@ -71,6 +82,7 @@ def run_cli(*args, cwd=None, stdin=None):
         sys.stdin = _Stdin(stdin or "")
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
                 warnings.catch_warnings():          # main() installs its one-line warning printer
+            library_warnings_shown()
             try:
                 code = cli.main([str(a) for a in args])
             except SystemExit as exc:               # argparse: --help, usage errors
