@@ -266,6 +266,8 @@ def _frame_to_array(X, name):
         s = X[c]
         if pd.api.types.is_integer_dtype(s.dtype) or s.dtype == object:
             vals = s.dropna().to_numpy()
+            if vals.dtype == object:    # too large for float64 is an error, before the warning
+                _check_float_range(vals, name, f" (column {c!r})", None)
             if vals.dtype == object or vals.dtype.kind in "iu":
                 _check_int_precision(vals, name, f" (column {c!r})")
     dtypes = {X[c].dtype for c in X.columns}
@@ -373,6 +375,8 @@ def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"`{name}` could not be converted to a numeric array: {exc}") from None
     _refuse_dtype(arr, name)
+    if arr.dtype.kind == "O":       # too large for float64 is an error, before the warning
+        _check_float_range(arr, name)
     if arr.dtype.kind in "iuO":
         _check_int_precision(arr, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):

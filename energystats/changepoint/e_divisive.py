@@ -312,7 +312,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         gen, seed = None, None  # no test runs: nothing is drawn
     if not testing and n_changepoints > 0 and np.all(Z == Z[0]):
         warn("`X` is constant: every split has Q = 0, so the change points returned follow the "
-             "tie rule (smallest position), not the data.")
+             "tie rule (smallest position), not the data.", ChangePointWarning)
 
     # working units: the data times a power of two, so that no distance overflows or
     # underflows; Q converts back exactly (energy: degree exponent; kernels: sigma scaled)
@@ -333,7 +333,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         if best is None:
             if not testing:
                 warn(f"`n_changepoints={n_changepoints}`: only {len(found)} split(s) found; "
-                     f"no segment left has 2 * min_size = {2 * min_size} rows.")
+                     f"no segment left has 2 * min_size = {2 * min_size} rows.", ChangePointWarning)
             break
         q, pos, seg = best
         if testing:

@@ -297,10 +297,11 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     else:
         gen, seed = seeded_rng(rng)
         is_exact, total, perms = _permutation_plan(n, None, R, None, gen)
-        _warn_unreachable(m if adjust is not None else 1, total, is_exact, alpha, adjust)
         every = perms(0, total)  # the same permutations for every pair
         _pairwise_permutation_pvalues(X0, exponent, every, is_exact, P, budget,
                                       1 if dask_backend and n_threads is None else nt, dask_backend)
+        # after the computation: a call refused (memory) does not warn about its p-values first
+        _warn_unreachable(m if adjust is not None else 1, total, is_exact, alpha, adjust)
         extra = dict(n_resamples=total, exact=is_exact, seed=None if is_exact else seed)
     np.fill_diagonal(P, np.nan)  # a column is not tested against itself
     iu, ju = np.triu_indices(p, 1)

@@ -306,10 +306,8 @@ def test_ctrl_c_interrupts_a_long_call(what, tmp_path):
 # -- issue 30: inputs refused with a message naming the argument ----------------
 
 class TestIssue30Inputs:
-    # the package warns that digits beyond 2**53 are lost before it refuses the integer of 401
-    # digits (a warning for a call that raises; reported): not what this test checks
-    @pytest.mark.filterwarnings("ignore:.*holds integers larger than 2\\*\\*53:"
-                                "energystats.DataConversionWarning")
+    # refused without a warning first (it used to warn that digits beyond 2**53 are lost, then
+    # refuse the integer of 401 digits): the package's warnings are errors in the suite
     def test_integer_beyond_float64_is_named(self):
         import pandas as pd
 

@@ -3,6 +3,8 @@ and an independent O(n²) numpy reference; invariances; bad input."""
 import math
 from fractions import Fraction
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -987,9 +989,6 @@ def test_partial_test_noise_projection_is_zero():
     assert (res.statistic, res.pvalue) == (0.0, 1.0)
 
 
-# n_resamples=9 keeps the refused call cheap; its warning that no pair can reach alpha (given
-# before the budget is checked) is not the point here
-@pytest.mark.filterwarnings("ignore:with 9 permutations and Holm's adjustment:UserWarning")
 def test_dcor_matrix_refuses_a_budget_below_two_columns():
     """Issue 30 item 9: one column's n×n data larger than `memory_budget` is a MemoryError that
     names the budget, the need and what to do (not a silent overrun); a budget that fits works."""
@@ -998,8 +997,13 @@ def test_dcor_matrix_refuses_a_budget_below_two_columns():
     with pytest.raises(MemoryError, match=r"at least 314\.1 KiB .*budget of 256\.0 KiB.*Raise `memory_budget`"):
         es.distance_correlation_matrix(x, memory_budget=2**18)
     # the permutation p-values hold two 200×200 double-centred matrices: 625 KiB
-    with pytest.raises(MemoryError, match=r"at least 625\.0 KiB .*budget of 512\.0 KiB"):
-        es.distance_correlation_matrix(x, pvalue="permutation", n_resamples=9, rng=1, memory_budget=2**19)
+    # refused before any warning about its p-values (n_resamples=9 keeps the call cheap; with
+    # Holm's adjustment no pair could reach alpha, which used to be said before the refusal)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(MemoryError, match=r"at least 625\.0 KiB .*budget of 512\.0 KiB"):
+            es.distance_correlation_matrix(x, pvalue="permutation", n_resamples=9, rng=1,
+                                           memory_budget=2**19)
     want = es.distance_correlation_matrix(x)
     pd.testing.assert_frame_equal(es.distance_correlation_matrix(x, memory_budget=2**19).dcor, want.dcor)
 
