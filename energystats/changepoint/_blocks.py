@@ -17,8 +17,8 @@ The block length, when not given, is twice the length that the rule of Politis a
 23(1)), with the correction of Patton, Politis and White (2009, Econometric Reviews 28(4)),
 gives the circular block bootstrap, computed on the residuals of the current segmentation
 with the split being tested (each segment's rows minus its mean: a change left in them
-would look like dependence) and on their absolute values, column by column; the largest is
-used (see :data:`BLOCK_FACTOR` for why twice).
+would look like dependence), or three times the length for their squares, column by
+column; the largest is used (see :data:`BLOCK_FACTOR` and :data:`SQUARES_FACTOR`).
 """
 from __future__ import annotations
 
@@ -75,22 +75,27 @@ def _residuals(Z, segments):
     return np.vstack([Z[a:b] - Z[a:b].mean(axis=0) for a, b in segments])
 
 
-#: the block length is this multiple of the Politis-White-Patton length: that length is
-#: optimal for the variance of a mean, while the size distortion of the permutation test keeps
-#: falling as the blocks grow (measured: AR(1), phi = 0.5, T = 500: level 0.087 at 1x, 0.040 at
-#: 2x; benchmarks/changepoint_level.py)
+#: the block length is this multiple of the Politis-White-Patton length of the residuals: that
+#: length is optimal for the variance of a mean, while the size distortion of the permutation
+#: test keeps falling as the blocks grow (measured: AR(1), phi = 0.5, T = 500: level 0.087 at
+#: 1x, 0.040 at 2x; benchmarks/changepoint_level.py)
 BLOCK_FACTOR = 2.0
+#: ... and at least this multiple of the length for the squared residuals (dependence in the
+#: variance: GARCH(1,1), T = 500: level 0.103 with blocks of 11, 0.06 with 20, 0.04 with 35)
+SQUARES_FACTOR = 3.0
 
 
 def auto_block_length(Z, segments):
-    """The block length L (an int >= 1) for the segmentation ``segments`` of ``Z``:
-    :data:`BLOCK_FACTOR` times the largest Politis-White-Patton length over the columns of
-    the residuals and of their absolute values (dependence in the variance, as in a GARCH
-    series, shows there), rounded up, and at most a third of the shortest segment."""
+    """The block length L (an int >= 1) for the segmentation ``segments`` of ``Z``: the
+    largest over the columns of :data:`BLOCK_FACTOR` times the Politis-White-Patton length
+    of the residuals and :data:`SQUARES_FACTOR` times that of their squares (dependence in
+    the variance, as in a GARCH series, shows there), rounded up, and at most a third of the
+    shortest segment."""
     E = _residuals(Z, segments)
-    pw = max(max(_one_column(E[:, j]), _one_column(np.abs(E[:, j]))) for j in range(E.shape[1]))
+    L = max(max(BLOCK_FACTOR * _one_column(E[:, j]), SQUARES_FACTOR * _one_column(E[:, j] ** 2))
+            for j in range(E.shape[1]))
     shortest = min(b - a for a, b in segments)
-    return int(max(1, min(math.ceil(BLOCK_FACTOR * pw), shortest // 3)))
+    return int(max(1, min(math.ceil(L), shortest // 3)))
 
 
 def lag1_autocorrelation(Z, segments):

@@ -109,10 +109,10 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         max(0.1, 3/√T) with 'permutation' is a warning that says to use 'block'.
     block_size : int, optional
         The block length with ``resampling='block'``; by default chosen at every test from
-        the residuals of the current segments with the split being tested: twice the length of Politis and White's rule
-        (2004, with Patton, Politis and White 2009) on the residuals and on their absolute
-        values (at most a third of the shortest segment), recorded in the result's
-        ``block_sizes``.
+        the residuals of the current segments with the split being tested: the largest of
+        twice the length of Politis and White's rule (2004, with Patton, Politis and White
+        2009) on the residuals and three times that on their squares (at most a third of
+        the shortest segment), recorded in the result's ``block_sizes``.
     kappa : {'search', 'end'}, default 'search'
         'search': the right end κ of the second part is searched too, as in the paper
         and R ``ecp``; 'end': κ is the end of the segment (the variant of the
