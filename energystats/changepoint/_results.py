@@ -155,7 +155,7 @@ class EDivisiveResult(_Segmentation):
     block_sizes : tuple of int
         With 'block': the block length of each test, in the order of ``n_resamples``.
     lag1_autocorrelation : float
-        The largest |lag-1 autocorrelation| over the columns of the residuals within the
+        The largest absolute lag-1 autocorrelation over the columns of the residuals within the
         segments found (pairs of rows inside one segment): the diagnostic that says when the
         rows are not exchangeable ('block' is then the valid test).
     at_boundary : tuple of int
