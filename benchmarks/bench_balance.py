@@ -17,12 +17,12 @@ Three parts (each alone with its flag, all three by default):
 * ``--streamed``: the weighted energy distance at n = m = 10⁵ (``energy_distance(weights=)``,
   streamed, no n×n matrix): seconds and peak memory; skipped when this build's
   ``energy_distance`` has no ``weights``;
-* ``--bootstrap``: ``weighted_effect``'s bootstrap, which solves the weights again on every
-  resample, on the data of ``--solvers`` (ATE, d = 10) at ``--sizes`` with ``--n-boot``
-  resamples (2 000 rows and 200 resamples for the issue's row): seconds, seconds per
-  resample, and the peak resident memory of the parent and of its worker processes
-  (``ru_maxrss`` of the process and of its waited-for children).  ``--busy`` runs two
-  busy-loop processes beside it (a loaded machine).
+* ``--bootstrap``: ``weighted_effect``'s resampling with its default (half-samples that
+  solve the weights again) on the data of ``--solvers`` (ATE, d = 10) at ``--sizes`` with
+  ``--n-boot`` resamples (2 000 rows and 200 resamples for the issue's row): seconds,
+  seconds per resample, and the peak resident memory of the parent and of its worker
+  processes (``ru_maxrss`` of the process and of its waited-for children).  ``--busy``
+  runs two busy-loop processes beside it (a loaded machine).
 
 Run::
 
@@ -208,8 +208,9 @@ def run_bootstrap(sizes, n_boot, busy):
     from energystats._core._validation import check_n_threads
 
     threads = check_n_threads(None)
-    print(f"weighted_effect bootstrap (ATE, d = 10, n_threads = {threads}; "
-          f"{'two busy-loop processes beside it' if busy else 'quiet'})")
+    print(f"weighted_effect's resampling, its default (half-samples that solve the weights "
+          f"again; ATE, d = 10, n_threads = {threads}; "
+          f"{'two busy-loop processes beside it' if busy else 'no busy loops added'})")
     print(f"{'n':>7}{'n_boot':>8}{'weights s':>11}{'bootstrap s':>13}{'s/resample':>12}"
           f"{'parent RSS':>12}{'worker RSS':>12}{'load':>6}")
     loaders = _busy(2) if busy else []
