@@ -44,6 +44,9 @@ def _check_options(args):
     if args.continuous and (args.estimand != "ATE" or args.focal is not None):
         raise CLIError("options --estimand/--focal: a continuous treatment (--continuous) has "
                        "independence weights, no estimand or focal level.")
+    if args.continuous and (args.moments is not None or args.quantiles is not None):
+        raise CLIError("options --moments/--quantiles: are exact constraints of the energy "
+                       "balancing weights (a categorical treatment), not of --continuous.")
     if args.no_dimension_adj and not args.continuous:
         raise CLIError("option --no-dimension-adj: is for a continuous treatment (--continuous), "
                        "whose independence weights have the dimension adjustment.")

@@ -81,6 +81,8 @@ def test_continuous_json(data):
     (["-t", "t", "-y", "dose", "--n-boot", "5"], "argument --n-boot: must be an integer >= 20"),
     (["-t", "t", "-y", "dose", "--quantiles", "0.5,2"], "argument --quantiles: must be "
                                                          "probabilities strictly between 0 and 1"),
+    (["-t", "dose", "-c", "age", "--continuous", "--moments", "2"],
+     "options --moments/--quantiles: are exact constraints"),
 ])
 def test_errors_are_one_line_with_status_2(data, argv, needle):
     path, _ = data
@@ -249,3 +251,14 @@ def test_text_output_names_the_columns_used(tmp_path, argv):
     assert rc == 0, err
     want = "a" if argv[0] == "gof" else "a, b, c"
     assert stdout.startswith(f"columns used: {want}\n"), stdout[:200]
+
+
+def test_moments_are_passed_on(data):
+    path, df = data
+    rc, stdout, err = run_cli("balance", path, "-t", "t", "-c", "age,inc", "--moments", "2",
+                              "--quantiles", "0.5", "--format", "json", "-q")
+    assert rc == 0, err
+    obj = json.loads(stdout)
+    want = es.energy_balancing_weights(df[["age", "inc"]], df["t"], moments=2, quantiles=[0.5])
+    assert obj["weights"]["n_constraints"] == want.n_constraints == 12
+    assert obj["weights"]["objective"] == want.objective
