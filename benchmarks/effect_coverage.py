@@ -62,18 +62,11 @@ from scipy.special import ndtri
 
 import energystats as es
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_balance import simulate  # noqa: E402 (the design of the guide page)
+
 TRUTH = 1.0
 CONFIDENCE = 0.95
-
-
-def simulate(seed, n):
-    """The confounded design of docs/guide/balance.rst (as benchmarks/bench_balance.py)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    lin = -0.3 + 0.8 * X[:, 0] + 0.6 * X[:, 1] ** 2 - 0.5 * X[:, 2] * X[:, 3]
-    t = (rng.uniform(size=n) < 1 / (1 + np.exp(-lin))).astype(int)
-    y = t + X[:, 0] + X[:, 1] ** 2 + 0.5 * X[:, 2] * X[:, 3] + rng.normal(size=n)
-    return X, t, y
 
 
 def one_dataset(seed, n, n_boot, n_boot_bootstrap, adjusted, n_threads):
