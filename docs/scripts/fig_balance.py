@@ -16,12 +16,14 @@ import energystats as es  # noqa: E402
 
 
 def study(seed=7, n=400):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    lin = -0.3 + 0.8 * X[:, 0] + 0.6 * X[:, 1] ** 2 - 0.5 * X[:, 2] * X[:, 3]
-    t = (rng.uniform(size=n) < 1 / (1 + np.exp(-lin))).astype(int)
-    y = t + X[:, 0] + X[:, 1] ** 2 + 0.5 * X[:, 2] * X[:, 3] + rng.normal(size=n)
-    return X, t, y
+    """The guide's confounded study: ``benchmarks/bench_balance.py``'s design, seed 7, n = 400."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from bench_balance import simulate
+
+    return simulate(seed, n)
 
 
 def main():
