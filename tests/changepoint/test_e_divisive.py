@@ -547,6 +547,16 @@ def test_fixed_end_split_against_the_reference(seed):
     assert (t, k) == (-ref[1], 48) and q == pytest.approx(ref[0], rel=1e-11)
     res = es.e_divisive(Z, min_size=6, n_changepoints=1, kappa="end")
     assert res.order_found.tolist() == [-ref[1]]
+    # an epidemic change (rows 16-29 raised): the searched kappa splits at its start, the
+    # fixed end at its end -- the driver must pass kappa on
+    E = np.random.default_rng(5).normal(size=(48, 1))
+    E[16:30] += 3.0
+    DE = distances(E, 1.0)
+    want = max((q_blocks(DE, 0, t, 48), -t) for t in range(6, 43))
+    end = es.e_divisive(E, min_size=6, n_changepoints=1, kappa="end")
+    search = es.e_divisive(E, min_size=6, n_changepoints=1)
+    assert end.order_found.tolist() == [-want[1]] != search.order_found.tolist()
+    assert end.statistics[0] == pytest.approx(want[0], rel=1e-11)
     perms = _search._draw(np.random.default_rng(1), 48, [(0, 48)], 3)
     got = K.permuted_maxima(Z, perms, np.array([0]), np.array([48]), 6, 0, 1.0, 2, 1)
     for r in range(3):
