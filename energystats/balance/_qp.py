@@ -122,8 +122,10 @@ def _constraints(n, blocks):
 
 
 #: from this many variables on, the QP is solved in a child process (:mod:`.._core._workers`):
-#: OSQP's setup factorises the KKT matrix holding the GIL (about 0.5 s at 1 500 variables,
-#: 4 s at 3 000, growing as n³), and only there can Ctrl-C stop it at once
+#: OSQP's setup factorises the KKT matrix holding the GIL (4 s measured at 3 000 variables;
+#: it grows as n³, so about half a second at 1 500), and only there can Ctrl-C stop it at once.
+#: The child holds its own copy of the QP's matrix: one n×n float64 matrix more than
+#: ``_forms.PEAK_MATRICES`` counts (measured in one process)
 ISOLATE_N = 1500
 
 

@@ -53,7 +53,8 @@ def _draw(gen, T, segments, count):
 
 
 #: the split-search cells (τ, κ pairs) of one batch of permuted re-searches at most, so
-#: that the progress bar moves about once a second (~4 ns a cell on one core)
+#: that the progress bar moves about once a second (the issue measured about 4 ns a cell on one
+#: AVX2 core)
 BATCH_CELLS = 2.5e8
 
 
