@@ -51,3 +51,15 @@ def confounded(n=40, k=2, seed=0, d=3):
     score = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
     t = np.digitize(score, np.quantile(score, np.linspace(0, 1, k + 1)[1:-1]))
     return X, t
+
+
+#: child-process set-up code (tests/_core/test_interrupt.py's CHILD) that announces the long
+#: phase when the worker processes start, so that the Ctrl-C tests signal inside it
+ANNOUNCE_WORKERS = """
+from energystats._core import _workers
+_inner = _workers.run_tasks
+def _announced(*a, **k):
+    sys.stdout.write("phase\\n"); sys.stdout.flush()
+    return _inner(*a, **k)
+_workers.run_tasks = _announced
+"""

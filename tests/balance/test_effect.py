@@ -9,6 +9,8 @@ import pytest
 
 import energystats as es
 
+from ._loops import ANNOUNCE_WORKERS
+
 from .._core.test_interrupt import DEADLINE_S, _interrupt_child, posix_signals
 from energystats.balance import effect as effect_mod
 
@@ -250,13 +252,7 @@ def test_no_warnings_leak_from_a_quiet_run():
         es.weighted_effect(y, res, n_boot=20, rng=1, n_threads=1)
 
 
-SETUP_BOOT = """
-from energystats._core import _workers
-_inner = _workers.run_tasks
-def _announced(*a, **k):
-    sys.stdout.write("phase\\n"); sys.stdout.flush()
-    return _inner(*a, **k)
-_workers.run_tasks = _announced
+SETUP_BOOT = ANNOUNCE_WORKERS + """
 from energystats.balance import effect
 effect.PARALLEL_AFTER_S = 0.0
 X = rng.normal(size=(300, 3)); t = (X[:, 0] + rng.normal(size=300) > 0).astype(int)

@@ -10,6 +10,8 @@ import pytest
 
 import energystats as es
 
+from ._loops import ANNOUNCE_WORKERS
+
 from .._core.test_interrupt import DEADLINE_S, _interrupt_child, posix_signals
 from energystats.balance import _qp
 
@@ -219,13 +221,7 @@ def test_kkt_residual_above_the_bound_warns(monkeypatch):
 
 # -- Ctrl-C --
 
-SETUP_QP = """
-from energystats._core import _workers
-_inner = _workers.run_tasks
-def _announced(*a, **k):
-    sys.stdout.write("phase\\n"); sys.stdout.flush()
-    return _inner(*a, **k)
-_workers.run_tasks = _announced
+SETUP_QP = ANNOUNCE_WORKERS + """
 X = rng.normal(size=(2600, 8)); t = (X[:, 0] + rng.normal(size=2600) > 0).astype(int)
 """
 
