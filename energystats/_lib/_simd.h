@@ -108,12 +108,14 @@ static void es_lane_masks_init(void) {}
 /* The baseline build: whatever the compiler targets by default (SSE2 on x86-64). */
 #define ES_ISA base
 #define ES_ATTR
+#define ES_NW 2   /* doubles in a native register: SSE2 (and NEON) hold two */
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
 #define ES_ROWS4_BY_ROW 1   /* SSE2: coordinates outside, columns inside, one row at a time */
 #endif
 #include "_simd_body.h"
 #undef ES_ISA
 #undef ES_ATTR
+#undef ES_NW
 #undef ES_ROWS4_BY_ROW
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) \
@@ -122,18 +124,22 @@ static void es_lane_masks_init(void) {}
 #include <immintrin.h>
 #define ES_ISA avx2
 #define ES_ATTR __attribute__((target("avx2")))
+#define ES_NW 4
 #define ES_GATHER256 1   /* the permuted products gather with AVX2 intrinsics */
 #include "_simd_body.h"
 #undef ES_GATHER256
 #undef ES_ISA
 #undef ES_ATTR
+#undef ES_NW
 #define ES_ISA avx512
 #define ES_ATTR __attribute__((target("avx512f")))
+#define ES_NW 8
 #define ES_GATHER512 1   /* the permuted products gather with AVX-512F intrinsics */
 #include "_simd_body.h"
 #undef ES_GATHER512
 #undef ES_ISA
 #undef ES_ATTR
+#undef ES_NW
 #endif
 
 /* Instruction-set levels, in increasing order. */

@@ -14,21 +14,76 @@
 #define ES_CAT2(a, b) ES_CAT2_(a, b)
 #define ES_FN(name) ES_CAT2(name, ES_ISA)
 
+/* A lane vector (ES_LANES doubles) is held as ES_NH native vectors of ES_NW doubles each (ES_NW
+ * from _simd.h: 2 for SSE2, 4 for AVX2, 8 for AVX-512F).  GCC keeps a generic vector wider than
+ * the target's registers in memory and moves it through general registers at every operation
+ * (the AVX2 build ran slower than the SSE2 one that way), so the kernels below loop over the
+ * native pieces instead; each lane still does the same operations in the same order. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ES_NH (ES_LANES / ES_NW)
+#define ES_UNROLL _Pragma("GCC unroll 8")   /* the pieces' loops, unrolled before the arrays of
+                                               pieces are given registers */
+typedef double ES_FN(es_nv) __attribute__((vector_size(8 * ES_NW)));
+typedef float ES_FN(es_nvf) __attribute__((vector_size(4 * ES_NW)));
+typedef int64_t ES_FN(es_nvl) __attribute__((vector_size(8 * ES_NW)));
+#define ES_NV ES_FN(es_nv)
+#define ES_NVL ES_FN(es_nvl)
+#define ES_NZERO ((ES_NV){0.0})
+#define ES_NLOAD_D(p) ({ ES_NV v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define ES_NLOAD_F(p) ({ ES_FN(es_nvf) f_; memcpy(&f_, (p), sizeof f_);                           \
+                         __builtin_convertvector(f_, ES_NV); })
+#define ES_NLOAD_L(p) ({ ES_NVL l_; memcpy(&l_, (p), sizeof l_); l_; })
+#define ES_NSTORE(p, v) memcpy((p), &(v), sizeof(ES_NV))
+#define ES_NADD(a, b) ((a) + (b))
+#define ES_NMUL(a, b) ((a) * (b))
+#define ES_NSUBS(s, v) ((s) - (v))
+/* square roots of a native vector in its register (IEEE sqrt is correctly rounded everywhere) */
+#if defined(ES_GATHER512)
+#define ES_NSQRT(v) ((ES_NV)_mm512_sqrt_pd((__m512d)(v)))
+#elif defined(ES_GATHER256)
+#define ES_NSQRT(v) ((ES_NV)_mm256_sqrt_pd((__m256d)(v)))
+#else
+#define ES_NSQRT(v) ({ ES_NV r_ = (v); int l_; for (l_ = 0; l_ < ES_NW; l_++) r_[l_] = sqrt(r_[l_]); r_; })
+#endif
+#else
+#define ES_NH 1
+#define ES_UNROLL
+#undef ES_NW
+#define ES_NW ES_LANES
+#define ES_NV es_v8d
+#define ES_NZERO ES_VZERO
+#define ES_NLOAD_D(p) ES_VLOAD_D(p)
+#define ES_NLOAD_F(p) ES_VLOAD_F(p)
+#define ES_NSTORE(p, v) ES_VSTORE(p, v)
+#define ES_NADD(a, b) ES_VADD(a, b)
+#define ES_NMUL(a, b) ES_VMUL(a, b)
+#define ES_NSUBS(s, v) ES_VSUBS(s, v)
+#define ES_NSQRT(v) ({ ES_NV r_ = (v); int l_; for (l_ = 0; l_ < ES_LANES; l_++) r_.v[l_] = sqrt(r_.v[l_]); r_; })
+#endif
+
 /* out[j - j0] = |xi - Y[j]|^2 for j in [j0, j1); Y is given transposed (YT[t * ldy + j]). */
 #define ES_SQ_ROW(T, TAG, LOAD, NAME, ROOT)                                                         \
 ES_ATTR static void ES_FN(NAME##_##TAG)(const T* xi, const T* YT, es_ssize ldy, es_ssize d,        \
                                         es_ssize j0, es_ssize j1, double* out)                     \
 {                                                                                                  \
     es_ssize j = j0, t;                                                                            \
+    int h;                                                                                         \
     for (; j + ES_LANES <= j1; j += ES_LANES) {                                                    \
-        es_v8d acc = ES_VZERO, y, diff;                                                             \
+        ES_NV acc[ES_NH], y, diff;                                                                 \
+        ES_UNROLL for (h = 0; h < ES_NH; h++)                                                                \
+            acc[h] = ES_NZERO;                                                                     \
         for (t = 0; t < d; t++) {                                                                  \
-            y = LOAD(YT + t * ldy + j);                                                            \
-            diff = ES_VSUBS((double)xi[t], y);                                                     \
-            acc = ES_VADD(acc, ES_VMUL(diff, diff));                                               \
+            const double xv = (double)xi[t];                                                       \
+            ES_UNROLL for (h = 0; h < ES_NH; h++) {                                                          \
+                y = LOAD(YT + t * ldy + j + h * ES_NW);                                            \
+                diff = ES_NSUBS(xv, y);                                                            \
+                acc[h] = ES_NADD(acc[h], ES_NMUL(diff, diff));                                     \
+            }                                                                                      \
         }                                                                                          \
-        ES_VSTORE(out + (j - j0), acc);                                                            \
-        ROOT(out + (j - j0), ES_LANES)                                                             \
+        ES_UNROLL for (h = 0; h < ES_NH; h++) {                                                              \
+            acc[h] = ROOT##_V(acc[h]);                                                             \
+            ES_NSTORE(out + (j - j0) + h * ES_NW, acc[h]);                                         \
+        }                                                                                          \
     }                                                                                              \
     for (; j < j1; j++) {                                                                          \
         double s = 0.0, df;                                                                        \
@@ -50,26 +105,35 @@ ES_ATTR static void ES_FN(NAME##_##TAG)(const T* X, es_ssize ldx, const T* YT, e
 {                                                                                                  \
     es_ssize j = j0, t, r;                                                                         \
     for (; j + ES_LANES <= j1; j += ES_LANES) {                                                    \
-        es_v8d a0 = ES_VZERO, a1 = ES_VZERO, a2 = ES_VZERO, a3 = ES_VZERO, y, df;                   \
+        ES_NV a0[ES_NH], a1[ES_NH], a2[ES_NH], a3[ES_NH], y, df;                                   \
+        int h;                                                                                     \
+        ES_UNROLL for (h = 0; h < ES_NH; h++)                                                                \
+            a0[h] = a1[h] = a2[h] = a3[h] = ES_NZERO;                                              \
         for (t = 0; t < d; t++) {                                                                  \
-            y = LOAD(YT + t * ldy + j);                                                            \
-            df = ES_VSUBS((double)X[t], y);                                                        \
-            a0 = ES_VADD(a0, ES_VMUL(df, df));                                                     \
-            df = ES_VSUBS((double)X[ldx + t], y);                                                  \
-            a1 = ES_VADD(a1, ES_VMUL(df, df));                                                     \
-            df = ES_VSUBS((double)X[2 * ldx + t], y);                                              \
-            a2 = ES_VADD(a2, ES_VMUL(df, df));                                                     \
-            df = ES_VSUBS((double)X[3 * ldx + t], y);                                              \
-            a3 = ES_VADD(a3, ES_VMUL(df, df));                                                     \
+            const double x0 = (double)X[t], x1 = (double)X[ldx + t];                               \
+            const double x2 = (double)X[2 * ldx + t], x3 = (double)X[3 * ldx + t];                 \
+            ES_UNROLL for (h = 0; h < ES_NH; h++) {                                                          \
+                y = LOAD(YT + t * ldy + j + h * ES_NW);                                            \
+                df = ES_NSUBS(x0, y);                                                              \
+                a0[h] = ES_NADD(a0[h], ES_NMUL(df, df));                                           \
+                df = ES_NSUBS(x1, y);                                                              \
+                a1[h] = ES_NADD(a1[h], ES_NMUL(df, df));                                           \
+                df = ES_NSUBS(x2, y);                                                              \
+                a2[h] = ES_NADD(a2[h], ES_NMUL(df, df));                                           \
+                df = ES_NSUBS(x3, y);                                                              \
+                a3[h] = ES_NADD(a3[h], ES_NMUL(df, df));                                           \
+            }                                                                                      \
         }                                                                                          \
-        ES_VSTORE(out + (j - j0), a0);                                                             \
-        ES_VSTORE(out + ldo + (j - j0), a1);                                                       \
-        ES_VSTORE(out + 2 * ldo + (j - j0), a2);                                                   \
-        ES_VSTORE(out + 3 * ldo + (j - j0), a3);                                                   \
-        ROOT(out + (j - j0), ES_LANES)                                                             \
-        ROOT(out + ldo + (j - j0), ES_LANES)                                                       \
-        ROOT(out + 2 * ldo + (j - j0), ES_LANES)                                                   \
-        ROOT(out + 3 * ldo + (j - j0), ES_LANES)                                                   \
+        ES_UNROLL for (h = 0; h < ES_NH; h++) {                                                              \
+            a0[h] = ROOT##_V(a0[h]);                                                               \
+            a1[h] = ROOT##_V(a1[h]);                                                               \
+            a2[h] = ROOT##_V(a2[h]);                                                               \
+            a3[h] = ROOT##_V(a3[h]);                                                               \
+            ES_NSTORE(out + (j - j0) + h * ES_NW, a0[h]);                                          \
+            ES_NSTORE(out + ldo + (j - j0) + h * ES_NW, a1[h]);                                    \
+            ES_NSTORE(out + 2 * ldo + (j - j0) + h * ES_NW, a2[h]);                                \
+            ES_NSTORE(out + 3 * ldo + (j - j0) + h * ES_NW, a3[h]);                                \
+        }                                                                                          \
     }                                                                                              \
     for (; j < j1; j++) {                                                                          \
         for (r = 0; r < 4; r++) {                                                                  \
@@ -124,6 +188,8 @@ ES_ATTR static void ES_FN(es_sq_row_##TAG)(const T* xi, const T* YT, es_ssize ld
  * separate pass.  sqrt is correctly rounded in every instruction set: the same bits as
  * es_sq_... followed by es_sqrt. */
 #define ES_NO_ROOT(p, m)
+#define ES_NO_ROOT_V(v) (v)
+#define ES_ROOT_V(v) ES_NSQRT(v)
 #define ES_ROOT(p, m)                                                                              \
     { es_ssize q_; double* p_ = (p); for (q_ = 0; q_ < (m); q_++) p_[q_] = sqrt(p_[q_]); }
 /* the x86 baseline's row-at-a-time kernel: the squares of the whole row, then their roots */
@@ -145,17 +211,19 @@ ES_SQ_ROWS4_BY_ROW(float, f, es_sq_rows4, es_sq_row)
 ES_SQ_ROWS4_BY_ROW(double, d, es_rt_rows4, es_rt_row)
 ES_SQ_ROWS4_BY_ROW(float, f, es_rt_rows4, es_rt_row)
 #else
-ES_SQ_ROW(double, d, ES_VLOAD_D, es_sq_row, ES_NO_ROOT)
-ES_SQ_ROW(float, f, ES_VLOAD_F, es_sq_row, ES_NO_ROOT)
-ES_SQ_ROW(double, d, ES_VLOAD_D, es_rt_row, ES_ROOT)
-ES_SQ_ROW(float, f, ES_VLOAD_F, es_rt_row, ES_ROOT)
-ES_SQ_ROWS4(double, d, ES_VLOAD_D, es_sq_rows4, ES_NO_ROOT)
-ES_SQ_ROWS4(float, f, ES_VLOAD_F, es_sq_rows4, ES_NO_ROOT)
-ES_SQ_ROWS4(double, d, ES_VLOAD_D, es_rt_rows4, ES_ROOT)
-ES_SQ_ROWS4(float, f, ES_VLOAD_F, es_rt_rows4, ES_ROOT)
+ES_SQ_ROW(double, d, ES_NLOAD_D, es_sq_row, ES_NO_ROOT)
+ES_SQ_ROW(float, f, ES_NLOAD_F, es_sq_row, ES_NO_ROOT)
+ES_SQ_ROW(double, d, ES_NLOAD_D, es_rt_row, ES_ROOT)
+ES_SQ_ROW(float, f, ES_NLOAD_F, es_rt_row, ES_ROOT)
+ES_SQ_ROWS4(double, d, ES_NLOAD_D, es_sq_rows4, ES_NO_ROOT)
+ES_SQ_ROWS4(float, f, ES_NLOAD_F, es_sq_rows4, ES_NO_ROOT)
+ES_SQ_ROWS4(double, d, ES_NLOAD_D, es_rt_rows4, ES_ROOT)
+ES_SQ_ROWS4(float, f, ES_NLOAD_F, es_rt_rows4, ES_ROOT)
 #endif
 #undef ES_NO_ROOT
 #undef ES_ROOT
+#undef ES_NO_ROOT_V
+#undef ES_ROOT_V
 #undef ES_RT_ROW_PLAIN
 
 /* out[j - j0] = sum_t |xi[t] - Y[j][t]| (the cityblock distance) for j in [j0, j1), with the
@@ -198,10 +266,15 @@ ES_ATTR static double ES_FN(es_sum)(const double* v, es_ssize m)
 {
     es_ssize j = 0;
     double lane[ES_LANES];
-    es_v8d acc = ES_VZERO;
+    ES_NV acc[ES_NH];
+    int h;
+    ES_UNROLL for (h = 0; h < ES_NH; h++)
+        acc[h] = ES_NZERO;
     for (; j + ES_LANES <= m; j += ES_LANES)
-        acc = ES_VADD(acc, ES_VLOAD_D(v + j));
-    ES_VSTORE(lane, acc);
+        ES_UNROLL for (h = 0; h < ES_NH; h++)
+            acc[h] = ES_NADD(acc[h], ES_NLOAD_D(v + j + h * ES_NW));
+    ES_UNROLL for (h = 0; h < ES_NH; h++)
+        ES_NSTORE(lane + h * ES_NW, acc[h]);
     for (; j < m; j++)
         lane[j & (ES_LANES - 1)] = lane[j & (ES_LANES - 1)] + v[j];
     return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
@@ -453,17 +526,17 @@ ES_ATTR static void ES_FN(es_tile_colsums)(const double* T, es_ssize ld, es_ssiz
         return;
 #elif defined(__GNUC__) || defined(__clang__)
         es_ssize c;
-        for (c = 0; c < 64; c += 8) {
-            es_v8d e = ES_VZERO, o = ES_VZERO;
+        for (c = 0; c < 64; c += ES_NW) {
+            ES_NV e = ES_NZERO, o = ES_NZERO;
 #define ES_ROW_ADD1(PAR, p)                                                                        \
             if (PAR == 0)                                                                          \
-                e = e + ES_VLOAD_D((p) + c);                                                       \
+                e = e + ES_NLOAD_D((p) + c);                                                       \
             else                                                                                   \
-                o = o + ES_VLOAD_D((p) + c);
+                o = o + ES_NLOAD_D((p) + c);
             ES_ROWS_PAIRWISE(ES_ROW_ADD1)
 #undef ES_ROW_ADD1
             e = e + o;
-            ES_VSTORE(colsum + c, e);
+            ES_NSTORE(colsum + c, e);
         }
         return;
 #endif
@@ -489,23 +562,28 @@ ES_ATTR static void ES_FN(es_tile_colsums)(const double* T, es_ssize ld, es_ssiz
 ES_ATTR static void ES_FN(es_tile_fold)(const double* colsum, uint64_t cw, double* acc)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    es_v8d s[8], a, e, sum, x, y;
-    es_v8l big, absmask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
-                           INT64_MAX, INT64_MAX};
-    int c;
-    for (c = 0; c < 8; c++)
-        s[c] = (es_v8d)((es_v8l)ES_VLOAD_D(colsum + 8 * c) & ES_VLOAD_L(es_lane_masks[(cw >> (8 * c)) & 255]));
-    s[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    /* es_neumaier lane by lane: |a| >= |value| decides which error term is exact */
-    a = ES_VLOAD_D(acc);
-    e = ES_VLOAD_D(acc + 8);
-    sum = a + s[0];
-    big = (es_v8d)((es_v8l)a & absmask) >= (es_v8d)((es_v8l)s[0] & absmask);
-    x = (a - sum) + s[0];
-    y = (s[0] - sum) + a;
-    e = e + (es_v8d)(((es_v8l)x & big) | ((es_v8l)y & ~big));
-    ES_VSTORE(acc, sum);
-    ES_VSTORE(acc + 8, e);
+    ES_NV s[8], a, e, sum, x, y;
+    ES_NVL big, absmask;
+    int c, h, l;
+    for (l = 0; l < ES_NW; l++)
+        absmask[l] = INT64_MAX;
+    ES_UNROLL for (h = 0; h < ES_NH; h++) {
+        const es_ssize o = h * ES_NW;
+        for (c = 0; c < 8; c++)
+            s[c] = (ES_NV)((ES_NVL)ES_NLOAD_D(colsum + 8 * c + o)
+                           & ES_NLOAD_L(es_lane_masks[(cw >> (8 * c)) & 255] + o));
+        s[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+        /* es_neumaier lane by lane: |a| >= |value| decides which error term is exact */
+        a = ES_NLOAD_D(acc + o);
+        e = ES_NLOAD_D(acc + 8 + o);
+        sum = a + s[0];
+        big = (ES_NV)((ES_NVL)a & absmask) >= (ES_NV)((ES_NVL)s[0] & absmask);
+        x = (a - sum) + s[0];
+        y = (s[0] - sum) + a;
+        e = e + (ES_NV)(((ES_NVL)x & big) | ((ES_NVL)y & ~big));
+        ES_NSTORE(acc + o, sum);
+        ES_NSTORE(acc + 8 + o, e);
+    }
 #else
     int c, l;
     double s[8], t[ES_LANES];
@@ -642,3 +720,17 @@ ES_ATTR static void ES_FN(es_move_cols)(double* qx, es_ssize n, es_ssize k, es_s
 #undef ES_FN
 #undef ES_CAT2
 #undef ES_CAT2_
+
+#undef ES_NH
+#undef ES_UNROLL
+#undef ES_NV
+#undef ES_NVL
+#undef ES_NZERO
+#undef ES_NLOAD_D
+#undef ES_NLOAD_F
+#undef ES_NLOAD_L
+#undef ES_NSTORE
+#undef ES_NADD
+#undef ES_NMUL
+#undef ES_NSUBS
+#undef ES_NSQRT

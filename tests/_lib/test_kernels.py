@@ -5,7 +5,7 @@ Each instruction set the CPU has is forced in a child process with
 for both dtypes, every metric, sizes that leave remainders of every kind (not
 multiples of the eight lanes or of the four-row tiles), and each kernel family
 (streamed group sums, the matrix, the dependence passes and permuted products, the Hartigan
-rows, the permutation engine's masked sums).  The fused Euclidean kernels (the energy metric with exponent 1) must also give
+rows, the permutation engine's masked sums, the change-point split search).  The fused Euclidean kernels (the energy metric with exponent 1) must also give
 the square roots of the squared kernels' values, bit for bit.
 """
 import json
@@ -82,6 +82,13 @@ for n in (5, 64, 131, 203):
         Q, s = np.empty((5, kp, kp)), np.empty((5, kp))
         _perm.batch_mask_sums(D, _group_sums.group_masks(ci, kp), D.sum(axis=1), Q, s, 2)
         out[f"mask-{n}-{kp}"] = Q.ravel().tolist() + s.ravel().tolist()
+# the change-point split search (its distance rows are the pair kernels' rows), d = 1, 3 and 9
+for d in (1, 3, 9):
+    z = rng.normal(size=(157, d))
+    z[70:] += 0.8
+    res = es.e_divisive(z, n_resamples=19, rng=3, min_size=12)
+    out[f"ediv-{d}"] = [res.changepoints.tolist(), list(map(float, res.statistics)),
+                        float(res.rejected_statistic)]
 json.dump(out, sys.stdout)
 """
 
