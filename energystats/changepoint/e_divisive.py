@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from .._core import _sequential
+from .._core._dask import is_dask, use_dask
 from .._core._engine import normalise
 from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
@@ -65,7 +66,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
                n_resamples=199, pvalue_method="full", resampling="permutation",
                block_size=None, kappa="search", metric="energy", sigma=1.0,
                check_negative_type=True, columns=None, rng=None, n_threads=None,
-               progress=False):
+               progress=False, backend=None):
     r"""E-Divisive: change points of a multivariate series by hierarchical energy splits.
 
     The method of Matteson and James (2014): the segment whose best split has the largest
@@ -136,10 +137,24 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     rng : int, numpy.random.Generator or None
         Source of the permutations; with None a seed is drawn and recorded in ``seed``.
     n_threads : int or None
-        Threads of the compiled searches (None: the cores available).  The result does not
-        depend on it.
+        Threads of the compiled searches (None: the cores available; on the Dask backend,
+        threads per task, default 1).  The result does not depend on it.
     progress : bool or file-like, default False
-        Show the permutations' progress on stderr (or the given stream).
+        Show the permutations' progress on stderr (or the given stream); threads backend
+        only.
+    backend : {None, 'threads', 'dask'}, default None
+        Where the permuted re-searches run.  None and 'threads': this process's threads.
+        'dask': tasks on the current Dask scheduler (a ``distributed.Client`` if one is
+        active), ``n_threads`` threads each (default 1); a task re-searches a batch of
+        permutations of about 2.5·10⁷ split cells (a few ms to 0.1 s; one permutation of
+        T = 150 is 10⁴ cells, so small series share a task), drawn by a chain of small tasks
+        from the stage's generator exactly as the threads draw them.  The observed splits
+        are searched here, the series stays in memory (Dask input is refused), and with
+        'sequential' or 'decision' the permutations run in rounds of 16, 32, 64, ...
+        between which the rule looks at them in draw order.  The result is the same bits
+        as on the threads for the same ``rng``: change points, statistics, p-values,
+        permutations used.  The overhead is measured in
+        ``docs/benchmarks/dask_resampling.txt``.
 
     Returns
     -------
@@ -237,6 +252,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     1           38  100      62
     2          100  200     100
     """
+    on_dask = _backend_iv(backend, X, progress)
     Z, index, cols = series_input(X, columns)
     T = Z.shape[0]
     if T < 4:
@@ -302,7 +318,8 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
                                            ("resampling", resampling != "permutation"),
                                            ("block_size", block_size is not None),
                                            ("rng", rng is not None),
-                                           ("progress", progress is not False)) if given]
+                                           ("progress", progress is not False),
+                                           ("backend", backend == "dask")) if given]
         if unused:
             raise ValueError(f"{', '.join(f'`{u}`' for u in unused)}: for the permutation tests, "
                              f"which do not run with `n_changepoints` given (the first "
@@ -317,6 +334,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     # working units: the data times a power of two, so that no distance overflows or
     # underflows; Q converts back exactly (energy: degree exponent; kernels: sigma scaled)
     Zw, met_w, scale = normalise(met, Z)
+    test, test_nt = _stage_test(on_dask, n_threads, nt)
     segments = [(0, T)]
     cache = {}
     found, stats, pvals, used, decisions, blocks, edge = [], [], [], [], [], [], []
@@ -348,8 +366,8 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
                 block = int(block_size) if block_size is not None else \
                     _blocks.auto_block_length(Zw, trial)
                 blocks.append(block)
-            p, n_used, decision = stage_pvalue(
-                Zw, segments, q, min_size, met_w, nt, stage_gen, R, rule, progress,
+            p, n_used, decision = test(
+                Zw, segments, q, min_size, met_w, test_nt, stage_gen, R, rule, progress,
                 f"test {len(found) + 1}: permutations", block=block, end_only=end_only)
             if pvalue_method == "decision":
                 reject = decision == "p > alpha" or (decision is None and p > sig_level)
@@ -382,6 +400,31 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         pvalue_method=pvalue_method if testing else None, columns=cols, index=index, data=Z,
         resampling=resampling if testing else None, block_sizes=tuple(blocks),
         lag1_autocorrelation=rho1, at_boundary=tuple(sorted(edge)))
+
+
+def _backend_iv(backend, X, progress):
+    """Whether the permutation tests run on Dask (``backend``, checked; Dask missing is an
+    ImportError that says what to install)."""
+    if is_dask(X):
+        raise TypeError("`X` is a Dask collection: e_divisive keeps the series in memory (with "
+                        "backend='dask' its permuted re-searches are the tasks); compute it "
+                        "first (`X.compute()`).")
+    if not use_dask(backend, True, ()):
+        return False
+    if progress not in (False, None):
+        raise ValueError("`progress=` is for the threads backend; with backend='dask' use Dask's "
+                         "own (the dashboard, or `distributed.progress`).")
+    return True
+
+
+def _stage_test(on_dask, n_threads, nt):
+    """The stage test's driver and its threads: this process's, or Dask tasks' (one thread
+    each unless ``n_threads`` is given)."""
+    if not on_dask:
+        return stage_pvalue, nt
+    from . import _dask
+
+    return _dask.stage_pvalue, (1 if n_threads is None else nt)
 
 
 def _warn_findings(edge, index, min_size, rho1, T, resampling, testing):
