@@ -33,8 +33,6 @@ from libc.stdlib cimport free, malloc
 from ._pairwise cimport es_simd_init, rho_block
 from energystats._lib import simd_cap
 
-es_simd_init(simd_cap())  # this module's copy of the pair kernels' dispatch (_simd.h)
-
 cdef extern from *:
     """
     /* process-wide cancel flag of this module: written by cancel()/reset() from any thread,
@@ -42,9 +40,25 @@ cdef extern from *:
     static volatile int es_cp_cancel_flag = 0;
     static inline int es_cp_cancelled(void) { return es_cp_cancel_flag; }
     static inline void es_cp_set_cancel(int v) { es_cp_cancel_flag = v; }
+    #include "_cp_lanes.h"
     """
     int es_cp_cancelled() noexcept nogil
     void es_cp_set_cancel(int v) noexcept nogil
+    int es_cp_lanes_init(int level) noexcept nogil
+    int es_cp_lanes() noexcept nogil
+    int es_cp_group(const double* Z, Py_ssize_t d, const Py_ssize_t* const* perm,
+                    const Py_ssize_t* starts, const Py_ssize_t* ends, Py_ssize_t S,
+                    Py_ssize_t maxlen, Py_ssize_t min_size, int code, int mode, double param,
+                    int end_only, double* work, double* out) noexcept nogil
+
+# this module's copy of the pair kernels' dispatch (_simd.h), and the permuted re-searches'
+# lane kernels (_cp_lanes.h) of the same instruction set
+es_cp_lanes_init(es_simd_init(simd_cap()))
+
+
+def lanes():
+    """Permutations one group of the lane kernels re-searches at once (0: serial sweeps only)."""
+    return es_cp_lanes()
 
 #: columns per task of the threaded left sums
 cdef enum:
@@ -325,12 +339,77 @@ def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double par
 def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
                     const Py_ssize_t[::1] starts, const Py_ssize_t[::1] ends,
                     Py_ssize_t min_size, int code, double param, int n_threads=1,
-                    int end_only=0):
+                    int end_only=0, int use_lanes=1):
     """For each row ``p`` of ``perms`` (a permutation of the rows that keeps every segment
     ``[starts[s], ends[s])``): the largest Q of the best splits of the segments of ``Z[p]``
-    (-inf when no segment can be split).  One resample per thread at a time."""
+    (-inf when no segment can be split).  With ``use_lanes`` (and a compiler with vector
+    extensions), :func:`lanes` permutations per thread at a time, one per vector lane
+    (``_cp_lanes.h``); otherwise one at a time.  The same bits either way."""
+    cdef Py_ssize_t s, maxlen = 0
+    for s in range(starts.shape[0]):
+        maxlen = max(maxlen, ends[s] - starts[s])
+    if use_lanes and es_cp_lanes() > 0:
+        out_arr = _maxima_lanes(Z, perms, starts, ends, maxlen, min_size, code, param, n_threads,
+                                end_only)
+    else:
+        out_arr = _maxima_serial(Z, perms, starts, ends, maxlen, min_size, code, param, n_threads,
+                                 end_only)
+    if es_cp_cancelled():
+        raise KeyboardInterrupt("energystats: the computation was cancelled")
+    return out_arr
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef _maxima_lanes(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
+                   const Py_ssize_t[::1] starts, const Py_ssize_t[::1] ends, Py_ssize_t maxlen,
+                   Py_ssize_t min_size, int code, double param, int n_threads, int end_only):
+    """Groups of :func:`lanes` permutations (the last group padded with copies of the last
+    permutation, whose lanes are dropped), a group per thread at a time."""
+    cdef Py_ssize_t R = perms.shape[0], d = Z.shape[1], S = starts.shape[0]
+    cdef Py_ssize_t W = es_cp_lanes(), G = (R + W - 1) // W, g, p, rr
+    cdef Rho r = _make_rho(code, param, d)
+    out_arr = np.full(R, -np.inf)
+    cdef double[::1] out = out_arr
+    cdef double* work
+    cdef const Py_ssize_t** rows
+    cdef int failed = 0
+    if R == 0:
+        return out_arr
+    for g in prange(G, num_threads=max(1, min(n_threads, G)), schedule="dynamic", nogil=True):
+        if es_cp_cancelled():
+            continue
+        work = <double*>malloc((maxlen * (d + 2) * W + 2 * maxlen + 2 + 2 * W) * sizeof(double))
+        rows = <const Py_ssize_t**>malloc(W * sizeof(Py_ssize_t*))
+        if work == NULL or rows == NULL:
+            failed = 1
+            free(work)
+            free(rows)
+            continue
+        for p in range(W):
+            rows[p] = &perms[min(g * W + p, R - 1), 0]
+        if es_cp_group(&Z[0, 0], d, rows, &starts[0], &ends[0], S, maxlen, min_size, r.code,
+                       r.mode, r.param, end_only, work,
+                       work + maxlen * (d + 2) * W + 2 * maxlen + 2 + W) == 0:
+            for p in range(W):
+                rr = g * W + p
+                if rr < R:
+                    out[rr] = work[maxlen * (d + 2) * W + 2 * maxlen + 2 + W + p]
+        free(work)
+        free(rows)
+    if failed:
+        raise MemoryError(f"no memory for the work rows of a segment of {maxlen} rows")
+    return out_arr
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef _maxima_serial(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
+                    const Py_ssize_t[::1] starts, const Py_ssize_t[::1] ends, Py_ssize_t maxlen,
+                    Py_ssize_t min_size, int code, double param, int n_threads, int end_only):
+    """One permutation per thread at a time (the serial sweep of each segment)."""
     cdef Py_ssize_t R = perms.shape[0], T = Z.shape[0], d = Z.shape[1], S = starts.shape[0]
-    cdef Py_ssize_t rr, s, i, k, t0, tn, maxlen = 0
+    cdef Py_ssize_t rr, s, i, k, t0, tn
     cdef Rho r = _make_rho(code, param, d)
     out_arr = np.full(R, -np.inf)
     cdef double[::1] out = out_arr
@@ -338,8 +417,6 @@ def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
     cdef double* buf
     cdef double* best
     cdef int failed = 0
-    for s in range(S):
-        maxlen = max(maxlen, ends[s] - starts[s])
     for rr in prange(R, num_threads=max(1, n_threads), schedule="dynamic", nogil=True):
         if es_cp_cancelled():
             continue
@@ -363,8 +440,6 @@ def permuted_maxima(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
             if best[0] > out[rr]:
                 out[rr] = best[0]
         free(buf)
-    if es_cp_cancelled():
-        raise KeyboardInterrupt("energystats: the computation was cancelled")
     if failed:
         raise MemoryError(f"no memory for the work rows of a segment of {maxlen} rows")
     return out_arr

@@ -60,9 +60,12 @@ BATCH_CELLS = 2.5e8
 
 def _batch_cap(R, T, splittable, n_threads):
     """Permutations per batch: within the memory of their indices, about BATCH_CELLS cells
-    (the bar moves), and a multiple of the threads (each thread takes whole permutations)."""
+    (the bar moves), and a multiple of the threads times the lanes (each thread takes whole
+    groups of :func:`~energystats._lib._changepoint.lanes` permutations)."""
     cells = sum((b - a) ** 2 / 2.0 for a, b in splittable) or 1.0
-    by_time = max(1, int(BATCH_CELLS // cells)) * max(1, n_threads)
+    lanes = max(1, _kernel.lanes())
+    per_thread = max(1, int(BATCH_CELLS // cells))
+    by_time = max(lanes, per_thread // lanes * lanes) * max(1, n_threads)
     return int(max(1, min(R, PERM_BATCH_BYTES // (8 * T), by_time)))
 
 

@@ -100,6 +100,26 @@ def test_permuted_maxima_match_reference():
         assert got[r] == pytest.approx(ref, rel=1e-11)
 
 
+@pytest.mark.parametrize("d", [1, 2, 3, 9])
+@pytest.mark.parametrize("code,param", [(0, 1.0), (0, 2.0), (0, 0.7), (1, 1.3), (2, 0.8)])
+def test_permuted_maxima_lanes_give_the_serial_bits(d, code, param):
+    # the lane kernels (several permutations per vector) against the serial sweep: exact, for
+    # every metric, two segments, κ searched or fixed at the end, a count of permutations that
+    # is not a multiple of the lanes (the last group padded), one and two threads
+    rng = np.random.default_rng(d)
+    T = 97
+    Z = rng.normal(size=(T, d))
+    segments = [(0, 40), (40, T)]
+    perms = _search._draw(np.random.default_rng(3), T, segments, 11)
+    starts, ends = np.array([0, 40]), np.array([40, T])
+    for end_only in (0, 1):
+        for min_size in (3, 20):
+            lanes = K.permuted_maxima(Z, perms, starts, ends, min_size, code, param, 2, end_only, 1)
+            serial = K.permuted_maxima(Z, perms, starts, ends, min_size, code, param, 1, end_only, 0)
+            np.testing.assert_array_equal(lanes, serial)
+            assert np.all(np.isfinite(lanes))
+
+
 # -- the tests' p-values -------------------------------------------------------------------
 
 def _rejection_rate(draw, n_series, R=99, seed=0, **kw):
