@@ -50,12 +50,28 @@ def _pvalue(stat, bound, null, R, rule=None, what="energy statistic"):
     return p, pvalue_se(p, R, False)
 
 
-def _bootstrap(R, cap, replicate, stat, bound, rule):
-    """The bootstrap null: ``replicate(k)`` gives the next k replicates' statistics in draw
-    order (the draws fill the Generator's stream in order, so the replicates are those of the
-    full run however :func:`energystats._core._sequential.collect` batches them)."""
+def _bootstrap(R, cap, gen, draw, statistics, stat, bound, rule, *, n_threads=1, dask=None,
+               work=1):
+    """The bootstrap null: ``draw(gen, k)`` gives the next k replicates' samples and
+    ``statistics(samples, n_threads, copy)`` their statistics in draw order (the draws fill
+    the Generator's stream in order, so the replicates are those of the full run however
+    :func:`energystats._core._sequential.collect` batches them; ``copy=False``: the samples
+    may be overwritten).  ``dask``: the threads of each Dask task, which then computes a
+    batch (:func:`._dask.bootstrap`, ``work`` the units of one replicate); None: here."""
     tol = TIE_ULPS * np.finfo(np.float64).eps * bound
-    return _sequential.collect(R, cap, lambda r0, k: replicate(k), stat, tol, rule)
+    if dask is not None:
+        from ._dask import bootstrap
+
+        return bootstrap(R, gen, draw, statistics, dask, stat, tol, rule, work)
+    return _sequential.collect(R, cap, lambda r0, k: statistics(draw(gen, k), n_threads, False),
+                               stat, tol, rule)
+
+
+def _dask_threads(on_dask, n_threads, nt):
+    """The threads of a Dask task (one unless ``n_threads`` is given), or None off Dask."""
+    if not on_dask:
+        return None
+    return 1 if n_threads is None else nt
 
 
 def _rule_fields(rule, stat):

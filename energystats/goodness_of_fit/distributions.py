@@ -2,13 +2,16 @@
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .._core import _sequential
 from .._core._validation import check_n_threads, seeded_rng
 from .._lib import _gof
-from ._bootstrap import (BATCH_DOUBLES, _bootstrap, _pow2_exponent, _pvalue, _resamples,
-    _rule_fields, _sample, _sorted_rows)
+from ._bootstrap import (BATCH_DOUBLES, _bootstrap, _dask_threads, _pow2_exponent, _pvalue,
+    _resamples, _rule_fields, _sample, _sorted_rows)
+from ._dask import backend_iv
 from ._families import Family, resolve
 from ._results import GoodnessOfFitResult
 
@@ -31,8 +34,16 @@ def _energy_1d(family, Y, params, nt, copy=True):
     return out, bound
 
 
+def _draw_law(gen, k, law, n):
+    return np.asarray(law.rvs(size=(k, n), random_state=gen), dtype=np.float64)
+
+
+def _statistics_law(Z, nt, copy, family, known):
+    return _energy_1d(family, Z, family.fit_rows(Z, known), nt, copy=copy)[0]
+
+
 def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None, columns=None,
-             n_threads=None, pvalue_method="full", sequential_h=10, alpha=0.05):
+             n_threads=None, pvalue_method="full", sequential_h=10, alpha=0.05, backend=None):
     r"""Energy goodness-of-fit test of a univariate sample against a SciPy distribution.
 
     .. math::
@@ -76,10 +87,22 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
         (drawn in batches; the same values).
     columns : str or list of one str, optional
     n_threads : int, optional
+        Threads of the statistics (on the Dask backend, threads per task, default 1).
     pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
     sequential_h : int, default 10
     alpha : float, default 0.05
         Stop the bootstrap early, as in :func:`energystats.energy_test`.
+    backend : {None, 'threads', 'dask'}, default None
+        Where the bootstrap runs.  None and 'threads': this process.  'dask': tasks on
+        the current Dask scheduler (a ``distributed.Client`` if one is active), ``n_threads`` threads each (default 1):
+        a chain of small tasks draws the samples from ``rng`` batch after batch as this
+        process does, and each batch of about 4·10⁶ values drawn is one task that computes
+        its statistics; with 'sequential' or 'decision' the replicates run in rounds of
+        16, 32, 64, ... between which the rule looks at them in draw order.  The null
+        distribution and p-value are the same bits as here for the same ``rng`` (a
+        Generator given is copied, not advanced).  The sample stays in memory (Dask input
+        is refused); a bootstrap smaller than one task's work is one task, all overhead:
+        see ``docs/benchmarks/dask_resampling.txt``.
 
     Returns
     -------
@@ -111,6 +134,7 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
     >>> sorted(res.fitted), bool(res.pvalue > 0.05)
     (['a', 'scale'], True)
     """
+    on_dask = backend_iv(backend, x, "gof_test")
     dist_obj, frozen, name = resolve(dist)
     family = Family(dist_obj)
     X, used = _sample(x, columns, allow_2d=False)
@@ -175,12 +199,10 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
                          "energy statistic needs E|Z| < ∞.")
     stat, bound = (float(a[0]) for a in _energy_1d(family, v[None, :], params, nt))
     gen, seed = seeded_rng(rng)
-
-    def replicate(k):
-        Z = np.asarray(law.rvs(size=(k, n), random_state=gen), dtype=np.float64)
-        return _energy_1d(family, Z, family.fit_rows(Z, known), nt, copy=False)[0]
-
-    null = _bootstrap(R, max(1, min(R, BATCH_DOUBLES // (4 * n))), replicate, stat, bound, rule)
+    null = _bootstrap(R, max(1, min(R, BATCH_DOUBLES // (4 * n))), gen,
+                      partial(_draw_law, law=law, n=n),
+                      partial(_statistics_law, family=family, known=known), stat, bound, rule,
+                      n_threads=nt, dask=_dask_threads(on_dask, n_threads, nt), work=n)
     p, se = _pvalue(stat, bound, null, R, rule)
     return GoodnessOfFitResult(
         statistic=stat, pvalue=p, null_distribution=null, distribution=name,

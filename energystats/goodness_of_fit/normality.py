@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from functools import partial
 
 from scipy import special
 import numpy as np
@@ -12,8 +13,9 @@ from .._core import _engine, _sequential
 from .._core._metrics import resolve_metric
 from .._core._validation import check_n_threads, seeded_rng
 from .._lib import _gof
-from ._bootstrap import (BATCH_DOUBLES, _bootstrap, _pow2_exponent, _pvalue, _resamples,
-    _rule_fields, _sample, _sorted_rows)
+from ._bootstrap import (BATCH_DOUBLES, _bootstrap, _dask_threads, _pow2_exponent, _pvalue,
+    _resamples, _rule_fields, _sample, _sorted_rows)
+from ._dask import backend_iv
 from ._results import GoodnessOfFitResult
 
 __all__ = ["normality_test"]
@@ -62,8 +64,36 @@ def _normal_md(X, nt, metric=None):
     return 2.0 * sG - n * cd - M / n, 2.0 * sG + n * cd + M / n
 
 
+def _draw_1d(gen, k, n):
+    return gen.standard_normal((k, n))
+
+
+def _statistics_1d(rows, nt, copy):
+    return _normal_1d(rows, nt, copy=copy)[0]
+
+
+def _draw_md(gen, k, n, d):
+    return [gen.standard_normal((n, d)) for _ in range(k)]
+
+
+def _statistics_md(samples, nt, copy):
+    metric = resolve_metric("energy")
+    return [_normal_md(Z, nt, metric)[0] for Z in samples]
+
+
+def _normal_null(R, gen, n, d, stat, bound, rule, nt, dask_nt):
+    """The bootstrap null of the normality test (see :func:`._bootstrap._bootstrap`)."""
+    if d == 1:
+        return _bootstrap(R, max(1, min(R, BATCH_DOUBLES // n)), gen, partial(_draw_1d, n=n),
+                          _statistics_1d, stat, bound, rule, n_threads=nt, dask=dask_nt, work=n)
+    # the samples of a batch are held together: BATCH_DOUBLES at most
+    return _bootstrap(R, max(1, min(R, BATCH_DOUBLES // (n * d))), gen, partial(_draw_md, n=n, d=d),
+                      _statistics_md, stat, bound, rule, n_threads=nt, dask=dask_nt, work=n * n * d)
+
+
 def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=None,
-                   n_threads=None, pvalue_method="full", sequential_h=10, alpha=0.05):
+                   n_threads=None, pvalue_method="full", sequential_h=10, alpha=0.05,
+                   backend=None):
     r"""Energy test of (multivariate) normality with estimated mean and covariance.
 
     The data are standardised, :math:`y_i = S^{-1/2}(x_i - \bar x)` (sample covariance with
@@ -100,12 +130,24 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
     columns : list of str, optional
         DataFrame columns to use (default: all).
     n_threads : int, optional
+        Threads of the statistics (on the Dask backend, threads per task, default 1).
     pvalue_method : {'full', 'sequential', 'decision'}, default 'full'
     sequential_h : int, default 10
     alpha : float, default 0.05
         Stop the bootstrap early, as in :func:`energystats.energy_test`
         (Besag & Clifford's sequential p-value, or Gandy's decision whether
         p ≤ ``alpha``); with ``method='bootstrap'`` only.
+    backend : {None, 'threads', 'dask'}, default None
+        Where the bootstrap runs.  None and 'threads': this process.  'dask': tasks on
+        the current Dask scheduler (a ``distributed.Client`` if one is active), ``n_threads`` threads each (default 1):
+        a chain of small tasks draws the samples from ``rng`` batch after batch as this
+        process does, and each batch of about 4·10⁶ values drawn (pairs of rows for d > 1) is one task that computes
+        its statistics; with 'sequential' or 'decision' the replicates run in rounds of
+        16, 32, 64, ... between which the rule looks at them in draw order.  The null
+        distribution and p-value are the same bits as here for the same ``rng`` (a
+        Generator given is copied, not advanced).  The sample stays in memory (Dask input
+        is refused); a bootstrap smaller than one task's work is one task, all overhead:
+        see ``docs/benchmarks/dask_resampling.txt``.
 
     Returns
     -------
@@ -137,6 +179,7 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
     """
     if method not in ("bootstrap", "limit"):
         raise ValueError(f"`method` must be 'bootstrap' or 'limit'; got {method!r}.")
+    on_dask = backend_iv(backend, x, "normality_test")
     X, used = _sample(x, columns)
     n, d = X.shape
     if n < d + 2:
@@ -147,6 +190,9 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
     if rule is not None and method == "limit":
         raise ValueError(f"`pvalue_method={pvalue_method!r}` stops the bootstrap early; "
                          "`method='limit'` draws no bootstrap samples.")
+    if on_dask and method == "limit":
+        raise ValueError("`backend='dask'` runs the bootstrap's replicates as tasks; "
+                         "`method='limit'` draws none.")
     nt = check_n_threads(n_threads)
     # the statistic is affine invariant: compute it on X 2**-e, exact (see _pow2_exponent)
     e = _pow2_exponent(X)
@@ -183,19 +229,8 @@ def normality_test(x, *, method="bootstrap", n_resamples=999, rng=None, columns=
         pvalue, se, null, R_used, how = float(normal_limit_pvalue(stat)), None, np.empty(0), 0, "limit"
     else:
         gen, seed = seeded_rng(rng)
-        if d == 1:
-            def replicate(k):
-                return _normal_1d(gen.standard_normal((k, n)), nt, copy=False)[0]
-
-            cap = max(1, min(R, BATCH_DOUBLES // n))
-        else:
-            metric = resolve_metric("energy")
-
-            def replicate(k):
-                return [_normal_md(gen.standard_normal((n, d)), nt, metric)[0] for _ in range(k)]
-
-            cap = max(1, R)
-        null = _bootstrap(R, cap, replicate, stat, bound, rule)
+        dask_nt = _dask_threads(on_dask, n_threads, nt)
+        null = _normal_null(R, gen, n, d, stat, bound, rule, nt, dask_nt)
         pvalue, se = _pvalue(stat, bound, null, R, rule)
         R_used, how = int(null.shape[0]), ("bootstrap" if R else "none")
     return GoodnessOfFitResult(

@@ -2,11 +2,14 @@
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .._core import _sequential
 from .._core._validation import seeded_rng
 from ._bootstrap import BATCH_DOUBLES, _bootstrap, _pvalue, _resamples, _rule_fields, _sample
+from ._dask import backend_iv
 from ._results import GoodnessOfFitResult, PoissonTestsResult
 
 __all__ = ["poisson_test"]
@@ -30,8 +33,35 @@ def _counts(x, columns, name="x"):
     return v.astype(np.int64), used
 
 
+def _draw_counts(gen, k, lam, n):
+    return gen.poisson(lam, size=(k, n)).astype(np.int64)
+
+
+def _statistics_table(X, nt, copy, which):
+    """The statistics ``which`` of each row of ``X``: one column each."""
+    from ._poisson import poisson_statistics
+
+    got = poisson_statistics(X, which, m_recursion="stable")
+    return np.column_stack([got[w] for w in which])
+
+
+def _statistic(X, nt, copy, w):
+    return _statistics_table(X, nt, copy, (w,))[:, 0]
+
+
+def _dask_nulls(R, gen, lam, n, which):
+    """Every statistic's bootstrap null on the Dask backend (the replicates shared)."""
+    from ._dask import table
+
+    if R == 0:
+        return {w: np.empty(0) for w in which}
+    T = table(R, gen, partial(_draw_counts, lam=lam, n=n), partial(_statistics_table, which=which),
+              1, n)
+    return {w: np.ascontiguousarray(T[:, j]) for j, w in enumerate(which)}
+
+
 def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=None,
-                 pvalue_method="full", sequential_h=10, alpha=0.05):
+                 pvalue_method="full", sequential_h=10, alpha=0.05, backend=None):
     r"""Energy and mean-distance tests that a sample of counts is Poisson.
 
     With :math:`\hat\lambda = \bar x`, the energy statistic (Székely and Rizzo 2004, "Mean
@@ -67,6 +97,18 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
         Stop the bootstrap early, as in :func:`energystats.energy_test`;
         one statistic at a time (not with ``statistic='all'``, whose three
         tests share the replicates).
+    backend : {None, 'threads', 'dask'}, default None
+        Where the bootstrap runs.  None and 'threads': this process.  'dask': tasks on
+        the current Dask scheduler (a ``distributed.Client`` if one is active), one
+        thread each: a chain of small tasks draws the samples from ``rng`` batch after
+        batch as this process does, and each batch of about 4·10⁶ counts is one task
+        that computes its statistics (the three of 'all' together); with 'sequential' or
+        'decision' the replicates run in rounds of 16, 32, 64, ... between which the rule
+        looks at them in draw order.  The null distributions and p-values are the same
+        bits as here for the same ``rng`` (a Generator given is copied, not advanced).
+        The sample stays in memory (Dask input is refused); a bootstrap smaller than one
+        task's work is one task, all overhead: see
+        ``docs/benchmarks/dask_resampling.txt``.
 
     Returns
     -------
@@ -83,6 +125,7 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
     """
     from ._poisson import poisson_statistics
 
+    on_dask = backend_iv(backend, x, "poisson_test")
     which = _POISSON_STATS if statistic == "all" else (statistic,)
     if statistic != "all" and statistic not in _POISSON_STATS:
         raise ValueError(f"`statistic` must be one of 'energy', 'm-cvm', 'm-ad', 'all'; got "
@@ -104,7 +147,9 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
     obs = poisson_statistics(v[None, :], which, m_recursion="stable")
     gen, seed = seeded_rng(rng)
     m = max(1, min(R, BATCH_DOUBLES // n))
-    if rule is None:
+    if rule is None and on_dask:
+        null = _dask_nulls(R, gen, lam, n, which)
+    elif rule is None:
         null = {w: np.empty(R) for w in which}
         for r0 in range(0, R, m):
             k = min(m, R - r0)
@@ -115,9 +160,9 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
     else:
         (w,) = which
         t = float(np.asarray(obs[w]).ravel()[0])
-        null = {w: _bootstrap(R, m, lambda k: poisson_statistics(
-            gen.poisson(lam, size=(k, n)).astype(np.int64), which, m_recursion="stable")[w],
-            t, abs(t) + n * (1.0 + lam), rule)}
+        null = {w: _bootstrap(R, m, gen, partial(_draw_counts, lam=lam, n=n),
+                              partial(_statistic, w=w), t, abs(t) + n * (1.0 + lam), rule,
+                              dask=1 if on_dask else None, work=n)}
     results = {}
     for w in which:
         t = float(np.asarray(obs[w]).ravel()[0])
