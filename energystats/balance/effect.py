@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._core._dask import use_dask
 from .._core._validation import check_n_threads, is_int, seeded_rng, short_list
 from . import _design, _programme
 
@@ -223,13 +224,18 @@ def _replicate(common, seed_seq):
     return est
 
 
-def _bootstrap(common, n_boot, rng, n_threads, progress):
+def _bootstrap(common, n_boot, rng, n_threads, progress, on_dask=False):
     """The estimates of ``n_boot`` resamples (None for failed ones), each from its own child
-    seed of ``rng`` (so the same bits whatever the number of workers), and the seed."""
+    seed of ``rng`` (so the same bits whatever the number of workers, or on Dask), and the
+    seed."""
     from .._core import _progress
 
     gen, seed = seeded_rng(rng)
     children = gen.bit_generator.seed_seq.spawn(n_boot)
+    if on_dask:
+        from ._dask import replicates
+
+        return replicates(_replicate, common, children), seed
     workers = min(check_n_threads(n_threads), n_boot)
     bar = _progress.progress_bar(n_boot, progress, "half-samples" if common[-1] else "bootstrap",
                                  "resample")
@@ -304,6 +310,24 @@ def _adjustment(covariates, inputs, index, n):
     return C, names or [f"c{j}" for j in range(C.shape[1])]
 
 
+def _backend_iv(backend, se, n_threads, progress):
+    """Whether the resamples run on Dask (``backend`` checked, with the options that mean
+    nothing there; Dask missing is an ImportError that says what to install)."""
+    if not use_dask(backend, True, ()):
+        return False
+    if se not in RESAMPLED:
+        raise ValueError(f"`backend='dask'` runs the resamples as tasks; with se={se!r} there "
+                         "are none. Drop it.")
+    if n_threads is not None:
+        raise ValueError("`n_threads` sets this machine's worker processes; with "
+                         "backend='dask' each resample is a task on the cluster's workers "
+                         "(their weights solved on one thread), so leave it out.")
+    if progress not in (False, None):
+        raise ValueError("`progress=` is for the threads backend; with backend='dask' use Dask's "
+                         "own (the dashboard, or `distributed.progress`).")
+    return True
+
+
 def _check_options(se, ci_method, confidence, n_boot):
     if se not in SE_METHODS:
         raise ValueError(f"`se` must be 'subsample', 'bootstrap', 'sandwich' or None; got "
@@ -324,7 +348,7 @@ def _check_options(se, ci_method, confidence, n_boot):
 
 def weighted_effect(outcome, weights, *, covariates=None, reference=None, se="subsample",
                     n_boot=200, confidence=0.95, ci_method="normal", rng=None,
-                    n_threads=None, progress=False):
+                    n_threads=None, progress=False, backend=None):
     r"""The treatment effect that balancing weights estimate, with its uncertainty.
 
     For weights from :func:`energy_balancing_weights` (a binary or multi-category
@@ -408,7 +432,18 @@ def weighted_effect(outcome, weights, *, covariates=None, reference=None, se="su
         Worker processes of the resampling (each resample's weights solved in one); the
         default uses the idle cores.  Ctrl-C stops them at once.
     progress : bool or file-like, default False
-        A progress bar of the resamples on ``sys.stderr`` (or the stream).
+        A progress bar of the resamples on ``sys.stderr`` (or the stream); not with
+        ``backend='dask'``.
+    backend : {None, 'threads', 'dask'}, default None
+        Where the resamples run.  None and 'threads': this process and its worker
+        processes (``n_threads``).  'dask': one task per resample on the current Dask
+        scheduler (a ``distributed.Client`` if one is active; a resample solves the
+        weights again, tens of ms to seconds, well above a task's ~1 ms overhead), each
+        given its own child seed as here, so that ``boot``, the standard error and the
+        interval are the same bits as the local run for the same ``rng``.  The inputs
+        are one key of the graph, shipped once to each worker; ``n_threads`` and
+        ``progress`` are then errors.  The overhead is measured in
+        ``docs/benchmarks/dask_resampling.txt``.
 
     Returns
     -------
@@ -437,6 +472,7 @@ def weighted_effect(outcome, weights, *, covariates=None, reference=None, se="su
         raise TypeError("`weights` must be the result of energy_balancing_weights or "
                         f"independence_weights; got {type(weights).__name__}.")
     ci_method = _check_options(se, ci_method, confidence, n_boot)
+    on_dask = _backend_iv(backend, se, n_threads, progress)
     if rng is not None and se not in RESAMPLED:
         raise ValueError(f"`rng` seeds the resamples; with se={se!r} nothing is random. Drop "
                          "it.")
@@ -474,7 +510,7 @@ def weighted_effect(outcome, weights, *, covariates=None, reference=None, se="su
     if se in RESAMPLED:
         half = se == "subsample"
         common = (inputs, weights.solver, y, C, strata, (kind, k, ref, focal_code), half)
-        out, seed = _bootstrap(common, int(n_boot), rng, n_threads, progress)
+        out, seed = _bootstrap(common, int(n_boot), rng, n_threads, progress, on_dask)
         ok = [v for v in out if v is not None]
         n_failed = len(out) - len(ok)
         _check_failed(n_failed, len(out))
