@@ -99,7 +99,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
                       metric="energy", sigma=1.0, check_negative_type=True, rng=None, exact=None,
                       strata=None,
                       memory_budget=2**30, n_threads=None, backend=None, compute=True,
-                      pvalue_method="full", sequential_h=10, alpha=0.05):
+                      pvalue_method="full", sequential_h=10, alpha=0.05, affine=False):
     r"""Permutation test of independence of x and y by distance covariance.
 
     Parameters
@@ -151,6 +151,13 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
         (see Notes); opt-in, its level measured (the validity table is on
         the guide's testing page), not with ``strata`` or ``exact=True``;
         available on the Dask backend.
+    affine : bool, default False
+        True: test with the affinely invariant distance correlation
+        (:func:`distance_correlation` with ``affine=True``): each sample is
+        whitened by its sample covariance once, and ``y``'s rows are permuted
+        as usual (a permutation leaves y's covariance unchanged, so this is a
+        permutation test of independence of exact level, as the plain one).
+        ``metric='energy'``, in-memory data only.
 
     Returns
     -------
@@ -213,6 +220,11 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
 
     if statistic not in (None, "dcov", "dcor", "bcdcor"):
         raise ValueError(f"`statistic` must be 'dcov', 'dcor' or 'bcdcor'; got {statistic!r}.")
+    if affine:
+        from .statistics import _affine_pair
+
+        x, y = _affine_pair(x, y, data, metric, None, backend, compute)
+        data = None
     if exact not in (None, True, False):
         raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
     if pvalue_method == _asymptotic.ASYMPTOTIC:

@@ -314,13 +314,27 @@ def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma
 
 
 def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
-                         check_negative_type=True, weights=None,
+                         check_negative_type=True, weights=None, affine=False,
                          n_threads=None, backend=None, compute=True):
     r"""Distance correlation :math:`\mathcal{R}_n(x, y)`, the square root (R ``dcor``), in [0, 1].
 
-    Parameters as in :func:`distance_stats`.  0 characterises independence in
-    the population (for :math:`0 < \alpha < 2` and finite moments); 1 only for
-    :math:`y = a + b\,xQ` (Q orthogonal).
+    Parameters as in :func:`distance_stats`, and:
+
+    affine : bool, default False
+        True: the affinely invariant distance correlation (Székely, Rizzo and
+        Bakirov 2007, §3.2; dcor's ``distance_correlation_af_inv``), the
+        distance correlation of :math:`S_x^{-1/2}x` and :math:`S_y^{-1/2}y`
+        with :math:`S` each sample's covariance (divisor n − 1) and
+        :math:`S^{-1/2}` its symmetric inverse square root.  Unchanged by
+        :math:`x \mapsto Ax + b`, :math:`y \mapsto Cy + d` for invertible A, C
+        (the plain one only by orthogonal maps and a common scale).  Needs more
+        rows than columns in each sample and a nonsingular covariance (else a
+        ValueError naming the sample); ``metric='energy'`` only, no
+        ``weights``, in-memory data.  The test: :func:`independence_test`
+        with ``affine=True``.
+
+    0 characterises independence in the population (for :math:`0 < \alpha < 2`
+    and finite moments); 1 only for :math:`y = a + b\,xQ` (Q orthogonal).
 
     Examples
     --------
@@ -331,7 +345,17 @@ def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigm
     >>> df = pd.DataFrame({"a": [1, 2, 3, 4, 5, 6], "b": [1, 7, 5, 5, 6, 2]})
     >>> round(es.distance_correlation("a", "b", data=df), 7)
     0.5537237
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(50, 2)); y = x + rng.normal(size=(50, 2))
+    >>> A = np.array([[1.0, 5.0], [0.0, 0.1]])           # an invertible linear map
+    >>> a, b = es.distance_correlation(x, y, affine=True), es.distance_correlation(x @ A, y, affine=True)
+    >>> bool(abs(a - b) < 1e-12), bool(abs(es.distance_correlation(x @ A, y) - a) < 1e-3)
+    (True, False)
     """
+    if affine:
+        x, y = _affine_pair(x, y, data, metric, weights, backend, compute)
+        data = None
     res = _stats(x, y, data, exponent, metric, sigma, n_threads,
                  check_negative_type=check_negative_type, backend=backend, compute=compute,
                  weights=weights)
@@ -341,3 +365,16 @@ def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigm
         return r.dcor
 
     return _finish(res, pick, compute)
+
+
+def _affine_pair(x, y, data, metric, weights, backend, compute):
+    """``(x, y)`` whitened for ``affine=True`` (:mod:`._affine`), after the options it excludes."""
+    from . import _affine
+
+    if weights is not None:
+        raise TypeError("`weights` are not available with `affine=True` (the whitening uses the "
+                        "unweighted sample covariance).")
+    if _dask.use_dask(backend, compute, (x, y)):
+        raise TypeError("`affine=True` is not available with backend='dask'; pass in-memory data.")
+    return _affine.whitened_pair(x, y, data, metric)
+
