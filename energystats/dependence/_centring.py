@@ -48,6 +48,28 @@ def _centred_matrices(X, Y, met, nt):
     return A, B, sx, sy
 
 
+def _u_centred_matrices(X, Y, met, nt):
+    """The U-centred n×n matrices of x and y (working units; zero diagonals) and the scales,
+    as :func:`_centred_matrices` gives the double-centred ones."""
+    from .._core import _memory
+
+    n = X.shape[0]
+    _memory.check_fits(3 * 8.0 * n * n, f"the two {n}×{n} U-centred distance matrices of the "
+                       "permutation test", "Use statistic='dcov' (streamed beyond the memory "
+                       "budget) or pvalue_method='asymptotic'.")
+    out = []
+    for V in (X, Y):
+        if met.kind != "builtin":
+            D = V if met.kind == "precomputed" else _engine.pairwise_values(V, V, met, nt)
+            out.extend(_u_center_working(np.asarray(D, dtype=np.float64)))
+        else:
+            Vw, mv, sv = _engine.normalise(met, V)
+            out.extend((_u_center_working(_engine.pairwise_values(Vw, Vw, mv, nt), rescale=False)[0],
+                        sv))
+    (A, sx), (B, sy) = (out[0], out[1]), (out[2], out[3])
+    return A, B, sx, sy
+
+
 def _sum_sq(M):
     """``Σ M²`` without BLAS: OpenBLAS's threads spin for ~0.1 s after a call, holding a core
     the permutation kernel's threads then wait for (seen: the first 0.1 s of the kernel ran at

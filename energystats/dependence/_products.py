@@ -10,7 +10,7 @@ import numpy as np
 from .._core import _engine, _sequential
 from .._core._pair_sums import CALL_WORK, _streamed_sums_and_rows
 from .._lib import _dependence
-from ._centring import _centred_matrices, _sum_sq
+from ._centring import _centred_matrices, _sum_sq, _u_centred_matrices
 
 
 class _MatrixProducts:
@@ -103,11 +103,20 @@ class _StreamedProducts:
         out[:] = state[:, 0] + state[:, 1]
 
 
-def _products(X, Y, met, nt, memory_budget):
+def _products(X, Y, met, nt, memory_budget, centring="double"):
     """The sums of the permutation test: from the centred matrices when the two fit within
     ``memory_budget`` (bytes, already lowered to the memory available; or the metric is not
-    built in), else streamed.  Also the scales."""
+    built in), else streamed.  Also the scales.  ``centring='u'``: the U-centred matrices
+    (the bias-corrected statistic), in memory only."""
     n = X.shape[0]
+    if centring == "u":
+        if 16.0 * n * n > memory_budget:
+            raise ValueError(f"the permutation test of statistic='bcdcor' holds the two {n}×{n} "
+                             f"U-centred matrices ({16.0 * n * n / 2**20:.0f} MiB), more than "
+                             f"`memory_budget` allows; raise it, or use statistic='dcov' (streamed "
+                             f"beyond the budget) or pvalue_method='asymptotic'.")
+        A, B, sx, sy = _u_centred_matrices(X, Y, met, nt)
+        return _MatrixProducts(A, B, nt), sx, sy
     if met.kind == "builtin" and 16.0 * n * n > memory_budget:
         kernel = _StreamedProducts(X, Y, met, nt)
         return kernel, kernel.sx, kernel.sy

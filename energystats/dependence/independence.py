@@ -111,8 +111,16 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
         permutation p-values) or :math:`\mathcal{R}^2_n` (R ``dcor.test``);
         the two give the same p-value (the distance variances do not change
         under permutation).  'bcdcor', :math:`nR^*_n` with :math:`R^*_n` the
-        bias-corrected distance correlation, is the statistic of
-        ``pvalue_method='asymptotic'`` (and its default), and of it only.
+        bias-corrected distance correlation (the U-statistic form, from the
+        U-centred matrices), is the statistic of ``pvalue_method='asymptotic'``
+        (and its default); with permutations it is hyppo's
+        ``Dcorr(bias=False).test(x, y, auto=False)`` (whose statistic is
+        :math:`R^*_n` = this statistic / n): the U-centred matrix of y
+        permuted with y's rows, the same statistic recomputed (the two
+        matrices held in memory, within ``memory_budget``; not on the Dask
+        backend).  Its p-value differs from the V-statistic's: the
+        U-centring removes the diagonal terms that the V-statistic's
+        permutations keep.
     n_resamples : int, default 999
         Random permutations R of the rows of ``y``; 0 gives the estimates only.
     rng : None, int or numpy.random.Generator
@@ -237,21 +245,22 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
                      check_negative_type=check_negative_type, need_u=True, backend=backend,
                      compute=compute)
         return _finish(est, _chi2_result, compute)
-    if statistic == "bcdcor":
-        raise ValueError("`statistic='bcdcor'` is the statistic of the χ² test; it needs "
-                         "pvalue_method='asymptotic' (its permutation null is not implemented).")
     statistic = "dcov" if statistic is None else statistic
+    u_stat = statistic == "bcdcor"
     R = _sequential.check_resamples(n_resamples)
     gen, seed = seeded_rng(rng)
     dask = _dask.use_dask(backend, compute, (x, y, strata))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, exact=exact, dask=dask,
                                  also=(_asymptotic.ASYMPTOTIC,))
+    if dask and u_stat:
+        raise TypeError("the permutation test of `statistic='bcdcor'` holds the U-centred matrices "
+                        "in memory: not available with backend='dask'.")
     if dask:
         return _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, seed, exact,
                                   strata, n_threads, memory_budget, compute,
                                   check_negative_type=check_negative_type)
     est = _stats(x, y, data, exponent, metric, sigma, n_threads,
-                 check_negative_type=check_negative_type)
+                 check_negative_type=check_negative_type, need_u=u_stat)
     met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     nt = check_n_threads(n_threads)
     index = None
@@ -265,10 +274,11 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
         lab = strata_labels(strata, index, n)
         st = Strata(lab.codes)
     _check_constant(est, "test of independence")
-    kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget))
+    kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget),
+                               centring="u" if u_stat else "double")
     is_exact, total, perms = _permutation_plan(n, st, R, False if rule is not None else exact, gen)
     # report the statistic in the data's units
-    stat_out = est.test_statistic if statistic == "dcov" else est.dcor_sqr
+    stat_out = {"dcov": est.test_statistic, "dcor": est.dcor_sqr, "bcdcor": n * est.dcor_u}[statistic]
     if R == 0 and not is_exact:
         return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est,
                                       None, None, est.columns_x, est.columns_y,
@@ -276,8 +286,8 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     _, null, p = _permutation_pvalue(kernel, perms, total, is_exact, rule)
     if statistic == "dcov":  # n V² is of degree one in each variable's rho; dCor is scale-free
         null = sy.apply(sx.apply(null / n))
-    else:
-        null = null / math.sqrt(kernel.norms[0] * kernel.norms[1])
+    else:  # Σ A B / √(Σ A² Σ B²): R²_n from the double-centred matrices, R*_n from the U-centred
+        null = null / math.sqrt(kernel.norms[0] * kernel.norms[1]) * (n if u_stat else 1)
     used = int(null.shape[0])
     return IndependenceTestResult(stat_out, p, null, statistic, used, bool(is_exact), est,
                                   None if rule is not None else pvalue_se(p, used, is_exact),
