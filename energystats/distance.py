@@ -178,8 +178,9 @@ def gram_matrix(X, *, metric="energy", exponent=1.0, sigma=1.0, check_negative_t
     return G
 
 
-def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_only=False,
-                    metric="energy", exponent=1.0, sigma=1.0, check_negative_type=True,
+def energy_distance(x, y=None, *, by=None, labels=None, columns=None, dropna=False,
+                    numeric_only=False, metric="energy", exponent=1.0, sigma=1.0,
+                    check_negative_type=True,
                     method="auto", estimator="V",
                     weights=None, weights_y=None, n_threads=None, backend=None, compute=True):
     r"""Two-sample energy distance :math:`\mathcal{E}(A, B)` (V-statistic, no square root).
@@ -192,6 +193,12 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
         names its grouping column, which must have exactly two groups.
     by : str, optional
         With a DataFrame ``x`` and no ``y``: the grouping column.
+    labels : array_like of shape (n,), optional
+        With ``metric='precomputed'`` (and only then): the two samples' labels
+        of the rows of the n×n semimetric matrix ``x`` (or of its condensed
+        vector, as ``scipy.spatial.distance.pdist`` returns it), which must
+        hold exactly two groups; R ``edist(d, sizes)`` on a ``dist`` is this
+        with labels ``[0]*n + [1]*m``, times :math:`nm/(n+m)`.
     columns : list, optional
         With DataFrames: the columns to use (default: every column of ``x``
         and ``y``; with ``by``, every column but ``by``).
@@ -201,7 +208,9 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
         With DataFrames and ``columns=None``: leave wholly non-numeric
         columns out instead of raising an error that names them.
     metric, exponent, sigma, n_threads, check_negative_type
-        As in :func:`pairwise`.
+        As in :func:`pairwise`; ``metric='precomputed'`` takes the matrix of the
+        pooled sample as ``x`` with ``labels=`` (its entries are the semimetric
+        itself: ``exponent`` and ``sigma`` do not apply).
     method : {'auto', 'sorted', 'pairwise'}, default 'auto'
         'auto' uses the O(n log n) sorted formula (docs: guide,
         "One-dimensional data") for 1-D data with
@@ -281,11 +290,16 @@ def energy_distance(x, y=None, *, by=None, columns=None, dropna=False, numeric_o
     2.0
     >>> es.energy_distance([0.0, 1.0], [2.0, 3.0], weights=[1, 2])  # = x [0, 1, 1]
     2.7222222222222223
+    >>> D = es.pairwise([0.0, 1.0, 2.0, 3.0])                       # the pooled sample's matrix
+    >>> es.energy_distance(D, labels=[0, 0, 1, 1], metric="precomputed")
+    3.0
     """
     if estimator not in ("V", "U"):
         raise ValueError(f"`estimator` must be 'V' or 'U'; got {estimator!r}.")
-    met = resolve_metric(metric, exponent, sigma, allow_precomputed=False,
-                         check_negative_type=check_negative_type)
+    met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
+    if met.kind == "precomputed" or labels is not None:
+        return _precomputed_energy_distance(x, y, by, labels, met, estimator, weights, weights_y,
+                                            backend)
     if weights is not None or weights_y is not None:
         if _dask.use_dask(backend, compute, (x, y)):
             raise TypeError("`weights` are not available with backend='dask'; use the threads "
@@ -357,6 +371,35 @@ def _weighted_energy_distance(x, y, by, columns, dropna, numeric_only, met, meth
     M, scale = weighted_group_sums(pooled, codes, 2, masses, met, nt)
     return float(scale.apply(nonnegative(2.0 * M[0, 1] - M[0, 0] - M[1, 1],
                                          2.0 * M[0, 1] + M[0, 0] + M[1, 1])))
+
+
+def _precomputed_energy_distance(D, y, by, labels, met, estimator, weights, weights_y, backend):
+    """:func:`energy_distance` of the two groups ``labels`` of the rows of the semimetric matrix
+    ``D`` (n×n, or condensed): the group sums of ``D`` in working units."""
+    from ._core._input import condensed_as_square
+    from ._core._validation import as_labels
+
+    if met.kind != "precomputed":
+        raise TypeError("`labels=` is for metric='precomputed' (the matrix of the pooled sample); "
+                        "with data, pass the samples as `x, y` or use `by=`.")
+    if labels is None:
+        raise TypeError("metric='precomputed' needs the n×n semimetric matrix of the pooled sample "
+                        "as `x` and the two samples' `labels=`.")
+    for name, value in (("y", y), ("by", by), ("weights", weights), ("weights_y", weights_y),
+                        ("backend", backend)):
+        if value is not None:
+            raise TypeError(f"`{name}` is not available with metric='precomputed' (the matrix and "
+                            f"`labels=` say everything).")
+    D = np.asarray(D)
+    D = condensed_as_square(D, "x") if D.ndim == 1 else as_square_matrix(D, "x")
+    lab = as_labels(labels, D.shape[0], "labels")
+    if lab.k != 2:
+        raise ValueError(f"`labels` must hold exactly 2 groups; got {lab.k}: "
+                         f"{short_list(list(lab.groups))}.")
+    Dw, _, scale = _engine.normalise(met, np.asarray(D, dtype=np.float64))
+    parts = [np.flatnonzero(lab.codes == g) for g in range(2)]
+    M = np.array([[math.fsum(Dw[np.ix_(a, b)].ravel()) for b in parts] for a in parts])
+    return _energy_from_sums(M, scale, parts[0].size, parts[1].size, estimator)
 
 
 def _energy_from_sums(M, scale, n, m, estimator):

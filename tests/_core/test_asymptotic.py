@@ -90,8 +90,10 @@ def test_chi2_options_that_cannot_apply_are_errors():
                      (dict(strata=np.repeat([0, 1], 15)), "stratified")]:
         with pytest.raises(ValueError, match=text):
             es.independence_test(x, y, pvalue_method="asymptotic", **kw)
-    with pytest.raises(ValueError, match="needs pvalue_method='asymptotic'"):
-        es.independence_test(x, y, statistic="bcdcor")
+    # statistic='bcdcor' with permutations is the U-statistic's permutation test now
+    # (tests/dependence/test_u_permutation.py): the same statistic as the χ² test's
+    perm = es.independence_test(x, y, statistic="bcdcor", n_resamples=9, rng=0)
+    assert perm.statistic == es.independence_test(x, y, pvalue_method="asymptotic").statistic
     with pytest.raises(ValueError, match="constant"):
         es.independence_test(np.ones(30), y, pvalue_method="asymptotic")
     with pytest.raises(ValueError, match="at least 4"):

@@ -262,7 +262,7 @@ class TestEnergyDistance:
             es.energy_distance(X, Y[:, :1])
         with pytest.raises(ValueError, match="`x` contains NaN"):
             es.energy_distance(np.where(X > 1, np.nan, X), Y)
-        with pytest.raises(ValueError, match="precomputed"):
+        with pytest.raises(TypeError, match="precomputed.*`labels=`"):   # the matrix form
             es.energy_distance(X, Y, metric="precomputed")
         with pytest.raises(ValueError, match="exponent"):
             es.energy_distance(X, Y, exponent=3)
