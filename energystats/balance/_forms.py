@@ -149,8 +149,12 @@ PEAK_MATRICES = {("balancing", "osqp"): 8, ("balancing", "clarabel"): 11,
 
 
 def peak_matrices(what, solver):
-    """The n×n float64 matrices that :func:`check_budget` counts for ``what`` and ``solver``."""
-    return PEAK_MATRICES[(what, solver)]
+    """The n×n float64 matrices that :func:`check_budget` counts for ``what`` and ``solver``
+    ('auto' counts as OSQP, its choice where the matrices fit; the first-order solver of the
+    balancing weights holds none)."""
+    if solver == "firstorder" and what == "balancing":
+        return 0
+    return PEAK_MATRICES[(what, "osqp" if solver in ("auto", "firstorder") else solver)]
 
 
 def check_budget(n, matrices, memory_budget, what, cells=False):
@@ -166,7 +170,9 @@ def check_budget(n, matrices, memory_budget, what, cells=False):
         remedy = ("pass a smaller `cells`" if cells else
                   "pass `cells=K` (for instance 1000) to solve it on K k-means cells per treatment "
                   "level, with weights constant within a cell, in O(K²) memory (the guide page "
-                  "'Balancing weights' measures what this costs)")
+                  "'Balancing weights' measures what this costs)"
+                  + (", or `solver='firstorder'` (or 'auto'), the exact programme in O(n) "
+                     "memory" if what == "energy_balancing_weights" else ""))
         raise MemoryError(
             f"{what} needs about {matrices} {n}×{n} float64 matrices at its peak ({n} {unit}; "
             f"its own and the QP solver's), about {_memory.format_bytes(need)}, above "

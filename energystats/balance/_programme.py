@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core._validation import Labels
-from . import _cells, _design, _forms, _qp
+from . import _cells, _design, _firstorder, _forms, _qp
 
-__all__ = ["EnergyInputs", "IndependenceInputs", "solve_energy", "exact_features"]
+__all__ = ["EnergyInputs", "IndependenceInputs", "solve_energy", "exact_features", "resolve_solver"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,10 @@ def solve_energy(inp, solver, memory_budget, n_threads, gen=None):
     n, m = inp.Z.shape[0], (0 if T is None else T.shape[0])
     focal = inp.focal
     fixed = [lab.k] + ([] if focal is None else [lab.groups.index(focal)])
-    if inp.cells is None:
+    solver = resolve_solver(inp, solver, n + m, memory_budget)
+    if solver == "firstorder":
+        pass                  # O(n) memory: nothing to check
+    elif inp.cells is None:
         _forms.check_budget(n + m, _forms.peak_matrices("balancing", solver), memory_budget,
                             "energy_balancing_weights")
     else:  # at most this many cells: refused before the k-means
@@ -137,6 +140,8 @@ def solve_energy(inp, solver, memory_budget, n_threads, gen=None):
         Z, T = np.ldexp(Z, -shift), (None if T is None else np.ldexp(T, -shift))
     pts = Z if T is None else np.vstack([Z, T])
     s_all = s if T is None else np.concatenate([s, np.ones(m)])
+    if solver == "firstorder":
+        return _solve_streamed(inp, pts, s_all, shift, n_threads)
     if inp.cells is None:   # one unit per row
         D = _forms.distance_matrix(pts, n_threads)
         ucode = np.concatenate([lab.codes, np.full(m, -1)])
@@ -193,7 +198,104 @@ def solve_energy(inp, solver, memory_budget, n_threads, gen=None):
                    ess=np.array([_forms.ess(w[lab.codes == g]) for g in range(lab.k)]),
                    cells=None if cell is None else U,
                    cell_labels=None if cell is None else cell[:n].copy(),
-                   n_constraints=0 if eq is None else eq[0].shape[0])
+                   n_constraints=0 if eq is None else eq[0].shape[0],
+                   iterations=int(info.get("iterations", 0)))
+
+
+def resolve_solver(inp, solver, n_points, memory_budget):
+    """The solver that runs for ``solver`` ('auto', 'firstorder' or a QP solver's name).
+
+    'auto': OSQP with ``cells`` or where its n×n matrices fit ``memory_budget`` (and the
+    machine), the first-order solver otherwise, unless the programme has exact constraints,
+    which only the QP solvers take (then the QP's MemoryError).  'firstorder' refuses
+    ``cells`` and the exact constraints with a ValueError."""
+    exact = bool(inp.moments) or bool(inp.quantiles)
+    if solver == "firstorder":
+        if inp.cells is not None:
+            raise ValueError(f"`cells` is an approximation for the QP solvers; "
+                             f"`solver='firstorder'` solves the exact programme in O(n) memory "
+                             f"without it. Got cells={inp.cells!r}: drop `cells` or pass "
+                             "`solver='auto'`.")
+        if exact:
+            name = "moments" if inp.moments else "quantiles"
+            raise ValueError(f"`{name}`: the exact constraints (`moments`, `quantiles`) are "
+                             "taken by the QP solvers only, not by `solver='firstorder'`; pass "
+                             "`solver='osqp'` (or 'auto'), or `cells` for large n.")
+        return solver
+    if solver != "auto":
+        return solver
+    if inp.cells is not None or exact:
+        return "osqp"
+    try:
+        _forms.check_budget(n_points, _forms.peak_matrices("balancing", "osqp"), memory_budget,
+                            "energy_balancing_weights")
+    except MemoryError:
+        return "firstorder"
+    return "osqp"
+
+
+def _solve_streamed(inp, pts, s_all, shift, n_threads):
+    """:func:`solve_energy` without an n×n matrix: the programme's products streamed
+    (:mod:`._firstorder`), ``pts`` the working-unit rows (covariates, then the target's)."""
+    lab, s, focal = inp.lab, inp.s, inp.focal
+    n, N = lab.codes.size, pts.shape[0]
+    opt = [g for g in range(lab.k) if focal is None or lab.groups[g] != focal]
+    members = [np.flatnonzero(lab.codes == g) for g in opt]
+    idx = np.concatenate(members)
+    rest = np.flatnonzero(~np.isin(np.arange(n), idx))        # the focal level's rows
+    order = np.concatenate([idx, rest, np.arange(n, N)])      # variables first
+    dist = _firstorder.StreamedDistances(pts[order], n_threads)
+    umass = s_all[order]
+    bounds = np.cumsum([0] + [len(mb) for mb in members])
+    n_opt = int(bounds[-1])
+    tmass = np.zeros(N)
+    if N > n:
+        tmass[n:] = 1.0 / (N - n)
+    elif focal is None:
+        tmass[:n] = umass[:n] / s.sum()
+    else:
+        tmass[n_opt:n] = umass[n_opt:n] / umass[n_opt:n].sum()
+    Kt = dist.kdot(tmass, [0, N])[:, 0]
+    b = Kt[:n_opt]
+    improved = bool(inp.improved) and inp.estimand == "ATE"
+    sizes = np.repeat([lab.sizes[g] for g in opt], np.diff(bounds))
+    ridge = np.ldexp(inp.lam, -shift) * (sizes / n) ** 2
+    cd, co = (len(opt), -1.0) if improved else (1.0, 0.0)
+    op = _firstorder.Operator(dist, bounds, cd, co, ridge)
+    x0 = np.concatenate([umass[bounds[h]:bounds[h + 1]] / umass[bounds[h]:bounds[h + 1]].sum()
+                         for h in range(len(opt))])
+    x, info = _firstorder.solve_firstorder(op, b, bounds, x0,
+                                           entry_bound=_firstorder.entry_bound(dist, cd, co,
+                                                                               ridge))
+    const = len(opt) * float(tmass @ Kt)
+    objective = float(x @ op(x) - 2.0 * (b @ x) + const)
+    y = np.zeros(N)
+    y[order[:n_opt]] = x
+    w = _row_weights(y, lab, s, None, s_all, n, focal)
+    # each level's energy distance to the target, before and after: (u - t)' K (u - t)
+    levels = opt + ([] if focal is None else [lab.groups.index(focal)])
+    lb = np.concatenate([bounds, [n]]) if focal is not None else bounds
+    before, after = np.zeros(lab.k), np.zeros(lab.k)
+    for vec, out in ((umass, before), (w[order[:n]], after)):
+        u = np.zeros(N)
+        u[:n] = vec[:n]
+        for h in range(len(levels)):
+            u[lb[h]:lb[h + 1]] /= u[lb[h]:lb[h + 1]].sum()
+        KU = dist.kdot(u, lb)
+        for h, g in enumerate(levels):
+            uh = u[lb[h]:lb[h + 1]]
+            form = float(uh @ KU[lb[h]:lb[h + 1], h]) - 2.0 * float(uh @ Kt[lb[h]:lb[h + 1]]) \
+                + float(tmass @ Kt)
+            out[g] = max(form, 0.0)
+    if focal is not None:     # its masses are the target's: exactly 0, not a rounding residue
+        before[lab.groups.index(focal)] = after[lab.groups.index(focal)] = 0.0
+    return w, dict(energy_before=np.ldexp(before, shift), energy_after=np.ldexp(after, shift),
+                   objective=float(np.ldexp(objective, shift)),
+                   kkt_residual=float(info["kkt_residual"]), solver="firstorder",
+                   improved=improved,
+                   ess=np.array([_forms.ess(w[lab.codes == g]) for g in range(lab.k)]),
+                   cells=None, cell_labels=None, n_constraints=0,
+                   iterations=int(info["matvecs"]))
 
 
 def _exact_constraints(inp, pts, s, s_all, tmass, ucode, umass, cell, members):

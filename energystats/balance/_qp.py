@@ -23,9 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SOLVERS", "solve_simplex_qp", "kkt_residual", "project_simplices", "require_solver"]
+__all__ = ["SOLVERS", "ENERGY_SOLVERS", "solve_simplex_qp", "kkt_residual", "project_simplices",
+           "require_solver", "check_energy_solver"]
 
 SOLVERS = ("osqp", "clarabel")
+#: the values of ``solver`` for the energy balancing weights: the QP solvers, the matrix-free
+#: first-order solver (:mod:`._firstorder`) and 'auto' (:func:`._programme.resolve_solver`)
+ENERGY_SOLVERS = ("auto", "firstorder") + SOLVERS
 
 _INSTALL = "pip install energy-statistics[balance]"
 
@@ -43,6 +47,17 @@ def require_solver(solver):
         raise ImportError(f"`solver={solver!r}` needs the package {solver!r}, which is not installed: "
                           f"{_INSTALL} (or pip install {solver}).") from None
     return mod
+
+
+def check_energy_solver(solver):
+    """``solver`` of :func:`~energystats.energy_balancing_weights` checked: one of
+    :data:`ENERGY_SOLVERS`; a QP solver named explicitly must be installed."""
+    if not isinstance(solver, str) or solver not in ENERGY_SOLVERS:
+        raise ValueError(f"`solver` must be one of {', '.join(map(repr, ENERGY_SOLVERS))}; "
+                         f"got {solver!r}.")
+    if solver in SOLVERS:
+        require_solver(solver)
+    return solver
 
 
 def project_simplices(v, blocks):

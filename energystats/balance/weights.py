@@ -48,6 +48,8 @@ class BalancingWeightsResult:
         the returned weights (zero exactly at the optimum); with ``cells``, of the programme
         solved, over the cells' variables.
     solver : str
+        The solver that ran: 'osqp', 'clarabel' or 'firstorder' (what ``solver='auto'``
+        chose).
     improved, lam, standardize :
         The options used (``improved`` is False for 'ATT'/'ATC', which have no
         between-level terms).
@@ -69,6 +71,9 @@ class BalancingWeightsResult:
         The linear equality constraints they added to the programme (all levels together).
     columns : list or None
         The covariates used (DataFrame input), factor columns expanded to ``col_level``.
+    iterations : int
+        The solver's iterations (OSQP's, Clarabel's), or the first-order solver's products
+        with the programme's matrix (each one pass over all pairs of rows).
     inputs : object
         The checked inputs of the call (covariates as given, treatment, base weights,
         target, options), from which :func:`~energystats.weighted_effect`'s bootstrap
@@ -97,6 +102,7 @@ class BalancingWeightsResult:
     quantiles: object = None
     n_constraints: int = 0
     columns: list | None = None
+    iterations: int = 0
     inputs: object = field(default=None, repr=False, compare=False)
 
     def to_frame(self):
@@ -270,7 +276,7 @@ def _target_rows(target, columns, d):
 
 def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target=None, improved=True,
                              base_weights=None, lam=0.0, standardize="studentized", moments=None,
-                             quantiles=None, solver="osqp", cells=None, rng=None,
+                             quantiles=None, solver="auto", cells=None, rng=None,
                              memory_budget=2**30, n_threads=None):
     r"""Energy balancing weights for a binary or multi-category treatment.
 
@@ -290,9 +296,9 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     are then its base weights), or the rows of ``target`` (a population to generalise to) for
     'ATE'.  Since the energy distance of masses ``u, v`` is ``-(u-v)' C (u-v)`` with ``C``
     the double-centred distance matrix, the objective is a convex quadratic form; it is
-    minimised by the QP solver ``solver`` (see the guide page "Balancing weights" for the
-    comparison of the two), and the result records the KKT residual at the returned
-    weights.
+    minimised by a QP solver or, for large n, by a matrix-free first-order solver
+    (``solver``; see the guide page "Balancing weights" for the comparison), and the result
+    records the KKT residual at the returned weights.
 
     **Relation to R WeightIt** (``weightit(..., method = "energy")``, Greifer).  Without
     ``base_weights``, with ``lam=0`` and ``standardize='studentized'`` (its default
@@ -358,12 +364,20 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
         of them applies to every covariate; a dict maps covariates (names of ``X``'s
         columns, or positions) to probabilities.  Constraints that cannot all hold (a level
         that does not reach the target's range) are a RuntimeError that says so.
-    solver : {'osqp', 'clarabel'}
-        The QP solver: OSQP with solution polishing (the default; ``pip install
+    solver : {'auto', 'firstorder', 'osqp', 'clarabel'}, default 'auto'
+        'auto' runs OSQP where its N×N matrices fit ``memory_budget`` (and with ``cells``,
+        ``moments`` or ``quantiles``), and 'firstorder' otherwise; the result's ``solver``
+        says which ran.  'firstorder' solves the exact programme without any N×N matrix
+        (O(N) memory): projected conjugate gradients with active-set restarts, each
+        product with the programme's matrix streamed through the compiled distance kernel
+        (O(N² d) time a product, several hundred products), stopped at a KKT residual of
+        1e-6; it takes neither ``cells`` nor ``moments``/``quantiles`` (a ValueError).
+        'osqp' and 'clarabel' are QP solvers: OSQP with solution polishing (``pip install
         energy-statistics[balance]`` installs it), or Clarabel (interior point).  From
-        1 500 variables on the solver runs in a child process, so that Ctrl-C stops it at
-        once (OSQP's setup holds the interpreter for seconds); a KKT residual above 1e-4
-        at the returned weights is a BalanceWarning.
+        1 500 variables on a QP solver runs in a child process, so that Ctrl-C stops it at
+        once (OSQP's setup holds the interpreter for seconds); the first-order solver
+        stops within a fraction of a second.  A KKT residual above 1e-4 at the returned
+        weights is a BalanceWarning.
     cells : int, optional
         None (default): the exact programme, one variable per row.  An integer K >= 2: the
         cell approximation for large n.  The rows of each optimised level are grouped into
@@ -379,11 +393,12 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     rng : int, numpy.random.Generator or None
         Seed of the k-means (with ``cells`` only); recorded as the result's ``seed``.
     memory_budget : float, default 1 GiB
-        At its peak a call holds about 8 (OSQP) or 11 (Clarabel) float64 matrices of
-        N×N, the QP solver's own included (measured), with N the rows plus the rows of
-        ``target``, or with ``cells`` at most the number of cells (counted before the
-        k-means); above this budget a MemoryError says so at once (and suggests
-        ``cells``).
+        At its peak a call with a QP solver holds about 8 (OSQP) or 11 (Clarabel) float64
+        matrices of N×N, the QP solver's own included (measured), with N the rows plus the
+        rows of ``target``, or with ``cells`` at most the number of cells (counted before
+        the k-means); above this budget 'auto' turns to the first-order solver (which holds
+        none), and an explicit QP solver is a MemoryError that says so at once (and
+        suggests ``cells``).
     n_threads : int, optional
         Threads of the distance kernel.
 
@@ -402,8 +417,15 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     True
     >>> [round(float(res.weights[t == g].mean()), 12) for g in (0, 1)]
     [1.0, 1.0]
+    >>> res.solver                          # 'auto': the QP fits the memory budget
+    'osqp'
+    >>> fo = es.energy_balancing_weights(x, t, solver="firstorder")   # no n×n matrix
+    >>> fo.solver, bool(fo.kkt_residual <= 1e-6)
+    ('firstorder', True)
+    >>> bool(abs(fo.objective - res.objective) <= 1e-6 * res.objective)
+    True
     """
-    _qp.require_solver(solver)
+    _qp.check_energy_solver(solver)
     inp, index, columns, seedless_rng = _energy_inputs(X, treatment, estimand, focal, target,
                                                        improved, base_weights, lam, standardize,
                                                        moments, quantiles, cells, rng)

@@ -47,6 +47,9 @@ def _check_options(args):
     if args.continuous and (args.moments is not None or args.quantiles is not None):
         raise CLIError("options --moments/--quantiles: are exact constraints of the energy "
                        "balancing weights (a categorical treatment), not of --continuous.")
+    if args.continuous and args.solver == "firstorder":
+        raise CLIError("option --solver firstorder: solves the energy balancing weights (a "
+                       "categorical treatment); --continuous takes osqp or clarabel.")
     if args.no_dimension_adj and not args.continuous:
         raise CLIError("option --no-dimension-adj: is for a continuous treatment (--continuous), "
                        "whose independence weights have the dimension adjustment.")
@@ -117,7 +120,8 @@ def _weights(args, X, t, s):
     from .. import energy_balancing_weights, independence_weights
 
     std = None if args.standardize == "none" else args.standardize
-    opts = dict(base_weights=s, lam=args.lam, standardize=std, solver=args.solver)
+    solver = "osqp" if args.continuous and args.solver == "auto" else args.solver
+    opts = dict(base_weights=s, lam=args.lam, standardize=std, solver=solver)
     if args.cells is not None:
         opts.update(cells=args.cells, rng=args.seed_used)
     if args.continuous:

@@ -394,8 +394,11 @@ def build_parser():
                    help="seed of the k-means of --cells and of the resamples of --outcome, an "
                         "integer >= 0 (default: a fresh one, printed so that the run can be "
                         "repeated)")
-    p.add_argument("--solver", choices=("osqp", "clarabel"), default="osqp",
-                   help="QP solver (default: osqp)")
+    p.add_argument("--solver", choices=("auto", "firstorder", "osqp", "clarabel"), default="auto",
+                   help="solver of the weights' programme: auto (osqp where its n x n matrices "
+                        "fit the memory budget, else firstorder), firstorder (exact, matrix-free, "
+                        "O(n) memory; energy balancing weights only), or a QP solver "
+                        "(default: auto)")
     p.add_argument("--out", "-o", metavar="PATH",
                    help="write the input rows with a weight column appended (.csv, .tsv, "
                         ".parquet, .json)")

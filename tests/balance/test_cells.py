@@ -261,8 +261,8 @@ def test_independence_cells_against_loops_and_the_exact_programme():
 
 def test_large_n_beyond_the_budget_runs_on_cells():
     X, t = _data(n=3000, seed=1, d=4)
-    with pytest.raises(MemoryError, match=r"cells=K"):
-        es.energy_balancing_weights(X, t, memory_budget=2**26)
+    with pytest.raises(MemoryError, match=r"cells=K"):       # 'auto' would run 'firstorder'
+        es.energy_balancing_weights(X, t, memory_budget=2**26, solver="osqp")
     res = es.energy_balancing_weights(X, t, memory_budget=2**26, cells=60, rng=0)
     assert res.cells <= 120
     assert np.all(res.energy_after < 0.2 * res.energy_before)

@@ -236,7 +236,8 @@ def test_bad_treatments_and_options_are_named():
         es.energy_balancing_weights(X, t, lam=-1)
     with pytest.raises(ValueError, match=r"`standardize` must be"):
         es.energy_balancing_weights(X, t, standardize="robust")
-    with pytest.raises(ValueError, match=r"`solver` must be one of 'osqp', 'clarabel'; got 'cvx'"):
+    with pytest.raises(ValueError, match=r"`solver` must be one of 'auto', 'firstorder', 'osqp', 'clarabel'; "
+                                         r"got 'cvx'"):
         es.energy_balancing_weights(X, t, solver="cvx")
     with pytest.raises(ValueError, match=r"`treatment` is constant"):
         es.independence_weights(X, np.ones(20))
@@ -246,8 +247,8 @@ def test_memory_budget_refusal_names_need_budget_and_remedy():
     X, t = _data(n=20)
     with pytest.raises(MemoryError, match=r"needs about 8 20×20 float64 matrices at its peak.*"
                                           r"`memory_budget` = 1 bytes"
-                                          r".*pass `cells=K`"):
-        es.energy_balancing_weights(X, t, memory_budget=1)
+                                          r".*pass `cells=K`.*`solver='firstorder'`"):
+        es.energy_balancing_weights(X, t, memory_budget=1, solver="osqp")   # 'auto': firstorder
 
 
 def test_missing_solver_says_how_to_install(monkeypatch):

@@ -154,7 +154,8 @@ def test_budget_refusal_gives_the_balance_advice(tmp_path):
     n = 6000
     df = pd.DataFrame({"a": rng.normal(size=n), "t": np.arange(n) % 2})
     df.to_csv(tmp_path / "big.csv", index=False)
-    rc, _, err = run_cli("balance", tmp_path / "big.csv", "-t", "t", "--columns", "a")
+    rc, _, err = run_cli("balance", tmp_path / "big.csv", "-t", "t", "--columns", "a",
+                         "--solver", "osqp")   # the default, auto, runs firstorder here
     last = err.strip().splitlines()[-1]
     assert rc == 4 and "--resamples" not in last, err
     assert "6000×6000" in last and "above the memory budget of 1.0 GiB" in last, last
