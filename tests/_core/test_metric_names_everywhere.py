@@ -328,6 +328,17 @@ def _dask_call(fn, kind, **kw):
 
 
 _RND = dict(n_resamples=NR, rng=3)
+
+
+def _e_divisive_dask(m, backend):
+    # the first test rejects (p >= 1/20 > sig_level): its statistic and p-value; block
+    # permutations, so that the step left in the residuals is no autocorrelation warning
+    Z = _data(m, d=2)
+    Z[8:] += 1.5
+    return es.e_divisive(Z, min_size=3, metric=m, sig_level=0.01, resampling="block",
+                         block_size=2, backend=backend, **_RND)
+
+
 DASK = [
     ("energy_distance", _dask_call(es.energy_distance, "edist"), [""]),
     ("energy_test", _dask_call(es.energy_test, "grouped", **_RND), ["statistic", "pvalue"]),
@@ -351,6 +362,7 @@ DASK = [
     ("EnergyClustering",
      lambda m, backend: es.EnergyClustering(2, metric=m, random_state=3, backend=backend).fit(_data(m)),
      ["labels_", "W_"]),
+    ("e_divisive", _e_divisive_dask, ["rejected_statistic", "rejected_pvalue"]),
 ]
 #: the Dask tiles run the compiled kernels only: SciPy's cdist metrics are refused, naming them
 DASK_REFUSED = {"canberra", "hamming"}
@@ -362,6 +374,11 @@ DASK_REFUSED = {"canberra", "hamming"}
 def test_dask_equals_threads_or_is_refused(name, call, fields, metric):
     dask = pytest.importorskip("dask")
     pytest.importorskip("dask.array")
+    if (name, metric) in REFUSED:   # no compiled search: refused on either backend alike
+        for backend in ("dask", None):
+            with pytest.raises(ValueError, match=REFUSED[(name, metric)]):
+                call(metric, backend)
+        return
     with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if metric in DASK_REFUSED:
