@@ -264,9 +264,9 @@ def _solve_streamed(inp, pts, s_all, shift, n_threads):
     op = _firstorder.Operator(dist, bounds, cd, co, ridge)
     x0 = np.concatenate([umass[bounds[h]:bounds[h + 1]] / umass[bounds[h]:bounds[h + 1]].sum()
                          for h in range(len(opt))])
-    x, info = _firstorder.solve_firstorder(op, b, bounds, x0,
-                                           entry_bound=_firstorder.entry_bound(dist, cd, co,
-                                                                               ridge))
+    x, info = _firstorder.solve_firstorder(
+        op, b, bounds, x0, entry_bound=_firstorder.entry_bound(dist, cd, co, ridge),
+        precond=_firstorder.nystrom_preconditioner(dist, bounds, cd, co, ridge))
     const = len(opt) * float(tmass @ Kt)
     objective = float(x @ op(x) - 2.0 * (b @ x) + const)
     y = np.zeros(N)

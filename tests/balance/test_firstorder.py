@@ -159,7 +159,9 @@ class TestFirstOrder:
         finally:
             tracemalloc.stop()
         assert res.solver == "firstorder" and res.kkt_residual <= 1e-6
-        assert peak < 0.05 * 8 * n * n, peak              # one n×n float64 matrix: 128 MB
+        print(f"tracemalloc peak {peak / 2**20:.1f} MiB, {res.iterations} products")
+        # one n×n float64 matrix is 128 MB; the preconditioner holds an n×200 matrix (5%)
+        assert peak < 0.2 * 8 * n * n, peak
 
     # -- input validation --
 
