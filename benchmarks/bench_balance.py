@@ -17,6 +17,13 @@ Three parts (each alone with its flag, all three by default):
 * ``--streamed``: the weighted energy distance at n = m = 10⁵ (``energy_distance(weights=)``,
   streamed, no n×n matrix): seconds and peak memory; skipped when this build's
   ``energy_distance`` has no ``weights``;
+* ``--firstorder``: the matrix-free first-order solver (``solver='firstorder'``) on the data
+  of ``--solvers`` (ATE, d = 10): at n = 20 000 its seconds, tracemalloc peak, peak
+  resident memory, KKT residual and products with the programme's matrix, and the cell
+  approximation's (``cells=1000`` per level, OSQP) objective gap against that exact
+  optimum; at n = 3 000 against OSQP (objective gap, largest weight difference).  Each
+  size in a child process; the load (``os.getloadavg``) and the CPU's vector instruction
+  sets are printed beside the figures;
 * ``--bootstrap``: ``weighted_effect``'s resampling with its default (half-samples that
   solve the weights again) on the data of ``--solvers`` (ATE, d = 10) at ``--sizes`` with
   ``--n-boot`` resamples (2 000 rows and 200 resamples for the issue's row): seconds,
@@ -31,12 +38,14 @@ Run::
     python benchmarks/bench_balance.py --simulation --reps 200 --n 300 --cells 25 50
     python benchmarks/bench_balance.py --cells 1000 --sizes 10000 100000
     python benchmarks/bench_balance.py --bootstrap --sizes 2000 --n-boot 200
+    python benchmarks/bench_balance.py --firstorder                  # ~5-10 minutes on 2 cores
 """
 from __future__ import annotations
 
 import argparse
 import inspect
 import json
+import os
 import subprocess
 import sys
 import time
@@ -160,6 +169,79 @@ def run_solvers(sizes):
                   f"{r['peak_mib']:>8.0f} MiB")
 
 
+_FIRSTORDER_CHILD = """
+import json, os, resource, sys, time, tracemalloc
+import numpy as np, energystats as es
+n, versus = int(sys.argv[1]), sys.argv[2]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(n, 10))
+t = (X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n) > 0.5).astype(int)
+es.energy_balancing_weights(X[:40], np.arange(40) % 2, solver="firstorder")  # warm-up
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+tracemalloc.start()
+t0 = time.perf_counter()
+r = es.energy_balancing_weights(X, t, solver="firstorder")
+dt = time.perf_counter() - t0
+peak = tracemalloc.get_traced_memory()[1] / 2**20
+tracemalloc.stop()
+out = {"seconds": dt, "objective": r.objective, "kkt": r.kkt_residual, "products": r.iterations,
+       "tracemalloc_mib": peak, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+       "rss_before_mib": rss0, "load": os.getloadavg()[0]}
+t0 = time.perf_counter()
+if versus == "osqp":
+    q = es.energy_balancing_weights(X, t, solver="osqp", memory_budget=2**36)
+    out.update(other_seconds=time.perf_counter() - t0, other_objective=q.objective,
+               other_kkt=q.kkt_residual, max_weight_diff=float(np.abs(q.weights - r.weights).max()))
+else:
+    q = es.energy_balancing_weights(X, t, cells=int(versus), rng=0)
+    out.update(other_seconds=time.perf_counter() - t0, other_objective=q.objective,
+               other_kkt=q.kkt_residual, cells=q.cells)
+print(json.dumps(out))
+"""
+
+
+def _cpu():
+    """The CPU's model and vector instruction sets (from /proc/cpuinfo, Linux only)."""
+    try:
+        text = open("/proc/cpuinfo").read()
+    except OSError:
+        return "unknown CPU"
+    model = next((ln.split(":", 1)[1].strip() for ln in text.splitlines()
+                  if ln.startswith("model name")), "unknown CPU")
+    flags = next((ln.split(":", 1)[1].split() for ln in text.splitlines()
+                  if ln.startswith("flags")), [])
+    simd = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f") if f in flags]
+    return f"{model}, {len(os.sched_getaffinity(0))} cores usable, {' '.join(simd)}"
+
+
+def run_firstorder():
+    """The first-order solver at n = 20 000 (with the cell approximation's gap) and at
+    n = 3 000 against OSQP, each in a child process."""
+    print(f"first-order solver, ATE, d = 10: {_cpu()}; "
+          f"load before {os.getloadavg()[0]:.2f}")
+    for n, versus in ((20_000, "1000"), (3_000, "osqp")):
+        proc = subprocess.run([sys.executable, "-c", _FIRSTORDER_CHILD, str(n), versus],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            print(f"n = {n}: failed: {proc.stderr.strip().splitlines()[-1]}")
+            continue
+        r = json.loads(proc.stdout)
+        print(f"n = {n}: firstorder {r['seconds']:.1f} s, {r['products']} products "
+              f"({r['seconds'] / r['products']:.3f} s each), KKT residual {r['kkt']:.1e}, "
+              f"objective {r['objective']:.12g}; tracemalloc peak {r['tracemalloc_mib']:.1f} MiB, "
+              f"peak RSS {r['rss_mib']:.0f} MiB ({r['rss_before_mib']:.0f} MiB before the call); "
+              f"load {r['load']:.2f} at its end")
+        gap = (r["other_objective"] - r["objective"]) / r["objective"]
+        if versus == "osqp":
+            print(f"           osqp {r['other_seconds']:.1f} s, KKT residual {r['other_kkt']:.1e}, "
+                  f"objective {r['other_objective']:.12g}: relative gap (osqp - firstorder) "
+                  f"{gap:.1e}, largest weight difference {r['max_weight_diff']:.1e}")
+        else:
+            print(f"           cells={versus} per level ({r['cells']} cells, osqp) "
+                  f"{r['other_seconds']:.1f} s, objective {r['other_objective']:.12g}: above "
+                  f"the exact optimum by {gap:.2%}")
+
+
 def run_streamed(n):
     if "weights" not in inspect.signature(es.energy_distance).parameters:
         print("streamed weighted energy distance: skipped (energy_distance has no `weights` in this "
@@ -236,6 +318,9 @@ def main():
     ap.add_argument("--solvers", action="store_true")
     ap.add_argument("--streamed", action="store_true")
     ap.add_argument("--bootstrap", action="store_true")
+    ap.add_argument("--firstorder", action="store_true",
+                    help="the first-order solver at n = 20 000 (and the cells' gap), and at "
+                         "n = 3 000 against OSQP")
     ap.add_argument("--n-boot", type=int, default=200)
     ap.add_argument("--busy", action="store_true", help="two busy-loop processes beside it")
     ap.add_argument("--cells", type=int, nargs="*", default=None,
@@ -247,7 +332,7 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
     args = ap.parse_args()
     every = not (args.simulation or args.solvers or args.streamed or args.bootstrap
-                 or args.cells is not None)
+                 or args.firstorder or args.cells is not None)
     if every or args.simulation:
         run_simulation(args.reps, args.n, args.cells or ())
     if every or args.solvers:
@@ -256,6 +341,8 @@ def main():
         run_cells([10_000, 100_000] if every else args.sizes, (args.cells or [1000])[0])
     if every or args.streamed:
         run_streamed(100_000)
+    if every or args.firstorder:
+        run_firstorder()
     if every or args.bootstrap:
         run_bootstrap([2000] if every else args.sizes, args.n_boot, args.busy)
 
