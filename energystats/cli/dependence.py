@@ -30,6 +30,8 @@ def _cmd_dcor(args):
     _speak(args, "x", xs, options)
     _speak(args, "y", ys, options)
     pkw = _pvalue_kwargs(args)
+    if args.affine:
+        pkw["affine"] = True
     t0 = time.perf_counter()
     if pkw.get("pvalue_method") == "asymptotic":
         res = independence_test(x, y, **met, **pkw)
@@ -41,7 +43,7 @@ def _cmd_dcor(args):
         _note_run(args, "independence test", res, t0)
         est = res.estimates
     else:
-        res, est = None, distance_stats(x, y, **met)
+        res, est = None, distance_stats(x, y, **met, affine=args.affine)
     row = {"x": ", ".join(map(str, xs)), "y": ", ".join(map(str, ys)), "n": est.n_samples,
            "dcor": est.dcor, "dcov": est.dcov, "dcor_u": est.dcor_u, "dcov_u": est.dcov_u,
            "statistic": est.test_statistic}
@@ -57,9 +59,11 @@ def _cmd_dcor(args):
             row["statistic"] = res.statistic
             title = "statistic: n dcor_u, chi-square test"
     if args.format == "json":
-        _print_json({"command": "dcor", **row, **met})
+        _print_json({"command": "dcor", **row, **met, **({"affine": True} if args.affine else {})})
         return 0
-    emit([("distance correlation (dcor, dcov: V-statistics, roots; dcor_u, dcov_u: bias-corrected, "
+    kind = "affinely invariant distance correlation (x, y whitened)" if args.affine else \
+        "distance correlation"
+    emit([(f"{kind} (dcor, dcov: V-statistics, roots; dcor_u, dcov_u: bias-corrected, "
            f"squared; {title})",
            pd.DataFrame([row]).set_index(["x", "y"]))], args.format,
          columns=getattr(args, "columns_used", None))

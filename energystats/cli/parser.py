@@ -251,6 +251,9 @@ def build_parser():
     p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
     p.add_argument("--x", action="append", required=True, help="columns of x, comma-separated")
     p.add_argument("--y", action="append", required=True, help="columns of y, comma-separated")
+    p.add_argument("--affine", action="store_true",
+                   help="the affinely invariant forms: --x and --y each whitened by its sample "
+                        "covariance first (unchanged by any invertible linear map of either)")
     _add_inference_args(p, 999, "permutations of the test of independence")
     _add_pvalue_method_args(p, asymptotic=True)
     p.set_defaults(func=_cmd_dcor)

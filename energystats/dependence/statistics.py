@@ -131,7 +131,7 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
 
 def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
                    check_negative_type=True, method="auto",
-                   weights=None, n_threads=None, backend=None, compute=True):
+                   weights=None, affine=False, n_threads=None, backend=None, compute=True):
     r"""Distance covariance, variances and correlation of paired samples, V and U forms.
 
     Parameters
@@ -182,6 +182,9 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
         V-statistics only (the U fields are NaN, ``estimator='U'`` an error);
         the streamed O(n²) pass (no ``method='sorted'``); not on the Dask
         backend.
+    affine : bool, default False
+        True: the statistics of the samples whitened by their covariances, the
+        affinely invariant forms (see :func:`distance_correlation`).
     n_threads : int, optional
         Threads of the compiled kernels (with the Dask backend: per task, default 1).
     backend : {None, 'threads', 'dask'}, default None
@@ -238,6 +241,9 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     """
     if method not in ("auto", "sorted", "pairwise"):
         raise ValueError(f"`method` must be 'auto', 'sorted' or 'pairwise'; got {method!r}.")
+    if affine:
+        x, y = _affine_pair(x, y, data, metric, weights, backend, compute)
+        data = None
     return _finish(_stats(x, y, data, exponent, metric, sigma, n_threads,
                           check_negative_type=check_negative_type, method=method, backend=backend,
                           compute=compute, weights=weights), lambda r: r, compute)

@@ -868,6 +868,24 @@ class TestDcor:
         rc, out, err = run_cli("dcor", d / "data.csv", "--x", "x", "--y", "y", "-q")
         assert rc == 0 and "verdict" in out and "dcor" in out
 
+    def test_dcor_affine(self, tmp_path):
+        rng = np.random.default_rng(3)
+        df = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "c"])
+        df["c"] += df["a"] ** 2
+        df.to_csv(tmp_path / "abc.csv", index=False)
+        rc, out, err = run_cli("dcor", tmp_path / "abc.csv", "--x", "a,b", "--y", "c", "--affine",
+                               "-R", "49", "--seed", "2", "--format", "json", "-q")
+        assert rc == 0, err
+        rec = json.loads(out)
+        want = energystats.independence_test(df[["a", "b"]], df[["c"]], n_resamples=49, rng=2,
+                                             affine=True)
+        assert rec["affine"] is True and rec["pvalue"] == want.pvalue
+        assert rec["dcor"] == pytest.approx(want.estimates.dcor, rel=1e-12)
+        assert abs(rec["dcor"] - energystats.distance_correlation(df[["a", "b"]], df["c"])) > 1e-6
+        rc, out, err = run_cli("dcor", tmp_path / "abc.csv", "--x", "a,b", "--y", "c", "--affine",
+                               "-R", "0", "-q")
+        assert rc == 0 and "affinely invariant" in out
+
     def test_dcor_bad_options(self, files):
         d, _ = files
         rc, out, err = run_cli("dcor", d / "data.csv", "--x", "x", "--y", "nope")
