@@ -26,9 +26,10 @@ from ._search import TIE_RTOL, _draw
 __all__ = ["stage_pvalue", "TASK_CELLS", "ROUND_TASKS"]
 
 #: split-search cells (τ, κ pairs) of one task's permuted re-searches: about 0.1 s at the
-#: issue's 4 ns a cell on one core, a hundred times Dask's per-task overhead (~1 ms); a
-#: re-search of T = 150 rows is about 10⁴ cells, so small series take many per task
-TASK_CELLS = 2.5e7
+#: lane kernels' ~1 ns a cell on one core (measured: T = 2000, R = 199, two threads, at
+#: load 4.7), a hundred times Dask's per-task overhead (~1 ms); a re-search of T = 2000 rows
+#: is 2·10⁶ cells (50 a task), of T = 150 about 10⁴, so small series share a task
+TASK_CELLS = 1e8
 #: tasks of one round at most (a round's graph stays small whatever ``n_resamples``)
 ROUND_TASKS = 1000
 

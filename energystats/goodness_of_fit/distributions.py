@@ -93,16 +93,17 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
     alpha : float, default 0.05
         Stop the bootstrap early, as in :func:`energystats.energy_test`.
     backend : {None, 'threads', 'dask'}, default None
-        Where the bootstrap runs.  None and 'threads': this process.  'dask': tasks on
-        the current Dask scheduler (a ``distributed.Client`` if one is active), ``n_threads`` threads each (default 1):
-        a chain of small tasks draws the samples from ``rng`` batch after batch as this
-        process does, and each batch of about 4·10⁶ values drawn is one task that computes
-        its statistics; with 'sequential' or 'decision' the replicates run in rounds of
-        16, 32, 64, ... between which the rule looks at them in draw order.  The null
-        distribution and p-value are the same bits as here for the same ``rng`` (a
-        Generator given is copied, not advanced).  The sample stays in memory (Dask input
-        is refused); a bootstrap smaller than one task's work is one task, all overhead:
-        see ``docs/benchmarks/dask_resampling.txt``.
+        Where the bootstrap runs.  None and 'threads': this process.  'dask': tasks on the
+        current Dask scheduler (a ``distributed.Client`` if one is active), ``n_threads``
+        threads each (default 1). A chain of small tasks draws the samples from ``rng``
+        batch after batch as this process does, and each batch of about 4·10⁶ values drawn
+        is one task that computes its statistics; with 'sequential' or 'decision' the
+        replicates run in rounds of 16, 32, 64, ... between which the rule looks at them in
+        draw order.  The null distribution and p-value are the same bits as here for the
+        same ``rng`` (a Generator given is copied, not advanced).  The sample stays in
+        memory (Dask input is refused).  A bootstrap below one task's work is one task,
+        Dask's overhead only (measured for :func:`normality_test`:
+        ``docs/benchmarks/dask_resampling.txt``).
 
     Returns
     -------

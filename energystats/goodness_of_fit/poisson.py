@@ -98,17 +98,17 @@ def poisson_test(x, *, statistic="energy", n_resamples=999, rng=None, columns=No
         one statistic at a time (not with ``statistic='all'``, whose three
         tests share the replicates).
     backend : {None, 'threads', 'dask'}, default None
-        Where the bootstrap runs.  None and 'threads': this process.  'dask': tasks on
-        the current Dask scheduler (a ``distributed.Client`` if one is active), one
-        thread each: a chain of small tasks draws the samples from ``rng`` batch after
-        batch as this process does, and each batch of about 4·10⁶ counts is one task
-        that computes its statistics (the three of 'all' together); with 'sequential' or
-        'decision' the replicates run in rounds of 16, 32, 64, ... between which the rule
-        looks at them in draw order.  The null distributions and p-values are the same
-        bits as here for the same ``rng`` (a Generator given is copied, not advanced).
-        The sample stays in memory (Dask input is refused); a bootstrap smaller than one
-        task's work is one task, all overhead: see
-        ``docs/benchmarks/dask_resampling.txt``.
+        Where the bootstrap runs.  None and 'threads': this process.  'dask': tasks on the
+        current Dask scheduler (a ``distributed.Client`` if one is active), one thread each.
+        A chain of small tasks draws the samples from ``rng`` batch after batch as this
+        process does, and each batch of about 4·10⁶ counts is one task that computes its
+        statistics (the three of 'all' together); with 'sequential' or 'decision' the
+        replicates run in rounds of 16, 32, 64, ... between which the rule looks at them in
+        draw order.  The null distributions and p-values are the same bits as here for the
+        same ``rng`` (a Generator given is copied, not advanced).  The sample stays in
+        memory (Dask input is refused).  A bootstrap below one task's work is one task,
+        Dask's overhead only (measured for :func:`normality_test`:
+        ``docs/benchmarks/dask_resampling.txt``).
 
     Returns
     -------
