@@ -21,7 +21,7 @@ import numpy as np
 from .._core import _interrupt, _sequential
 from .._lib import _changepoint as _kernel
 from ._blocks import draw_block_permutations
-from ._search import TIE_RTOL, _draw
+from ._search import TIE_RTOL, _draw, permuted_segments, stage_result
 
 __all__ = ["stage_pvalue", "TASK_CELLS", "ROUND_TASKS"]
 
@@ -51,9 +51,11 @@ def _maxima_task(Z, perms, starts, ends, min_size, code, param, n_threads, end_o
 
 
 def per_task(R, splittable):
-    """Permutations per task: about :data:`TASK_CELLS` cells, at least one."""
+    """Permutations per task: about :data:`TASK_CELLS` cells, whole groups of the lane kernels'
+    permutations (:func:`~energystats._lib._changepoint.lanes`), at least one group."""
     cells = sum((b - a) ** 2 / 2.0 for a, b in splittable) or 1.0
-    return int(max(1, min(R, TASK_CELLS // cells)))
+    lanes = max(1, _kernel.lanes())
+    return int(max(1, min(R, max(lanes, int(TASK_CELLS // cells) // lanes * lanes))))
 
 
 def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, progress=False,
@@ -64,9 +66,7 @@ def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, 
     import dask
 
     T = Z.shape[0]
-    splittable = [(a, b) for a, b in segments if b - a >= 2 * min_size]
-    starts = np.asarray([a for a, _ in splittable], dtype=np.intp)
-    ends = np.asarray([b for _, b in splittable], dtype=np.intp)
+    splittable, starts, ends = permuted_segments(segments, min_size)
     size = per_task(R, splittable)
     tol = TIE_RTOL * abs(observed)
     Zd = dask.delayed(Z, pure=True)
@@ -84,7 +84,4 @@ def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, 
         return np.concatenate(values)
 
     null = _sequential.collect(R, min(R, size * ROUND_TASKS), evaluate, observed, tol, rule)
-    if rule is None:  # as the threads driver counts
-        count = int(np.count_nonzero(_sequential.exceeds(null, observed, tol)))
-        return (count + 1.0) / (R + 1.0), R, None
-    return float(rule.pvalue()), int(rule.used), rule.decision
+    return stage_result(null, observed, tol, R, rule)   # as the threads driver counts

@@ -18,7 +18,7 @@ import numpy as np
 from .._core import _interrupt, _progress, _sequential
 from .._lib import _changepoint as _kernel
 
-__all__ = ["segment_split", "stage_pvalue", "TIE_RTOL"]
+__all__ = ["segment_split", "stage_pvalue", "permuted_segments", "stage_result", "TIE_RTOL"]
 
 #: a permuted maximum within this relative distance of the observed one counts as reaching it
 #: (the same split evaluated from other sums differs by rounding; an exact tie always counts)
@@ -81,9 +81,7 @@ def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, 
     from ._blocks import draw_block_permutations
 
     T = Z.shape[0]
-    splittable = [(a, b) for a, b in segments if b - a >= 2 * min_size]
-    starts = np.asarray([a for a, _ in splittable], dtype=np.intp)
-    ends = np.asarray([b for _, b in splittable], dtype=np.intp)
+    splittable, starts, ends = permuted_segments(segments, min_size)
     cap = _batch_cap(R, T, splittable, n_threads)
     tol = TIE_RTOL * abs(observed)
 
@@ -100,6 +98,20 @@ def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, 
     finally:
         if bar is not None:
             bar.close()
+    return stage_result(null, observed, tol, R, rule)
+
+
+def permuted_segments(segments, min_size):
+    """The segments a stage's test permutes (those that can be split), their starts and ends."""
+    splittable = [(a, b) for a, b in segments if b - a >= 2 * min_size]
+    starts = np.asarray([a for a, _ in splittable], dtype=np.intp)
+    ends = np.asarray([b for _, b in splittable], dtype=np.intp)
+    return splittable, starts, ends
+
+
+def stage_result(null, observed, tol, R, rule):
+    """``(pvalue, used, decision)`` of a stage from its permuted maxima ``null`` (in draw order;
+    under a ``rule``, those it used)."""
     if rule is None:
         count = int(np.count_nonzero(_sequential.exceeds(null, observed, tol)))
         return (count + 1.0) / (R + 1.0), R, None
