@@ -346,5 +346,5 @@ def solve_firstorder(op, b, bounds, x0, *, tol=TOL, max_matvecs=MAX_MATVECS, ent
     for idx in blocks:
         x[idx] /= x[idx].sum()
     return x, {"solver": "firstorder", "status": "solved", "kkt_residual": res,
-               "matvecs": count[0], "restarts": restarts, "releases": releases, "hits": hits, "accepted": accepted,
-               "lipschitz": L}
+               "matvecs": count[0], "restarts": restarts, "releases": releases, "hits": hits,
+               "accepted": accepted, "lipschitz": L}

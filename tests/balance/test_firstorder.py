@@ -10,6 +10,7 @@ import pytest
 import energystats as es
 from energystats.balance import _firstorder
 
+from .._core.test_interrupt import DEADLINE_S, _interrupt_child, posix_signals
 from ._loops import confounded as _confounded
 from ._loops import studentize as _studentize
 
@@ -189,3 +190,30 @@ class TestFirstOrder:
         b = dist.kdot(np.full(100, 0.01), [0, 100])[:50, 0]
         with pytest.raises(RuntimeError, match=r"stopped after \d+ matrix-vector products"):
             _firstorder.solve_firstorder(op, b, bounds, np.full(50, 0.02), max_matvecs=5)
+
+
+# -- Ctrl-C --
+
+SETUP_FIRSTORDER = """
+from energystats.balance import _firstorder
+_inner = _firstorder.solve_firstorder
+def _announced(*a, **k):
+    sys.stdout.write("phase\\n"); sys.stdout.flush()
+    return _inner(*a, **k)
+_firstorder.solve_firstorder = _announced
+X = rng.normal(size=(6000, 1)); t = (X[:, 0] + rng.normal(size=6000) > 0).astype(int)
+"""
+
+
+@posix_signals
+def test_ctrl_c_stops_the_firstorder_solver():
+    """The loop runs in Python between calls of the kernel of a few hundred rows each (tens of
+    milliseconds), so the KeyboardInterrupt comes at the end of the current call.  d = 1:
+    thousands of products, so the signal lands inside the solver."""
+    interrupted, exited, seen, err = _interrupt_child(
+        SETUP_FIRSTORDER, 'es.energy_balancing_weights(X, t, solver="firstorder")',
+        wait_after_phase=1.0)
+    print(f"interrupted after {interrupted:.2f} s, exited after {exited:.2f} s")
+    assert interrupted < DEADLINE_S, (seen, err)
+    assert not any(line.startswith("finished") for line in seen), seen
+    assert exited < DEADLINE_S, (seen, err)
