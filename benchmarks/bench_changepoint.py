@@ -5,6 +5,8 @@ Cases (fixed seeds; each series has its true change points printed beside those 
 * ``mv``: T = 5000, d = 3, three true changes (in the mean, in the variance, and in the
   correlation only), ``min_size=30``, ``n_resamples=199``, ``pvalue_method="sequential"``
   and ``"full"`` (targets: <= 10 s and <= 30 s on 2 cores), and ``"decision"``;
+* ``test``: T = 20 000, d = 1, three changes in the mean, the full test (R = 199) at every
+  stage.
 * ``long``: T = 100 000, d = 1, five changes in the mean, ``n_changepoints=5`` (untested;
   target <= 30 s); memory target <= 500 MB;
 * ``peers``: T = 2000, d = 1, three changes in the mean: energystats against MongoDB's
@@ -196,11 +198,15 @@ def main(argv=None):
     ap.add_argument("--peer-max-T", type=int, default=5000,
                     help="run the peers only on series at most this long (default 5000)")
     ap.add_argument("--threads", type=int, default=None, help="n_threads (default: all cores)")
-    ap.add_argument("--cases", default="mv,long,peers", help="comma-separated: mv,long,peers")
+    ap.add_argument("--T-test", type=int, default=None,
+                    help="length of the d = 1 series the full test runs on (20000)")
+    ap.add_argument("--cases", default="mv,long,test,peers",
+                    help="comma-separated: mv,long,test,peers")
     a = ap.parse_args(argv)
     T_mv = a.T_mv or (600 if a.quick else 5000)
     T_long = a.T_long or (5000 if a.quick else 100_000)
     T_peers = a.T_peers or (400 if a.quick else 2000)
+    T_test = a.T_test or (2000 if a.quick else 20_000)
     R = a.resamples or (99 if a.quick else 199)
     cases = set(a.cases.split(","))
     print(f"energystats {es.__version__}, numpy {np.__version__}, Python {sys.version.split()[0]}"
@@ -219,6 +225,10 @@ def main(argv=None):
         res, dt, peak = measure(lambda: es.e_divisive(x, min_size=30, n_changepoints=5,
                                                       n_threads=a.threads))
         row("long", "energystats e_divisive", "n_changepoints=5", res.changepoints, cuts, dt, peak)
+    if "test" in cases:
+        x, cuts = mean_series(T_test, 3, np.random.default_rng(2017))
+        print(f"\ntest: T = {T_test}, d = 1, true change points {cuts} (mean)")
+        ours_divisive("test", x, cuts, min_size=30, R=R, methods=("full",), n_threads=a.threads)
     if "peers" in cases:
         x, cuts = mean_series(T_peers, 3, np.random.default_rng(2016))
         print(f"\npeers: T = {T_peers}, d = 1, true change points {cuts} (mean)")

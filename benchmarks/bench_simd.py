@@ -120,19 +120,19 @@ CASES = [(20000, 1), (20000, 2), (20000, 10), (6000, 100)]
 THREADS = (1, 2)
 
 
-def build_probe(tmp):
+def build_probe(tmp, extra=()):
     cc = os.environ.get("CC", "cc")
     if shutil.which(cc) is None:
         return None, f"no C compiler ({cc}) on PATH"
-    exe = os.path.join(tmp, "probe_pairs")
+    exe = os.path.join(tmp, "probe_pairs" + "".join(extra).replace("-", "_"))
     source = os.path.join(tmp, "probe_pairs.c")
     with open(source, "w") as fh:
         fh.write(PROBE_SOURCE)
-    cmd = [cc, "-O3", "-march=native", "-fno-math-errno", "-fopenmp", source, "-o", exe, "-lm"]
+    cmd = [cc, "-O3", "-march=native", *extra, "-fno-math-errno", "-fopenmp", source, "-o", exe, "-lm"]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode:
         return None, f"building the probe failed: {done.stderr.strip()[:300]}"
-    return exe, " ".join(cmd[:5])
+    return exe, " ".join(cmd[:5 + len(extra)])
 
 
 def probe(exe, N, d, nt, lanes):
@@ -246,17 +246,23 @@ def kernel_table():
     with tempfile.TemporaryDirectory() as tmp:
         exe, how = build_probe(tmp)
         print(f"probe: {how}")
+        # on an AVX-512 CPU, the probe built without AVX-512 too: the bound of the AVX2 build
+        exe2 = build_probe(tmp, ("-mno-avx512f",))[0] if "avx512" in levels else None
+        if exe2:
+            print("avx2 probe: the same with -mno-avx512f; 'avx2/probe' is the AVX2 build against it")
         print("ns per pair (best of 3); pairs = N(N-1)/2; the package on n = m = N/2, forced to each "
               "instruction set with ENERGYSTATS_SIMD\n")
         print(f"{'N':>6} {'d':>4} {'thr':>3} | {'probe':>7} {'probe8':>7} | "
               + " ".join(f"{lv:>8}" for lv in levels)
-              + f" | {'best/probe':>10} {'each >= base':>12} | {'rel. diff':>9}")
+              + f" | {'best/probe':>10} {'avx2/probe':>10} {'each >= base':>12} | {'rel. diff':>9}")
         worst, slower = 0.0, []
         for N, d in CASES:
             pairs = N * (N - 1) / 2
             for nt in THREADS:
                 p1 = probe(exe, N, d, nt, 1) if exe else float("nan")
                 p8 = probe(exe, N, d, nt, 8) if exe else float("nan")
+                q = min(probe(exe2, N, d, nt, 1), probe(exe2, N, d, nt, 8)) if exe2 else \
+                    min(p1, p8)
                 runs = {lv: package_in(lv, N, d, nt) for lv in levels}
                 ns = {lv: runs[lv][0] / pairs * 1e9 for lv in levels}
                 vb = runs["baseline"][1]
@@ -267,7 +273,8 @@ def kernel_table():
                     slower.append((N, d, nt))
                 print(f"{N:>6} {d:>4} {nt:>3} | {p1:>7.3f} {p8:>7.3f} | "
                       + " ".join(f"{ns[lv]:>8.3f}" for lv in levels)
-                      + f" | {min(ns.values()) / min(p1, p8):>10.2f} {'yes' if ok else 'NO':>12}"
+                      + f" | {min(ns.values()) / min(p1, p8):>10.2f}"
+                      f" {ns.get('avx2', float('nan')) / q:>10.2f} {'yes' if ok else 'NO':>12}"
                       f" | {rel:>9.1e}", flush=True)
         print(f"\nlargest relative difference between instruction sets: {worst:.1e}")
         if slower:
