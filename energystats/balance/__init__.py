@@ -6,11 +6,14 @@
 * :mod:`.table` — :func:`balance_table`, the per-covariate and overall balance before and
   after weighting;
 * :mod:`.effect` — :func:`weighted_effect`, the effect the weights estimate, with a
-  bootstrap that solves the weights again (or a sandwich) standard error and interval;
+  resampling (half-samples that solve the weights again, or a bootstrap) or sandwich
+  standard error and interval;
 * private: ``_forms`` (inputs, standardisation, the quadratic forms), ``_programme`` (the
   energy balancing programme from checked inputs, exact constraints), ``_qp`` (the QP
-  solvers, imported on call, and the KKT residual), ``_cells`` (the cell approximation),
-  ``_design`` (factor expansion, alignment, working units).
+  solvers, imported on call, and the KKT residual), ``_firstorder`` (the exact programme
+  without an n×n matrix: projected conjugate gradients on streamed products), ``_cells``
+  (the cell approximation), ``_design`` (factor expansion, alignment, working units),
+  ``_dask`` (the effect's resamples as Dask tasks).
 """
 from __future__ import annotations
 
