@@ -23,3 +23,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 import pytest  # noqa: E402
 
 type(pytest.approx(1.0)).DEFAULT_ABSOLUTE_TOLERANCE = 0.0
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A two-worker Dask ``LocalCluster`` (processes) and its client, for the modules that test
+    a Dask backend (they skip first when ``distributed`` is not installed)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=40)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+

@@ -27,16 +27,6 @@ from dask.delayed import Delayed  # noqa: E402
 pytestmark = pytest.mark.dask
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=40)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of 128 rows (statistics) and 256 rows (permutation tiles): many tiles on small data."""

@@ -17,19 +17,9 @@ import energystats as es
 from energystats.balance import effect as effect_mod
 
 pytest.importorskip("osqp")
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 
 pytestmark = pytest.mark.dask
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=40)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def _study(n=80, seed=5, k=2):

@@ -15,20 +15,10 @@ import energystats as es
 from energystats._lib import _changepoint as K
 from energystats.changepoint import _dask as cp_dask
 
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 pytestmark = pytest.mark.dask
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=40)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 @pytest.fixture
