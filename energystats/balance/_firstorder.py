@@ -55,7 +55,7 @@ from .._core._validation import check_n_threads
 from . import _qp
 
 __all__ = ["StreamedDistances", "Operator", "entry_bound", "nystrom_preconditioner",
-           "solve_firstorder", "TOL", "MAX_MATVECS", "LANDMARKS", "SYM_TILE", "SYM_BYTES"]
+           "solve_firstorder", "TOL", "MAX_MATVECS", "LANDMARKS"]
 
 #: the KKT residual (relative, as in :func:`._qp.kkt_residual`) at which the solver stops
 TOL = 1e-6
@@ -63,13 +63,6 @@ TOL = 1e-6
 MAX_MATVECS = 20000
 #: rows of one call of the compiled kernel: short calls, so that Ctrl-C gets through
 CALL_PAIRS = 2**25
-#: rows per tile of the symmetric products (a 256×256 block of distances stays in L2;
-#: N = 20 000, d = 10, two AVX2 cores: 0.156 / 0.121 / 0.108 / 0.107 s a product with tiles of
-#: 64 / 128 / 256 / 512)
-SYM_TILE = 256
-#: the most bytes the symmetric products' pieces may take ((N/256)² · 256 · k doubles: 12.5 MB
-#: a block of the programme at N = 20 000); beyond, full rows (O(N) memory, twice the work)
-SYM_BYTES = 256 * 2**20
 #: a step that leaves the feasible set is projected (and tried: one product) when it would
 #: cut at least this many weights to zero, and otherwise stopped at the first bound (no
 #: product): measured on 'ATE' at n = 2 000 and 4 000, d = 10 (products 334 -> 194 and
@@ -94,53 +87,19 @@ class StreamedDistances:
         self.nt = check_n_threads(n_threads)
         met = resolve_metric("energy", 1.0)
         self.code, self.param = met.code, met.param
+        self.step = 4 * int(max(4, CALL_PAIRS // max(1, 4 * self.N)))
         self.matvecs = 0
         self._r = None
-        self._pairs = self._part = None
 
     def dot(self, w, bounds):
-        """``D`` times the pieces of ``w``: each distance formed once
-        (:func:`energystats._lib._matvec.sym_tile_products` on the pairs of row tiles
-        I <= J, in calls of about ``CALL_PAIRS`` distances between which Ctrl-C is
-        honoured), each row's pieces added in tile order (:func:`~energystats._lib._matvec.
-        sym_finish`): the same bits for any number of threads.  At N = 20 000, d = 10 on two
-        AVX2 cores 0.108 s against 0.172 s for full rows (every distance formed twice)."""
-        from .._lib import _matvec
-
-        N, tile = self.N, SYM_TILE
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        bounds = np.ascontiguousarray(bounds, dtype=np.intp)
-        k = bounds.size - 1
-        nT = -(-N // tile)
-        if 8.0 * nT * nT * tile * k > SYM_BYTES:
-            return self._full_rows(w, bounds)
-        if self._pairs is None:
-            I, J = np.triu_indices(nT)
-            self._pairs = (I.astype(np.intp), J.astype(np.intp))
-        if self._part is None or self._part.shape[2] != tile * k:
-            self._part = np.zeros((nT, nT, tile * k))
-        I, J = self._pairs
-        per_call = max(1, CALL_PAIRS // (tile * tile))
-        for p0 in range(0, I.size, per_call):              # Ctrl-C between calls
-            p1 = min(I.size, p0 + per_call)
-            _matvec.sym_tile_products(self.X, self.XT, w, bounds, self.code, self.param,
-                                      I[p0:p1], J[p0:p1], tile, self._part, self.nt)
-        out = np.empty((N, k))
-        _matvec.sym_finish(self._part, N, tile, out, self.nt)
-        self.matvecs += 1
-        return out
-
-    def _full_rows(self, w, bounds):
-        """``D`` times the pieces of ``w`` by full rows (:func:`energystats._lib._matvec.
-        group_matvec`, every distance formed twice, O(N) memory): where the symmetric products'
-        pieces would exceed ``SYM_BYTES``."""
         from .._lib import _matvec
 
         N = self.N
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        bounds = np.ascontiguousarray(bounds, dtype=np.intp)
         out = np.empty((N, bounds.size - 1))
-        step = 4 * int(max(4, CALL_PAIRS // max(1, 4 * N)))
-        for r0 in range(0, N, step):                       # Ctrl-C between calls
-            r1 = min(N, r0 + step)
+        for r0 in range(0, N, self.step):                  # Ctrl-C between calls
+            r1 = min(N, r0 + self.step)
             _matvec.group_matvec(self.X, self.XT, w, bounds, self.code, self.param, r0, r1,
                                  out[r0:r1], self.nt)
         self.matvecs += 1

@@ -129,56 +129,6 @@ class TestFirstOrder:
             outs.append(out)
         np.testing.assert_array_equal(outs[0], outs[1])
 
-    @pytest.mark.parametrize("tile", [4, 64, 256])
-    def test_the_symmetric_kernel_against_numpy(self, tile):
-        # each distance formed once (tile pairs I <= J), the rows' pieces added in tile order;
-        # groups that start and end inside a tile, a partial last tile
-        from energystats._core._metrics import resolve_metric
-        from energystats._lib import _matvec
-        from energystats.balance._firstorder import StreamedDistances
-
-        met = resolve_metric("energy", 1.0)
-        rng = np.random.default_rng(4)
-        X = rng.normal(size=(203, 5))
-        w = rng.random(203)
-        bounds = np.array([0, 70, 71, 203], dtype=np.intp)
-        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1))
-        ref = np.stack([D[:, a:c] @ w[a:c] for a, c in zip(bounds[:-1], bounds[1:])], axis=1)
-        nT = -(-203 // tile)
-        I, J = (a.astype(np.intp) for a in np.triu_indices(nT))
-        outs = []
-        for nt in (1, 2):
-            part = np.full((nT, nT, tile * 3), np.nan)   # every slot read must be written
-            half = I.size // 2                             # two calls
-            for sl in (slice(0, half), slice(half, None)):
-                _matvec.sym_tile_products(X, np.ascontiguousarray(X.T), w, bounds, met.code,
-                                          met.param, I[sl], J[sl], tile, part, nt)
-            out = np.empty((203, 3))
-            _matvec.sym_finish(part, 203, tile, out, nt)
-            np.testing.assert_allclose(out, ref, rtol=1e-13)
-            outs.append(out)
-        np.testing.assert_array_equal(outs[0], outs[1])
-        # the solver's products take this path (and full rows beyond SYM_BYTES): the same values
-        dist = StreamedDistances(X, n_threads=2)
-        np.testing.assert_allclose(dist.dot(w, bounds), ref, rtol=1e-13)
-
-    def test_full_rows_beyond_the_symmetric_budget(self, monkeypatch):
-        from energystats.balance import _firstorder
-
-        X = np.random.default_rng(5).normal(size=(150, 3))
-        w = np.random.default_rng(6).random(150)
-        bounds = np.array([0, 150], dtype=np.intp)
-        sym = _firstorder.StreamedDistances(X).dot(w, bounds)
-        calls = []
-        full_rows = _firstorder.StreamedDistances._full_rows
-        monkeypatch.setattr(_firstorder.StreamedDistances, "_full_rows",
-                            lambda self, *a: calls.append(1) or full_rows(self, *a))
-        assert _firstorder.StreamedDistances(X).dot(w, bounds) is not None and not calls
-        monkeypatch.setattr(_firstorder, "SYM_BYTES", 0)
-        full = _firstorder.StreamedDistances(X).dot(w, bounds)
-        assert calls == [1]
-        np.testing.assert_allclose(full, sym, rtol=1e-13)
-
     def test_same_bits_for_one_and_two_threads(self):
         X, t = _confounded(n=300, k=2, seed=5, d=4)
         one = es.energy_balancing_weights(X, t, solver="firstorder", n_threads=1)
