@@ -224,8 +224,8 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     "Change points" has the table): at T = 500 and 2 000 within two binomial standard
     errors of 0.05 for AR(1) with φ up to 0.8, ARMA(1,1) and a d = 3 VAR(1), GARCH(1,1)
     at T = 500 (conservative at 2 000: 0.020); not at T = 200 with φ ≥ 0.5 (0.083,
-    0.113).  The default ``resampling='permutation'`` rejects 30 % to 100 % of such
-    series with no change.
+    0.113).  The default ``resampling='permutation'`` rejects 11 % (GARCH) to 100 % (AR,
+    ARMA, VAR) of such series with no change.
 
     References
     ----------
@@ -432,7 +432,7 @@ def _stage_test(on_dask, n_threads, nt):
     machine (the observed searches take the idle ones): each thread takes whole groups of
     permutations as it frees up, so a thread the scheduler sets aside delays only its own
     group, and a process with more threads gets more of a shared CPU.  Measured
-    (``benchmarks/bench_busy.py``, AVX2, two busy-loop processes on two cores): wall time 2.02×
+    (``benchmarks/bench_busy.py``, AVX2, two busy-loop processes on two cores): wall time 1.98×
     the quiet one with both cores, 2.64× with the one idle-core thread."""
     if not on_dask:
         return stage_pvalue, (available_cores() if n_threads is None else nt)
