@@ -22,7 +22,7 @@ from setuptools.command.build_ext import build_ext
 DEBUG = os.environ.get("ENERGYSTATS_DEBUG", "0") not in ("", "0")
 SIMD_HEADERS = ["_simd.h", "_simd_body.h", "_cp_lanes.h", "_cp_lanes_body.h"]
 KERNELS = ["_pairwise", "_sorted1d", "_hartigan", "_permutation", "_dependence", "_gof", "_weighted",
-           "_changepoint", "_matvec"]
+           "_changepoint", "_matvec", "_screen"]
 
 
 def _build_jobs():

@@ -59,6 +59,8 @@ _EXPORTS = {
     "DistanceCorrelationMatrixResult": "dependence",
     "DistanceCorrelationTTestResult": "dependence",
     "IndependenceTestResult": "dependence",
+    "distance_correlation_screen": "dependence",
+    "ScreeningResult": "dependence",
     "GoodnessOfFitResult": "goodness_of_fit",
     "PoissonTestsResult": "goodness_of_fit",
     "normality_test": "goodness_of_fit",

@@ -27,6 +27,7 @@ from libc.stdint cimport uint16_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
+from ._dd cimport cross_moment, dominance_moment, moments, sorted_row_sums
 from ._pairwise cimport es_perm_dot4_i64, es_perm_dot4_u16, es_simd_init, kahan_add, rho_block
 from energystats._lib import simd_cap
 
@@ -446,95 +447,6 @@ def streamed_permuted_products(const floating[:, ::1] X, const floating[:, ::1] 
         raise MemoryError("streamed_permuted_products: no memory for the permuted copies of y")
 
 
-# -- double-double arithmetic (Dekker 1971; Knuth's TwoSum, the FMA TwoProduct) -----------------
-# The 1-D path combines sums of order n² (T1 = Σ a_ij b_ij, T2 / n = Σ a_i. b_i. / n, a.. b.. / n²)
-# whose difference, n² dCov², is of order n for independent data: about log10(n) digits cancel, so
-# the sums are carried as unevaluated pairs hi + lo (about 32 digits) and combined exactly by the
-# caller.  Nothing here may be reassociated (no -ffast-math).
-
-cdef inline void dd_add(double* h, double* l, double bh, double bl) noexcept nogil:
-    """(h, l) += (bh, bl)."""
-    cdef double s, v, e
-    s = h[0] + bh
-    v = s - h[0]
-    e = (h[0] - (s - v)) + (bh - v) + (l[0] + bl)
-    h[0] = s + e
-    l[0] = e - (h[0] - s)
-
-
-cdef inline void dd_mul_d(double ah, double al, double b, double* ph, double* pl) noexcept nogil:
-    """(ph, pl) = (ah, al) * b."""
-    ph[0] = ah * b
-    pl[0] = fma(ah, b, -ph[0]) + al * b
-
-
-cdef inline void fenwick_add_dd(double* tree, Py_ssize_t n, Py_ssize_t pos, double x, double y,
-                                double xyh, double xyl) noexcept nogil:
-    """Add (1, x, y, xy) at ``pos`` of the interleaved trees: node k is tree[8k:8k+8] = count,
-    Σx, Σy, Σxy, each sum a double-double pair (one cache line per node)."""
-    cdef double* node
-    pos += 1
-    while pos <= n:
-        node = tree + 8 * pos
-        node[0] += 1.0
-        dd_add(&node[1], &node[2], x, 0.0)
-        dd_add(&node[3], &node[4], y, 0.0)
-        dd_add(&node[5], &node[6], xyh, xyl)
-        pos += pos & (-pos)
-
-
-cdef inline void fenwick_prefix_dd(const double* tree, Py_ssize_t pos, double* q) noexcept nogil:
-    """Sums over the positions < pos into q[0:7] = count, Σx (hi, lo), Σy (hi, lo), Σxy (hi, lo)."""
-    cdef const double* node
-    cdef int t
-    for t in range(7):
-        q[t] = 0.0
-    while pos > 0:
-        node = tree + 8 * pos
-        q[0] += node[0]
-        dd_add(&q[1], &q[2], node[1], node[2])
-        dd_add(&q[3], &q[4], node[3], node[4])
-        dd_add(&q[5], &q[6], node[5], node[6])
-        pos -= pos & (-pos)
-
-
-cdef inline void centred_moment(double xj, double yj, double xyh, double xyl, const double* q,
-                                double* h, double* l) noexcept nogil:
-    """(h, l) = Σ_i (x_j − x_i)(y_j − y_i) over the points summarised by q, in double-double."""
-    cdef double ph, pl
-    dd_mul_d(xyh, xyl, q[0], h, l)              # x_j y_j · count
-    dd_mul_d(q[3], q[4], -xj, &ph, &pl)         # − x_j Σy
-    dd_add(h, l, ph, pl)
-    dd_mul_d(q[1], q[2], -yj, &ph, &pl)         # − y_j Σx
-    dd_add(h, l, ph, pl)
-    dd_add(h, l, q[5], q[6])                    # + Σxy
-
-
-cdef int dominance_moment(const double* xs, const double* ys, const Py_ssize_t* rank,
-                          Py_ssize_t n, double* out) noexcept nogil:
-    """out[0:2] = Σ over i < j with rank_i < rank_j of (x_j − x_i)(y_j − y_i), double-double;
-    rank is a permutation of 0..n-1.  Returns -1 when out of memory."""
-    cdef Py_ssize_t j
-    cdef double xj, yj, xyh, xyl, h, l
-    cdef double q[7]
-    cdef double* tree = <double*> calloc(8 * (n + 1), sizeof(double))
-    if tree == NULL:
-        return -1
-    out[0] = 0.0
-    out[1] = 0.0
-    for j in range(n):
-        xj = xs[j]
-        yj = ys[j]
-        xyh = xj * yj
-        xyl = fma(xj, yj, -xyh)
-        fenwick_prefix_dd(tree, rank[j], q)
-        centred_moment(xj, yj, xyh, xyl, q, &h, &l)
-        dd_add(&out[0], &out[1], h, l)
-        fenwick_add_dd(tree, n, rank[j], xj, yj, xyh, xyl)
-    free(tree)
-    return 0
-
-
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def dominance_moment_1d(const double[::1] xs,          # IN (n,) x in increasing order
@@ -556,40 +468,29 @@ def dominance_moment_1d(const double[::1] xs,          # IN (n,) x in increasing
     half.  About 32 significant digits of the centred data's exact value; the same bits for
     any number of threads.
     """
-    cdef Py_ssize_t n = xs.shape[0], k, j
+    cdef Py_ssize_t n = xs.shape[0]
     cdef double parts[4]
-    cdef double run[7]
-    cdef double ch = 0.0, cl = 0.0, xyh, xyl, mh, ml
+    cdef double out[2]
+    cdef double* trees[2]
     cdef int t, failed = 0
     if n_threads < 1:
         n_threads = 1
+    trees[0] = <double*> malloc(8 * (h + 1) * sizeof(double))
+    trees[1] = <double*> malloc(8 * (n - h + 1) * sizeof(double))
+    if trees[0] == NULL or trees[1] == NULL:
+        free(trees[0])
+        free(trees[1])
+        raise MemoryError("dominance_moment_1d: no memory for the Fenwick trees")
     with nogil:
         for t in prange(2, num_threads=min(n_threads, 2), schedule="static", chunksize=1):
             if t == 0:
-                if dominance_moment(&xs[0], &ys[0], &rank_l[0], h, &parts[0]) != 0:
-                    failed = 1
-            elif dominance_moment(&xs[h], &ys[h], &rank_r[0], n - h, &parts[2]) != 0:
-                failed = 1
-        if not failed:
-            for t in range(7):
-                run[t] = 0.0
-            for k in range(n):
-                j = yorder[k]
-                xyh = xs[j] * ys[j]
-                xyl = fma(xs[j], ys[j], -xyh)
-                if j < h:
-                    run[0] += 1.0
-                    dd_add(&run[1], &run[2], xs[j], 0.0)
-                    dd_add(&run[3], &run[4], ys[j], 0.0)
-                    dd_add(&run[5], &run[6], xyh, xyl)
-                else:
-                    centred_moment(xs[j], ys[j], xyh, xyl, run, &mh, &ml)
-                    dd_add(&ch, &cl, mh, ml)
-            dd_add(&ch, &cl, parts[0], parts[1])
-            dd_add(&ch, &cl, parts[2], parts[3])
-    if failed:
-        raise MemoryError("dominance_moment_1d: no memory for the Fenwick trees")
-    return ch, cl
+                dominance_moment(&xs[0], &ys[0], &rank_l[0], h, trees[0], &parts[0])
+            else:
+                dominance_moment(&xs[h], &ys[h], &rank_r[0], n - h, trees[1], &parts[2])
+        cross_moment(&xs[0], &ys[0], &yorder[0], n, h, parts, out)
+    free(trees[0])
+    free(trees[1])
+    return out[0], out[1]
 
 
 @cython.boundscheck(False)
@@ -599,21 +500,10 @@ def sorted_row_sums_dd(const double[::1] s,    # IN (n,) values in increasing or
                        double[::1] lo):        # OUT (n,)
     """``Σ_l |s_k − s_l|`` for every k as double-double pairs: ``s_k (2k − n) − 2 P_k + P_n``
     with the prefix sums ``P_k`` carried in double-double and the product exact."""
-    cdef Py_ssize_t n = s.shape[0], k
-    cdef double th = 0.0, tl = 0.0, ph = 0.0, pl = 0.0, h, l, m
+    cdef double tot[2]
     with nogil:
-        for k in range(n):
-            dd_add(&th, &tl, s[k], 0.0)
-        for k in range(n):
-            m = <double> (2 * k - n)
-            h = s[k] * m
-            l = fma(s[k], m, -h)
-            dd_add(&h, &l, -2.0 * ph, -2.0 * pl)
-            dd_add(&h, &l, th, tl)
-            hi[k] = h
-            lo[k] = l
-            dd_add(&ph, &pl, s[k], 0.0)
-    return th, tl
+        sorted_row_sums(&s[0], s.shape[0], &hi[0], &lo[0], tot)
+    return tot[0], tot[1]
 
 
 @cython.boundscheck(False)
@@ -624,37 +514,8 @@ def moments_dd(const double[::1] x, const double[::1] y,
                double[::1] out):                # OUT (20,) ten double-double sums
     """One pass, in order: Σx, Σy, Σx², Σy², Σxy, Σa, Σb, Σab, Σa², Σb² (a = ah + al,
     b = bh + bl), each as a double-double pair ``out[2k], out[2k + 1]``."""
-    cdef Py_ssize_t i, k, n = x.shape[0]
-    cdef double p, e, xi, yi, a, b, a2, b2
     with nogil:
-        for k in range(20):
-            out[k] = 0.0
-        for i in range(n):
-            xi = x[i]
-            yi = y[i]
-            a = ah[i]
-            a2 = al[i]
-            b = bh[i]
-            b2 = bl[i]
-            dd_add(&out[0], &out[1], xi, 0.0)
-            dd_add(&out[2], &out[3], yi, 0.0)
-            p = xi * xi
-            dd_add(&out[4], &out[5], p, fma(xi, xi, -p))
-            p = yi * yi
-            dd_add(&out[6], &out[7], p, fma(yi, yi, -p))
-            p = xi * yi
-            dd_add(&out[8], &out[9], p, fma(xi, yi, -p))
-            dd_add(&out[10], &out[11], a, a2)
-            dd_add(&out[12], &out[13], b, b2)
-            p = a * b
-            e = fma(a, b, -p) + (a * b2 + a2 * b)
-            dd_add(&out[14], &out[15], p, e)
-            p = a * a
-            e = fma(a, a, -p) + 2.0 * (a * a2)
-            dd_add(&out[16], &out[17], p, e)
-            p = b * b
-            e = fma(b, b, -p) + 2.0 * (b * b2)
-            dd_add(&out[18], &out[19], p, e)
+        moments(&x[0], &y[0], &ah[0], &al[0], &bh[0], &bl[0], x.shape[0], &out[0])
 
 
 @cython.boundscheck(False)

@@ -113,6 +113,11 @@ REGISTRY: dict[str, Entry] = {
     "distance_correlation_ttest": Entry(
         lambda X, s: es.distance_correlation_ttest(*_xyz(X)[:2]),
         {"statistic": 0, "pvalue": 0, "estimate": 0}),
+    "distance_correlation_screen": Entry(
+        lambda X, s: es.distance_correlation_screen(X[:, :2], X[:, 2], top=1, pvalue="permutation",
+                                                    n_resamples=NR, adjust=None, rng=s),
+        {"statistic": 0, "pvalue": 0}, random=True,
+        notes="streamed over the features (no n×n matrix), so no memory budget"),
     "distance_correlation_matrix": Entry(
         lambda X, s: es.distance_correlation_matrix(X), {"dcor": 0},
         memory=lambda X, b: es.distance_correlation_matrix(X, memory_budget=b)),
