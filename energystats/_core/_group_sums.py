@@ -419,6 +419,11 @@ class MatrixEngine:
         out *= 0.5
         return out
 
+    @property
+    def small_codes(self):
+        """Whether :meth:`group_sums` takes byte codes as they are (the masked path)."""
+        return self.masked and type(self).group_sums is MatrixEngine.group_sums
+
     def group_sums(self, codes):
         """``Lᵀ D L`` for a batch of relabellings ``codes`` (B, n), by one of three paths.
 

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._lib import _permutation as _lib_permutation
 from . import _progress, _sequential
 
 __all__ = ["permutation_null", "count_relabellings", "enumerate_relabellings", "draw_permutations",
@@ -120,6 +121,10 @@ class Strata:
         self.positions = [p for p in np.split(self.order, np.cumsum(counts)[:-1]) if p.size]
 
 
+#: the value types of the compiled shuffle (:func:`energystats._lib._permutation.shuffle_rows`)
+_SHUFFLED = (np.dtype(np.uint8), np.dtype(np.int32), np.dtype(np.int64))
+
+
 def draw_permutations(rng, values, count, strata=None):
     """``count`` random rearrangements of ``values`` (1-D), shape (count, len(values)).
 
@@ -134,6 +139,10 @@ def draw_permutations(rng, values, count, strata=None):
     values = np.asarray(values)
     if strata is None:
         out = np.broadcast_to(values, (count, values.size)).copy()
+        if out.dtype in _SHUFFLED and out.size:
+            # NumPy's Fisher–Yates, the same draws, without its per-element generic copies
+            _lib_permutation.shuffle_rows(rng.bit_generator, out)
+            return out
         return rng.permuted(out, axis=1, out=out)  # in place: one copy of the batch
     keys = rng.random((count, values.size))
     order = np.lexsort((keys, np.broadcast_to(strata.codes, keys.shape)), axis=-1)
@@ -311,6 +320,9 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
                           for eng, fm, ident in zip(engines, factor_maps, identity)])
 
     batch = max(1, min(eng.batch_size for eng in engines))
+    # the draws do not depend on the values' type: bytes, where every engine takes them as they are
+    small = n_cells <= 255 and all(getattr(eng, "small_codes", False) for eng in engines)
+    draw_codes = cell_codes.astype(np.uint8) if small else cell_codes
     if strata is not None:
         batch = max(1, batch // 2)  # the draws' random keys and their sort order
     obs_M = [eng.group_sums(np.ascontiguousarray(fm[cell_codes][None, :]))
@@ -333,7 +345,7 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
             if is_exact:
                 cells = next(source)
             else:
-                cells = draw_permutations(rng, cell_codes, next(sizes), strata)
+                cells = draw_permutations(rng, draw_codes, next(sizes), strata)
             if bar is not None:  # a long batch moves the bar by its parts (tiles, row blocks)
                 for f, eng in enumerate(engines):
                     eng.on_part = functools.partial(_bar_to, bar, done, cells.shape[0], f,

@@ -27,7 +27,7 @@ import numpy as np
 cimport cython
 from cython.parallel cimport parallel, prange, threadid
 
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from energystats._lib._pairwise cimport es_ctz64, es_mask_tile, es_simd_init, kahan_add
 from energystats._lib import SIMD_LEVELS, simd_cap
@@ -239,3 +239,70 @@ cdef inline double _lanes(const double* v) noexcept nogil:
     """The eight compensated lanes' sum (lane l: ``v[l] + v[8 + l]``) in es_sum's order."""
     return (((v[0] + v[8]) + (v[4] + v[12])) + ((v[2] + v[10]) + (v[6] + v[14]))) + \
         (((v[1] + v[9]) + (v[5] + v[13])) + ((v[3] + v[11]) + (v[7] + v[15])))
+
+
+# -- the relabellings' draws -------------------------------------------------------------------
+
+cdef extern from "numpy/random/bitgen.h":
+    ctypedef struct bitgen_t:
+        void* state
+        uint64_t (*next_uint64)(void* st) noexcept nogil
+        uint32_t (*next_uint32)(void* st) noexcept nogil
+        double (*next_double)(void* st) noexcept nogil
+        uint64_t (*next_raw)(void* st) noexcept nogil
+
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+
+ctypedef fused shuffled:
+    uint8_t
+    int32_t
+    int64_t
+
+
+cdef inline uint64_t bounded(bitgen_t* bg, uint64_t top) noexcept nogil:
+    """A uniform integer in [0, top]: the smallest all-ones mask covering ``top``, draws
+    masked to it until one is at most ``top`` (32-bit draws while ``top`` fits in 32 bits),
+    the rule of NumPy's ``random_interval``, so that the same generator state gives the
+    same integers as NumPy's shuffles."""
+    cdef uint64_t mask = top, v
+    if top == 0:
+        return 0
+    mask |= mask >> 1
+    mask |= mask >> 2
+    mask |= mask >> 4
+    mask |= mask >> 8
+    mask |= mask >> 16
+    mask |= mask >> 32
+    if (top >> 32) == 0:
+        while True:
+            v = bg.next_uint32(bg.state) & mask
+            if v <= top:
+                return v
+    while True:
+        v = bg.next_uint64(bg.state) & mask
+        if v <= top:
+            return v
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def shuffle_rows(object bit_generator,      # IN numpy.random.BitGenerator (its lock is held)
+                 shuffled[:, ::1] out):      # IN/OUT (count, n): each row shuffled in place
+    """Fisher–Yates on every row in turn, from the last position down (position i swapped
+    with a uniform j in [0, i]): row r is what NumPy's ``Generator.permuted(out, axis=1)``
+    makes of it from the same state — the same draws in the same order — without its
+    per-element generic copies.  The generator's state advances as NumPy's would."""
+    cdef object capsule = bit_generator.capsule
+    if not PyCapsule_IsValid(capsule, "BitGenerator"):
+        raise TypeError("shuffle_rows: not a NumPy BitGenerator")
+    cdef bitgen_t* bg = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
+    cdef Py_ssize_t count = out.shape[0], n = out.shape[1], r, i, j
+    cdef shuffled t
+    with bit_generator.lock:
+        with nogil:
+            for r in range(count):
+                for i in range(n - 1, 0, -1):
+                    j = <Py_ssize_t> bounded(bg, <uint64_t> i)
+                    t = out[r, j]
+                    out[r, j] = out[r, i]
+                    out[r, i] = t
