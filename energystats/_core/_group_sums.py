@@ -375,6 +375,7 @@ class MatrixEngine:
         if not self.fold:
             self.rowsum = np.ascontiguousarray(D.sum(axis=1))
         self.masked = not self.fold and masked_path(k)
+        self.small_codes = self.masked and type(self).group_sums is MatrixEngine.group_sums  # bytes
         fixed = _matrix_bytes(n) + 16.0 * n + _fixed_sums(k)
         free = (memory_budget - fixed) / share
         per = _matrix_per(n, k, self.fold)
@@ -418,11 +419,6 @@ class MatrixEngine:
         out += out.transpose(0, 2, 1).copy()
         out *= 0.5
         return out
-
-    @property
-    def small_codes(self):
-        """Whether :meth:`group_sums` takes byte codes as they are (the masked path)."""
-        return self.masked and type(self).group_sums is MatrixEngine.group_sums
 
     def group_sums(self, codes):
         """``Lᵀ D L`` for a batch of relabellings ``codes`` (B, n), by one of three paths.
