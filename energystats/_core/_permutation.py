@@ -375,3 +375,158 @@ def permutation_null(engines, cell_codes, factor_maps, statistic, *, n_resamples
     if null is None:
         null = np.empty((0,) + np.shape(observed))
     return observed, null, is_exact, obs_M
+
+
+# -- restricted permutations: blocks exchangeable as wholes (hyppo's perm_blocks) ----------------
+
+class PermutationBlocks:
+    """The permutations of the rows allowed by a hierarchy of blocks (hyppo's ``perm_blocks``).
+
+    ``levels`` (n, k) integer labels, checked by :func:`permutation_blocks`.  The rows form a
+    tree: column 0 splits them into blocks by label, column 1 splits each block further, and so
+    on; below the last column each block's rows are its children.  At every node the children
+    whose label is non-negative are exchangeable as wholes (rows themselves always are), those
+    with a negative label stay in place.  Exchanging two blocks maps the j-th row of one onto the
+    j-th row of the other in *tree order* (sub-blocks by increasing label, rows by increasing
+    position), as hyppo's ``_PermTree`` does; so exchangeable siblings must have the same shape
+    (the same sizes, fixed or not, all the way down), which the constructor checks.
+
+    A permutation is an array ``perm`` of shape (n,) with ``y[perm]`` the rearranged rows.  The
+    allowed ones form a group (each node: its exchangeable children permuted, each child's own
+    permutation independently), and :meth:`draw` samples it uniformly: a node with ``c``
+    exchangeable children takes the ranks of ``c`` uniform doubles, the ``K`` doubles of one
+    permutation being consecutive in the Generator's stream (``rng.random((count, K))``), so the
+    draws depend only on the Generator's state, never on the batch sizes.
+    """
+
+    def __init__(self, levels):
+        levels = np.asarray(levels)
+        self.levels = levels
+        self.n = n = levels.shape[0]
+        order = []      # rows in tree order
+        nodes = []      # (depth, positions (c, s) of the exchangeable children in tree order)
+
+        def build(rows, depth, where):
+            """Append ``rows``' subtree to ``order``; return its shape signature."""
+            start = len(order)
+            if depth == levels.shape[1]:
+                order.extend(rows.tolist())
+                if rows.size > 1:
+                    nodes.append((depth, np.arange(start, start + rows.size).reshape(-1, 1)))
+                return ("rows", int(rows.size))
+            labels = levels[rows, depth]
+            kids = []
+            for lab in np.unique(labels):
+                first = len(order)
+                sig = build(rows[labels == lab], depth + 1, where + [int(lab)])
+                kids.append((int(lab), sig, first, len(order) - first))
+            ex = [kd for kd in kids if kd[0] >= 0]
+            if len({kd[1] for kd in ex}) > 1:
+                a, b = ex[0], next(kd for kd in ex if kd[1] != ex[0][1])
+                at = "at the top level" if not where else f"inside the block with labels {where}"
+                raise ValueError(
+                    f"`perm_blocks` column {depth}: the exchangeable blocks {at} must have the same "
+                    f"shape (size and sub-blocks), since an exchange maps row j of one onto row j of "
+                    f"the other; block {a[0]} has {a[3]} rows {_shape_words(a[1])}, block {b[0]} "
+                    f"has {b[3]} rows {_shape_words(b[1])}. Give the odd blocks a negative label "
+                    f"(kept in place) or make the blocks alike.")
+            if len(ex) > 1:
+                nodes.append((depth, np.array([np.arange(f, f + s) for _, _, f, s in ex])))
+            return ("node", tuple((lab < 0, sig) for lab, sig, _, _ in kids))
+
+        build(np.arange(n), 0, [])
+        self.tree_order = np.asarray(order, dtype=np.intp)
+        # deepest nodes first (a block's rows are rearranged before the block moves); nodes of
+        # one depth and shape are applied together
+        groups = {}
+        for depth, pos in sorted(nodes, key=lambda t: -t[0]):
+            groups.setdefault((depth, pos.shape), []).append(pos)
+        self.groups = [np.stack(g) for g in groups.values()]  # each (m, c, s)
+        self.n_keys = int(sum(g.shape[0] * g.shape[1] for g in self.groups))
+
+    def count(self, limit=None):
+        """The number of allowed permutations; ``limit + 1`` as soon as it exceeds ``limit``."""
+        total = 1
+        for g in self.groups:
+            for _ in range(g.shape[0]):
+                total *= math.factorial(g.shape[1])
+                if limit is not None and total > limit:
+                    return limit + 1
+        return total
+
+    def _apply(self, sigmas):
+        """The permutations (N, n) from each group's choices ``sigmas[g]`` (N, m, c): child slot
+        ``i`` of a node receives the contents of its child ``sigma[i]``."""
+        N = sigmas[0].shape[0] if sigmas else 1
+        cur = np.broadcast_to(self.tree_order, (N, self.n)).copy()
+        rows = np.arange(N)[:, None, None, None]
+        for pos, sig in zip(self.groups, sigmas):
+            src = pos[np.arange(pos.shape[0])[None, :, None], sig]  # (N, m, c, s)
+            cur[rows, pos[None]] = cur[rows, src]
+        perm = np.empty_like(cur)
+        perm[:, self.tree_order] = cur
+        return perm
+
+    def draw(self, rng, count):
+        """``count`` uniform random allowed permutations, shape (count, n)."""
+        if not self.groups:
+            return np.broadcast_to(np.arange(self.n, dtype=np.intp), (count, self.n)).copy()
+        keys = rng.random((count, self.n_keys))
+        sigmas, k0 = [], 0
+        for g in self.groups:
+            m, c = g.shape[0], g.shape[1]
+            sigmas.append(np.argsort(keys[:, k0:k0 + m * c].reshape(count, m, c), axis=2))
+            k0 += m * c
+        return self._apply(sigmas)
+
+    def enumerate(self):
+        """Every allowed permutation once, shape (N, n); the first node (deepest, in tree
+        order) varies slowest."""
+        if not self.groups:
+            return np.arange(self.n, dtype=np.intp)[None, :]
+        per_node = []  # (group, node, all c! orders)
+        for gi, g in enumerate(self.groups):
+            every = np.array(list(itertools.permutations(range(g.shape[1]))), dtype=np.intp)
+            per_node.extend((gi, j, every) for j in range(g.shape[0]))
+        choice = np.indices([len(e) for _, _, e in per_node]).reshape(len(per_node), -1)
+        N = choice.shape[1]
+        sigmas = [np.empty((N,) + g.shape[:2], dtype=np.intp) for g in self.groups]
+        for (gi, j, every), ch in zip(per_node, choice):
+            sigmas[gi][:, j] = every[ch]
+        return self._apply(sigmas)
+
+
+def _shape_words(sig):
+    if sig[0] == "rows":
+        return "(exchangeable rows)"
+    return f"in {len(sig[1])} sub-block(s)"
+
+
+def permutation_blocks(perm_blocks, index, n):
+    """``perm_blocks`` checked: ``(PermutationBlocks, the (n, k) int64 labels)``.
+
+    An array or list of shape (n,) or (n, k) of integer labels (a Series/DataFrame is aligned
+    with the rows' ``index`` as ``strata`` is, see
+    :func:`~energystats._core._validation.align_labels`)."""
+    import pandas as pd
+
+    from ._validation import align_labels
+
+    if index is not None and isinstance(perm_blocks, (pd.Series, pd.DataFrame)):
+        perm_blocks = align_labels(pd.DataFrame(index=index), perm_blocks, "perm_blocks")
+    arr = np.asarray(perm_blocks.to_numpy() if isinstance(perm_blocks, (pd.Series, pd.DataFrame))
+                     else perm_blocks)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ValueError(f"`perm_blocks` must have shape (n,) or (n, k) with k >= 1; got shape "
+                         f"{np.shape(perm_blocks)}.")
+    if arr.shape[0] != n:
+        raise ValueError(f"`perm_blocks` must have one row per sample, n={n}; got {arr.shape[0]} rows.")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr))
+                                     and np.all(arr == np.round(arr)))):
+        raise TypeError(f"`perm_blocks` must hold integer labels (negative: a block kept in place); "
+                        f"got dtype {arr.dtype}.")
+    arr = arr.astype(np.int64)
+    return PermutationBlocks(arr), arr

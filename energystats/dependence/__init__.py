@@ -7,6 +7,8 @@
 * :mod:`.mutual` — :func:`mutual_independence_test`;
 * :mod:`.matrix` — :func:`distance_correlation_matrix`;
 * :mod:`.screening` — :func:`distance_correlation_screen` (DC-SIS);
+* :mod:`.mvi` — :func:`independence_coefficient` and :func:`independence_coefficient_test`
+  (R ``mvI``, ``mvI.test``; Bakirov, Rizzo and Székely 2006);
 * private: ``_input``, ``_result``, ``_centring`` (with the public :func:`u_center`,
   :func:`d_center`, :func:`u_product`), ``_products`` (permutation engines), ``_dask``.
 
@@ -22,6 +24,8 @@ from .matrix import DistanceCorrelationMatrixResult, distance_correlation_matrix
 from .mutual import MutualIndependenceTestResult, mutual_independence_test
 from .partial import (PartialDistanceTestResult, partial_distance_correlation,
                       partial_distance_correlation_test, partial_distance_covariance)
+from .mvi import (IndependenceCoefficientTestResult, independence_coefficient,
+                  independence_coefficient_test)
 from .screening import ScreeningResult, distance_correlation_screen
 from .statistics import (distance_correlation, distance_correlation_sqr, distance_covariance,
                          distance_covariance_sqr, distance_stats)
@@ -34,4 +38,6 @@ __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_s
            "partial_distance_correlation_test", "PartialDistanceTestResult",
            "mutual_independence_test", "MutualIndependenceTestResult",
            "distance_correlation_matrix", "DistanceCorrelationMatrixResult",
-           "distance_correlation_screen", "ScreeningResult"]
+           "distance_correlation_screen", "ScreeningResult",
+           "independence_coefficient", "independence_coefficient_test",
+           "IndependenceCoefficientTestResult"]

@@ -59,6 +59,8 @@ class IndependenceTestResult:
         None except for 'full'.
     decision : str or None
         With 'decision': 'p <= alpha', 'p > alpha', or None (not settled).
+    perm_blocks : ndarray of shape (n, k) or None
+        The block labels that restricted the permutations (``perm_blocks=``).
     """
 
     statistic: float
@@ -75,6 +77,7 @@ class IndependenceTestResult:
     strata: list | None = None
     pvalue_method: str = "full"
     decision: str | None = None
+    perm_blocks: np.ndarray | None = field(default=None, repr=False)
 
     def to_frame(self):
         """One row: statistic, p-value and its Monte Carlo error, dCov, dCor (V and U), n."""
@@ -97,7 +100,7 @@ class IndependenceTestResult:
 
 def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, exponent=1.0,
                       metric="energy", sigma=1.0, check_negative_type=True, rng=None, exact=None,
-                      strata=None,
+                      strata=None, perm_blocks=None,
                       memory_budget=2**30, n_threads=None, backend=None, compute=True,
                       pvalue_method="full", sequential_h=10, alpha=0.05, affine=False):
     r"""Permutation test of independence of x and y by distance covariance.
@@ -133,6 +136,20 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
         Permute ``y`` only within strata (blocked designs).  A Series is
         aligned with DataFrame/Series ``x`` and ``y`` by index (as in
         :func:`energystats.energy_test`); arrays and lists are positional.
+    perm_blocks : array_like of int, shape (n,) or (n, k), optional
+        Restricted permutations with blocks exchangeable as wholes (hyppo's
+        ``perm_blocks``): column 0 splits the rows into blocks by label,
+        each further column splits every block again; at each split the
+        blocks with a non-negative label are permuted as wholes among
+        themselves (row j of one onto row j of the other, rows in order of
+        position), blocks with a negative label stay in place, and the rows
+        of each final block are permuted among themselves.  Exchangeable
+        blocks must have the same shape.  E.g. ``[0, 0, 1, 1, 2, 2]``:
+        three pairs moved as wholes (and each pair's rows swapped or not);
+        add a column ``[-1, -2] * 3`` to keep each pair's order.  A column
+        of negative labels is ``strata`` (permutations within blocks only),
+        so the two options are exclusive.  Aligned by index as ``strata``;
+        not with ``backend='dask'`` or ``pvalue_method='asymptotic'``.
     memory_budget : float, default 1 GiB
         Bytes the two double-centred n×n matrices may take (16 n²; lowered
         to 80 % of the memory available).  Beyond it (n above about 8 000 by
@@ -174,7 +191,9 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     Notes
     -----
     The null hypothesis is that x and y are independent (with ``strata``:
-    independent within every stratum, the rows exchangeable within strata).
+    independent within every stratum, the rows exchangeable within strata;
+    with ``perm_blocks``: the rows of y exchangeable under the allowed
+    permutations, e.g. repeated measures of a subject kept together).
     The p-value is :math:`(1 + \#\{T^* \ge T\}) / (R + 1)` over R
     permutations, as in the package's other tests, with exact ties counted
     (the allowance is the rounding error of :math:`\sum A_{ij}B_{ij}`, 64 eps
@@ -223,7 +242,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     >>> es.independence_test(x, y, rng=1).pvalue
     0.001
     """
-    from .._core._permutation import Strata, pvalue_se
+    from .._core._permutation import Strata, permutation_blocks, pvalue_se
     from .._core._validation import seeded_rng
 
     if statistic not in (None, "dcov", "dcor", "bcdcor"):
@@ -241,6 +260,9 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
                              "is a test of the bias-corrected distance correlation; pass "
                              "statistic='bcdcor' or leave it out.")
         _asymptotic.check_options("independence_test", exact, strata)
+        if perm_blocks is not None:
+            raise ValueError("`perm_blocks` restricts the permutations; the χ² test "
+                             "(pvalue_method='asymptotic') has none. Leave one of them out.")
         est = _stats(x, y, data, exponent, metric, sigma, n_threads,
                      check_negative_type=check_negative_type, need_u=True, backend=backend,
                      compute=compute)
@@ -252,6 +274,13 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     dask = _dask.use_dask(backend, compute, (x, y, strata))
     rule = _sequential.make_rule(pvalue_method, R, h=sequential_h, alpha=alpha, exact=exact, dask=dask,
                                  also=(_asymptotic.ASYMPTOTIC,))
+    if strata is not None and perm_blocks is not None:
+        raise ValueError("`strata` and `perm_blocks` are exclusive: strata are perm_blocks with "
+                         "one column of negative labels (blocks kept in place, rows permuted "
+                         "within each); pass only `perm_blocks`.")
+    if dask and perm_blocks is not None:
+        raise TypeError("`perm_blocks` is not available with backend='dask'; use the threads "
+                        "backend (in-memory data).")
     if dask and u_stat:
         raise TypeError("the permutation test of `statistic='bcdcor'` holds the U-centred matrices "
                         "in memory: not available with backend='dask'.")
@@ -273,16 +302,23 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     if strata is not None:
         lab = strata_labels(strata, index, n)
         st = Strata(lab.codes)
+    blocks = levels = None
+    if perm_blocks is not None:
+        blocks, levels = permutation_blocks(perm_blocks, index, n)
     _check_constant(est, "test of independence")
     kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget),
                                centring="u" if u_stat else "double")
-    is_exact, total, perms = _permutation_plan(n, st, R, False if rule is not None else exact, gen)
+    if blocks is None:
+        is_exact, total, perms = _permutation_plan(n, st, R, False if rule is not None else exact, gen)
+    else:
+        is_exact, total, perms = _block_plan(blocks, R, False if rule is not None else exact, gen)
     # report the statistic in the data's units
     stat_out = {"dcov": est.test_statistic, "dcor": est.dcor_sqr, "bcdcor": n * est.dcor_u}[statistic]
     if R == 0 and not is_exact:
         return IndependenceTestResult(stat_out, None, np.empty(0), statistic, 0, False, est,
                                       None, None, est.columns_x, est.columns_y,
-                                      None if st is None else list(lab.groups))
+                                      None if st is None else list(lab.groups),
+                                      perm_blocks=levels)
     _, null, p = _permutation_pvalue(kernel, perms, total, is_exact, rule)
     if statistic == "dcov":  # n V² is of degree one in each variable's rho; dCor is scale-free
         null = sy.apply(sx.apply(null / n))
@@ -295,7 +331,25 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
                                   est.columns_x, est.columns_y,
                                   None if st is None else list(lab.groups),
                                   "full" if rule is None else rule.name,
-                                  None if rule is None else rule.decision)
+                                  None if rule is None else rule.decision, levels)
+
+
+def _block_plan(blocks, R, exact, gen):
+    """``(is_exact, total, perms)`` of :func:`_permutation_plan` for the permutations allowed by
+    ``blocks`` (:class:`~energystats._core._permutation.PermutationBlocks`)."""
+    if exact is None:
+        is_exact = R > 0 and blocks.count(R) <= R
+    elif exact:
+        if blocks.count(10**6) > 10**6:
+            raise ValueError("`exact=True`: `perm_blocks` allows more than 10**6 permutations; use "
+                             "random ones.")
+        is_exact = True
+    else:
+        is_exact = False
+    if is_exact:
+        every = blocks.enumerate()
+        return True, every.shape[0], lambda r0, m: every[r0:r0 + m]
+    return False, R, lambda r0, m: blocks.draw(gen, m)
 
 
 def _chi2_result(est):

@@ -118,6 +118,12 @@ REGISTRY: dict[str, Entry] = {
                                                     n_resamples=NR, adjust=None, rng=s),
         {"statistic": 0, "pvalue": 0}, random=True,
         notes="streamed over the features (no n×n matrix), so no memory budget"),
+    "independence_coefficient": Entry(lambda X, s: es.independence_coefficient(*_xyz(X)[:2]), {"": 0},
+                                      notes="O(n⁴) by its definition (no O(n²) form is known), "
+                                            "refused past n = 447 instead of a memory budget"),
+    "independence_coefficient_test": Entry(
+        lambda X, s: es.independence_coefficient_test(*_xyz(X)[:2], n_resamples=NR, rng=s),
+        {"statistic": 0, "pvalue": 0, "null_distribution": 0, "estimate": 0}, random=True),
     "distance_correlation_matrix": Entry(
         lambda X, s: es.distance_correlation_matrix(X), {"dcor": 0},
         memory=lambda X, b: es.distance_correlation_matrix(X, memory_budget=b)),
