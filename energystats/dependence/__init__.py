@@ -9,6 +9,8 @@
 * :mod:`.screening` — :func:`distance_correlation_screen` (DC-SIS);
 * :mod:`.mvi` — :func:`independence_coefficient` and :func:`independence_coefficient_test`
   (R ``mvI``, ``mvI.test``; Bakirov, Rizzo and Székely 2006);
+* :mod:`.timeseries` — :func:`auto_distance_correlation` (ADCF),
+  :func:`cross_distance_correlation`, :func:`adcf_test`, :func:`cross_distance_correlation_test`;
 * private: ``_input``, ``_result``, ``_centring`` (with the public :func:`u_center`,
   :func:`d_center`, :func:`u_product`), ``_products`` (permutation engines), ``_dask``.
 
@@ -29,6 +31,9 @@ from .mvi import (IndependenceCoefficientTestResult, independence_coefficient,
 from .screening import ScreeningResult, distance_correlation_screen
 from .statistics import (distance_correlation, distance_correlation_sqr, distance_covariance,
                          distance_covariance_sqr, distance_stats)
+from .timeseries import (ADCFTestResult, CrossDistanceCorrelationTestResult, adcf_test,
+                         auto_distance_correlation, cross_distance_correlation,
+                         cross_distance_correlation_test)
 
 __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_sqr",
            "distance_correlation_sqr", "distance_stats", "DistanceStatsResult",
@@ -40,4 +45,7 @@ __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_s
            "distance_correlation_matrix", "DistanceCorrelationMatrixResult",
            "distance_correlation_screen", "ScreeningResult",
            "independence_coefficient", "independence_coefficient_test",
-           "IndependenceCoefficientTestResult"]
+           "IndependenceCoefficientTestResult",
+           "auto_distance_correlation", "cross_distance_correlation", "adcf_test",
+           "cross_distance_correlation_test", "ADCFTestResult",
+           "CrossDistanceCorrelationTestResult"]

@@ -124,6 +124,16 @@ REGISTRY: dict[str, Entry] = {
     "independence_coefficient_test": Entry(
         lambda X, s: es.independence_coefficient_test(*_xyz(X)[:2], n_resamples=NR, rng=s),
         {"statistic": 0, "pvalue": 0, "null_distribution": 0, "estimate": 0}, random=True),
+    "auto_distance_correlation": Entry(lambda X, s: es.auto_distance_correlation(X[:, 0], lags=3),
+                                       {"": 0}),
+    "cross_distance_correlation": Entry(
+        lambda X, s: es.cross_distance_correlation(X[:, 0], X[:, 1:], lags=2), {"": 0}),
+    "adcf_test": Entry(lambda X, s: es.adcf_test(X[:, 0], lags=3, n_resamples=NR, rng=s),
+                       {"statistic": 2, "pvalue": 0}, random=True),
+    "cross_distance_correlation_test": Entry(
+        lambda X, s: es.cross_distance_correlation_test(X[:, 0], X[:, 1:], lags=2, n_resamples=NR,
+                                                        rng=s),
+        {"statistic": 2, "pvalue": 0}, random=True),
     "distance_correlation_matrix": Entry(
         lambda X, s: es.distance_correlation_matrix(X), {"dcor": 0},
         memory=lambda X, b: es.distance_correlation_matrix(X, memory_budget=b)),
