@@ -9,6 +9,8 @@
 * :mod:`.screening` — :func:`distance_correlation_screen` (DC-SIS);
 * :mod:`.mvi` — :func:`independence_coefficient` and :func:`independence_coefficient_test`
   (R ``mvI``, ``mvI.test``; Bakirov, Rizzo and Székely 2006);
+* :mod:`.conditional` — :func:`conditional_distance_correlation` and
+  :func:`conditional_independence_test` (Wang et al. 2015; engine in ``_conditional``);
 * :mod:`.timeseries` — :func:`auto_distance_correlation` (ADCF),
   :func:`cross_distance_correlation`, :func:`adcf_test`, :func:`cross_distance_correlation_test`;
 * private: ``_input``, ``_result``, ``_centring`` (with the public :func:`u_center`,
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 from ._centring import d_center, u_center, u_product
 from ._result import DistanceStatsResult
+from .conditional import (ConditionalDistanceCorrelationResult, ConditionalIndependenceTestResult,
+                          conditional_distance_correlation, conditional_independence_test)
 from .independence import (DistanceCorrelationTTestResult, IndependenceTestResult,
                            distance_correlation_ttest, independence_test)
 from .matrix import DistanceCorrelationMatrixResult, distance_correlation_matrix
@@ -48,4 +52,6 @@ __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_s
            "IndependenceCoefficientTestResult",
            "auto_distance_correlation", "cross_distance_correlation", "adcf_test",
            "cross_distance_correlation_test", "ADCFTestResult",
-           "CrossDistanceCorrelationTestResult"]
+           "CrossDistanceCorrelationTestResult",
+           "conditional_distance_correlation", "ConditionalDistanceCorrelationResult",
+           "conditional_independence_test", "ConditionalIndependenceTestResult"]
