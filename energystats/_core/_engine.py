@@ -140,21 +140,24 @@ def pairwise_values(X, Y, metric, n_threads, *, aligned=False):
     return out
 
 
+#: values in one tile of SciPy's cdist (8 MiB): each pair's value is the same for any tiling
+SCIPY_TILE_VALUES = 2**20
+
+
 def _scipy_matrix(X, Y, metric, out):
-    """rho by ``scipy.spatial.distance.cdist(..., metric.name)`` in tiles of rows (each pair's
-    value does not depend on the tiling), into ``out``; non-finite values are an error."""
+    """rho by ``scipy.spatial.distance.cdist(..., metric.name, **metric.scipy_kwargs())`` in tiles
+    of rows (each pair's value does not depend on the tiling), into ``out``; non-finite values are
+    an error."""
     from scipy.spatial.distance import cdist
 
-    d = X.shape[1]
-    if d > metric.max_features:
-        from ._metrics import SCIPY_NAMES
-        raise ValueError(f"metric={metric.name!r} with {d} features is refused: "
-                         f"{SCIPY_NAMES[metric.name][1]}. Pass check_negative_type=False (an "
-                         "argument of every function that takes `metric`) to use it anyway.")
+    from ._metrics import check_features
+
+    check_features(metric, X.shape[1])  # V, VI of the data's size; 'max2' metrics' feature limit
+    kwargs = metric.scipy_kwargs()      # V, VI, p: given, never computed per tile
     X64, Y64 = (np.asarray(A, dtype=np.float64) for A in (X, Y))
-    rows = max(1, 2**20 // max(Y.shape[0], 1))  # tiles of about 8 MiB
+    rows = max(1, SCIPY_TILE_VALUES // max(Y.shape[0], 1))
     for i0 in range(0, X.shape[0], rows):
-        out[i0:i0 + rows] = cdist(X64[i0:i0 + rows], Y64, metric.name)
+        out[i0:i0 + rows] = cdist(X64[i0:i0 + rows], Y64, metric.name, **kwargs)
     if not np.all(np.isfinite(out)):
         raise ValueError(f"metric={metric.name!r} gave a non-finite value (SciPy's cdist: an "
                          "overflow, or e.g. 'cosine' of a zero row).")

@@ -1,7 +1,8 @@
 """SciPy's metric names reach every public entry point that takes ``metric=`` correctly (issue 34).
 
 Every call with a name ('cityblock', 'canberra', 'hamming' on integer-valued data, 'euclidean',
-'sqeuclidean') either equals the same call with ``metric='precomputed'`` on SciPy's ``cdist``
+'sqeuclidean', and the names with a SciPy parameter given as a pair: 'seuclidean' with V,
+'mahalanobis' with VI, 'minkowski' with p = 1.5) either equals the same call with ``metric='precomputed'`` on SciPy's ``cdist``
 matrix (to rounding; randomised calls with the same seed), or, where a function has no
 precomputed form, a reference formed from that matrix with plain NumPy (or the same call with a
 callable that calls ``cdist`` per pair), or it raises a ValueError/TypeError that names the metric
@@ -24,7 +25,11 @@ import energystats as es
 from ..changepoint.reference import best_split
 from .registry import public_entry_points
 
-NAMES = ["cityblock", "canberra", "hamming", "euclidean", "sqeuclidean"]
+#: the names with their SciPy parameter (issue 43): V, VI for the 3 features of :func:`_data`
+_A = np.array([[1.0, 0.4, -0.2], [0.0, 0.8, 0.3], [0.0, 0.0, 1.5]])
+PAIRS = [("seuclidean", {"V": np.array([0.5, 2.0, 1.5])}), ("mahalanobis", {"VI": _A @ _A.T}),
+         ("minkowski", {"p": 1.5})]
+NAMES = ["cityblock", "canberra", "hamming", "euclidean", "sqeuclidean"] + PAIRS
 NR = 19
 RTOL, ATOL = 1e-9, 1e-12
 LAB2 = np.repeat([0, 1], 8)
@@ -42,8 +47,20 @@ def _data(metric, n=16, d=3, seed=0):
     return rng.normal(size=(n, d)) + 0.3
 
 
+def _key(metric):
+    """The name of a metric given as a name or as a (name, params) pair."""
+    return metric if isinstance(metric, str) else metric[0]
+
+
+def _cd(A, B, metric):
+    """SciPy's cdist, with the parameters of a (name, params) pair."""
+    if isinstance(metric, tuple):
+        return cdist(A, B, metric[0], **metric[1])
+    return cdist(A, B, metric)
+
+
 def _D(A, metric):
-    return cdist(A, A, metric)
+    return _cd(A, A, metric)
 
 
 def _per_pair(metric):
@@ -51,7 +68,7 @@ def _per_pair(metric):
     def rho(a, b):
         if np.array_equal(a, b):        # cdist's 'cosine' of a row with itself: 1 − 1 rounded
             return 0.0
-        return float(cdist(a[None, :], b[None, :], metric)[0, 0])
+        return float(_cd(a[None, :], b[None, :], metric)[0, 0])
     return rho
 
 
@@ -61,7 +78,7 @@ def _fields(res, names):
 
 def _edist_ref(A, B, metric, estimator="V", wa=None, wb=None):
     """The energy distance from the cdist blocks: V, U or weighted V (masses w / sum w)."""
-    Dab, Daa, Dbb = cdist(A, B, metric), _D(A, metric), _D(B, metric)
+    Dab, Daa, Dbb = _cd(A, B, metric), _D(A, metric), _D(B, metric)
     if wa is not None:
         u, v = wa / wa.sum(), wb / wb.sum()
         return 2 * u @ Dab @ v - u @ Daa @ u - v @ Dbb @ v
@@ -116,7 +133,7 @@ def _distance():
         X, Y = _data(m), _data(m, n=5, seed=1)
         return ({"XX": es.pairwise(X, metric=m, **_CK),
                  "XY": es.pairwise(X, Y, metric=m, **_CK)},
-                {"XX": _D(X, m), "XY": cdist(X, Y, m)})
+                {"XX": _D(X, m), "XY": _cd(X, Y, m)})
 
     def gram(m):
         X = _data(m)
@@ -219,13 +236,49 @@ def _changepoint():
     return {"e_divisive": {"": e_divisive}}
 
 
-FORMS = {**_homogeneity(), **_distance(), **_dependence(), **_clustering(), **_changepoint()}
+def _dependence_issue43():
+    """The time-series, conditional and screening entry points: each call with a name against
+    the same call with a callable that calls ``cdist`` per pair (the series and the screen have
+    no precomputed form)."""
+    def by_callable(fn, fields, nargs, **kw):
+        def f(m):
+            args = _xyz(m)[:nargs]
+            got = fn(*args, metric=m, **_CK, **kw)
+            exp = fn(*args, metric=_per_pair(m), **kw)
+            return _fields(got, fields), _fields(exp, fields)
+        return f
+
+    rnd, lags = dict(n_resamples=NR, rng=3), dict(lags=2)
+    return {
+        "auto_distance_correlation": {"": by_callable(es.auto_distance_correlation, [""], 1, **lags)},
+        "cross_distance_correlation": {"": by_callable(es.cross_distance_correlation, [""], 2,
+                                                       **lags)},
+        "adcf_test": {"": by_callable(es.adcf_test, ["statistic", "pvalue", "dcor"], 1, **lags,
+                                      **rnd)},
+        "cross_distance_correlation_test": {
+            "": by_callable(es.cross_distance_correlation_test, ["statistic", "pvalue", "dcor"], 2,
+                            **lags, **rnd)},
+        "conditional_distance_correlation": {
+            "": by_callable(es.conditional_distance_correlation, ["statistic", "test_statistic"], 3)},
+        "conditional_independence_test": {
+            "": by_callable(es.conditional_independence_test, ["statistic", "pvalue"], 3, **rnd)},
+        "distance_correlation_screen": {
+            "": by_callable(es.distance_correlation_screen, ["statistic", "ranking"], 2)},
+    }
+
+
+FORMS = {**_homogeneity(), **_distance(), **_dependence(), **_dependence_issue43(), **_clustering(),
+         **_changepoint()}
 
 #: (function, metric) -> words the refusal must contain (besides the metric's name)
 REFUSED = {**{("e_divisive", m): "change-point searches"
               for m in ("cityblock", "canberra", "hamming", "cosine", "chebyshev")},
            # exponent 2: the divergence compares means only (as `exponent=2` is refused)
-           ("e_divisive", "sqeuclidean"): "compares means only"}
+           ("e_divisive", "sqeuclidean"): "compares means only",
+           **{("e_divisive", m): "change-point searches" for m, _ in PAIRS},
+           # the screen computes dCor column by column: one V, VI for 3 features cannot apply
+           **{("distance_correlation_screen", m): "but the data have 1 feature"
+              for m in ("seuclidean", "mahalanobis")}}
 
 
 def _metric_entry_points(param="metric"):
@@ -257,13 +310,13 @@ def _cases():
     for name in sorted(FORMS):
         for form in FORMS[name]:
             for m in NAMES:
-                yield pytest.param(name, form, m, id=f"{name}{'-' + form if form else ''}-{m}")
+                yield pytest.param(name, form, m, id=f"{name}{'-' + form if form else ''}-{_key(m)}")
 
 
 def _check_refusal(err, name, m):
     msg = str(err.value)
-    assert repr(m) in msg, msg
-    assert REFUSED[(name, m)] in msg, msg
+    assert repr(_key(m)) in msg, msg
+    assert REFUSED[(name, _key(m))] in msg, msg
 
 
 @pytest.mark.parametrize("name, form, metric", list(_cases()))
@@ -271,7 +324,7 @@ def test_name_equals_precomputed_or_is_refused(name, form, metric):
     f = FORMS[name][form]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")         # degenerate-statistic and column-scale notes
-        if (name, metric) in REFUSED:
+        if (name, _key(metric)) in REFUSED:
             with pytest.raises(ValueError) as err:
                 f(metric)
             _check_refusal(err, name, metric)
@@ -280,7 +333,7 @@ def test_name_equals_precomputed_or_is_refused(name, form, metric):
     assert got.keys() == exp.keys()
     for key in got:
         g, e = np.asarray(got[key], float), np.asarray(exp[key], float)
-        assert not np.isnan(g).any(), f"{name} {form} {key}: NaN with metric={metric!r}"
+        assert not np.isnan(g).any(), f"{name} {form} {key}: NaN with metric={_key(metric)!r}"
         np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL, err_msg=f"{name} {form} {key}")
 
 
@@ -290,21 +343,26 @@ def _forms():
     return [pytest.param(n, f, id=f"{n}{'-' + f if f else ''}") for n in sorted(FORMS) for f in FORMS[n]]
 
 
+#: refused (chebyshev and minkowski with p > 2: with 3 features), usable with check_negative_type=False
+NOT_NEGATIVE = [pytest.param(m, id=_key(m)) for m in ["cosine", "chebyshev", ("minkowski", {"p": 3})]]
+
+
 @pytest.mark.parametrize("name, form", _forms())
-@pytest.mark.parametrize("metric", ["cosine", "chebyshev"])   # refused; chebyshev: 3 features
+@pytest.mark.parametrize("metric", NOT_NEGATIVE)
 def test_not_negative_type_is_refused_naming_check_negative_type(name, form, metric):
     with warnings.catch_warnings(), pytest.raises(ValueError) as err:
         warnings.simplefilter("ignore")
         FORMS[name][form](metric)
     msg = str(err.value)
-    if (name, metric) == ("e_divisive", "chebyshev"):    # no compiled search: refused before
-        assert REFUSED[(name, metric)] in msg, msg
+    if name == "e_divisive" and _key(metric) != "cosine":  # no compiled search: refused before
+        assert REFUSED[(name, _key(metric))] in msg, msg
         return
-    assert f"metric={metric!r}" in msg and "refused" in msg and "check_negative_type=False" in msg, msg
+    assert f"metric={_key(metric)!r}" in msg and "refused" in msg, msg
+    assert "check_negative_type=False" in msg, msg
 
 
 @pytest.mark.parametrize("name, form", _forms())
-@pytest.mark.parametrize("metric", ["cosine", "chebyshev"])
+@pytest.mark.parametrize("metric", NOT_NEGATIVE)
 def test_check_negative_type_false_equals_precomputed(monkeypatch, name, form, metric):
     """Every function passes ``check_negative_type=False`` on: the refused name then gives the
     precomputed call's numbers (the change-point searches still refuse: no compiled search)."""
@@ -363,29 +421,33 @@ DASK = [
      lambda m, backend: es.EnergyClustering(2, metric=m, random_state=3, backend=backend).fit(_data(m)),
      ["labels_", "W_"]),
     ("e_divisive", _e_divisive_dask, ["rejected_statistic", "rejected_pvalue"]),
+    ("distance_correlation_screen", _dask_call(es.distance_correlation_screen, "two"),
+     ["statistic", "ranking"]),
 ]
 #: the Dask tiles run the compiled kernels only: SciPy's cdist metrics are refused, naming them
-DASK_REFUSED = {"canberra", "hamming"}
+DASK_REFUSED = {"canberra", "hamming", "seuclidean", "mahalanobis", "minkowski"}
+#: ... except where the Dask tasks run the threads backend's code on blocks of columns
+DASK_ANY_METRIC = {"distance_correlation_screen"}
 
 
 @pytest.mark.dask
-@pytest.mark.parametrize("metric", NAMES)
+@pytest.mark.parametrize("metric", [pytest.param(m, id=_key(m)) for m in NAMES])
 @pytest.mark.parametrize("name, call, fields", [pytest.param(*d, id=d[0]) for d in DASK])
 def test_dask_equals_threads_or_is_refused(name, call, fields, metric):
     dask = pytest.importorskip("dask")
     pytest.importorskip("dask.array")
-    if (name, metric) in REFUSED:   # no compiled search: refused on either backend alike
+    if (name, _key(metric)) in REFUSED:   # no compiled search: refused on either backend alike
         for backend in ("dask", None):
-            with pytest.raises(ValueError, match=REFUSED[(name, metric)]):
+            with pytest.raises(ValueError, match=REFUSED[(name, _key(metric))]):
                 call(metric, backend)
         return
     with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if metric in DASK_REFUSED:
+        if _key(metric) in DASK_REFUSED and name not in DASK_ANY_METRIC:
             with pytest.raises((ValueError, TypeError)) as err:
                 call(metric, "dask")
             msg = str(err.value)
-            assert repr(metric) in msg and "dask" in msg.lower() and "cityblock" in msg, msg
+            assert repr(_key(metric)) in msg and "dask" in msg.lower() and "cityblock" in msg, msg
             return
         got = _fields(call(metric, "dask"), fields)
     exp = _fields(call(metric, None), fields)     # itself checked against precomputed above
