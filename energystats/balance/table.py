@@ -100,11 +100,8 @@ class BalanceTableResult:
         dashed line marks ``threshold`` (default: the table's threshold for ``stat``, else 0.1
         for 'smd' and 'corr', none for the others).  Binary covariates' 'smd' is the raw
         difference in proportions.  Returns the Axes."""
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError:
-            raise ImportError("BalanceTableResult.plot needs matplotlib: pip install matplotlib.") \
-                from None
+        from .._core._plot import axes
+
         stat = stat or ("corr" if self.kind == "continuous" else "smd")
         cols = [c for c in (f"{stat}_before", f"{stat}_after") if c in self.table.columns]
         if not cols:
@@ -113,8 +110,7 @@ class BalanceTableResult:
                              f"got {stat!r}.")
         if threshold is None:
             threshold = self.thresholds.get(stat, IMBALANCE if stat in ("smd", "corr") else None)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(5, 0.35 * len(self.table) + 1.2))
+        ax = axes(ax, "BalanceTableResult.plot", (5, 0.35 * len(self.table) + 1.2))
         y = np.arange(len(self.table))
         for c, marker in zip(cols, ("o", "s")):
             ax.scatter(np.abs(self.table[c].to_numpy(dtype=float)), y, marker=marker,

@@ -93,12 +93,9 @@ class _Segmentation:
         -------
         matplotlib.axes.Axes
         """
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError:  # pragma: no cover - depends on the environment
-            raise ImportError("`plot` needs matplotlib (pip install matplotlib).") from None
-        if ax is None:
-            _, ax = plt.subplots(figsize=(8, 3))
+        from .._core._plot import axes
+
+        ax = axes(ax)
         x = np.arange(self.data.shape[0]) if self.index is None else self.index
         for j, name in enumerate(self._names()):
             ax.plot(x, self.data[:, j], lw=0.8, label=name)

@@ -302,12 +302,9 @@ class _LagPlot:
         -------
         matplotlib.axes.Axes
         """
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError:  # pragma: no cover - depends on the environment
-            raise ImportError("`plot` needs matplotlib (pip install matplotlib).") from None
-        if ax is None:
-            _, ax = plt.subplots(figsize=(8, 3))
+        from .._core._plot import axes
+
+        ax = axes(ax)
         lags = np.asarray(self.lags)
         ax.vlines(lags, 0.0, self.dcor, color="C0", lw=2.0)
         ax.plot(lags, self.dcor, "o", color="C0", ms=4)
