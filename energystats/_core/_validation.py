@@ -697,6 +697,13 @@ if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def check_exact(exact):
+    """``exact`` (None, True or False; 1 and 0 are not taken for True and False)."""
+    if not (exact is None or isinstance(exact, (bool, np.bool_))):
+        raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
+    return None if exact is None else bool(exact)
+
+
 def check_n_threads(n_threads):
     """Resolve ``n_threads`` (None → the cores available to the process and not busy
     with other processes' threads at the moment of the call: :func:`default_threads`).

@@ -14,7 +14,7 @@ from . import _dask as _dep_dask
 from .._core import _asymptotic, _dask, _dask_pair_sums, _sequential
 from .._core._input import paired_variables, strata_labels
 from .._core._metrics import resolve_metric
-from .._core._validation import as_square_matrix, check_n_threads
+from .._core._validation import as_square_matrix, check_exact, check_n_threads
 from ._products import _permutation_budget, _permutation_plan, _permutation_pvalue, _products
 from ._result import DistanceStatsResult, _check_constant, _finish
 from .statistics import _stats
@@ -252,8 +252,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
 
         x, y = _affine_pair(x, y, data, metric, None, backend, compute)
         data = None
-    if exact not in (None, True, False):
-        raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
+    exact = check_exact(exact)
     if pvalue_method == _asymptotic.ASYMPTOTIC:
         if statistic not in (None, "bcdcor"):
             raise ValueError(f"`statistic={statistic!r}`: the χ² test (pvalue_method='asymptotic') "

@@ -30,9 +30,9 @@ def _check_method(method):
 
 
 def _check_exact(exact):
-    if exact not in (None, True, False):
-        raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
-    return exact
+    from .._core._validation import check_exact
+
+    return check_exact(exact)
 
 
 def _check_groups(labs, names, fname):
