@@ -50,7 +50,9 @@ def pairwise(X, Y=None, *, metric="energy", exponent=1.0, sigma=1.0, n_threads=N
         'gaussian', or one of SciPy's names of a metric of negative type:
         'euclidean' (= 'energy', exponent 1), 'sqeuclidean' (= 'energy',
         exponent 2), 'cityblock' (compiled), 'hamming', 'canberra',
-        'chebyshev' (at most 2 features); see the guide page "Choosing a semimetric" for
+        'chebyshev' (at most 2 features), and with their parameter as a pair
+        ``("seuclidean", {"V": V})``, ``("mahalanobis", {"VI": VI})``,
+        ``("minkowski", {"p": p})`` (1 ≤ p ≤ 2); see the guide page "Choosing a semimetric" for
         what each means for the statistics.  A callable ``f(x, y) -> float``
         is called once per pair (slow; meant for small data).
     exponent : float in (0, 2], default 1.0

@@ -60,7 +60,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     metric : str or callable, default 'energy'
         The semimetric rho (as in :func:`energystats.pairwise`), or 'precomputed'.
         Also SciPy's names of a metric of negative type ('euclidean', 'sqeuclidean',
-        'cityblock', 'hamming', 'canberra', 'chebyshev' with at most 2 features);
+        'cityblock', 'hamming', 'canberra', 'chebyshev' with at most 2 features), and
+        ``(name, {parameter: value})`` for 'seuclidean', 'mahalanobis' and 'minkowski';
         see the guide page "Choosing a semimetric".
     exponent : float, default 1.0
         ``metric='energy'``: rho = ‖x − y‖^exponent, 0 < exponent ≤ 2.
