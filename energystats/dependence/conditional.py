@@ -277,7 +277,7 @@ def conditional_distance_correlation(x, y, z, *, data=None, bandwidth=None, expo
         :math:`h_j = \hat\sigma_j n^{-1/(d+4)} / 2`: the level study
         (``docs/benchmarks/conditional_level.txt``) found Scott's rule itself
         (hyppo's default, 'scott') rejecting 60–82 % of conditionally
-        independent data sets in one design (x, y = |z| + noise, n = 50 and
+        independent data sets in one design (:math:`x, y = |z|` + noise, n = 50 and
         100), half of it within two standard errors of 0.05 in every null
         design, at about the same power;
         'silverman': :math:`\hat\sigma_j (n(d+2)/4)^{-1/(d+4)}` (hyppo's);

@@ -240,7 +240,7 @@ def cross_distance_correlation(x, y, *, lags=None, estimator="V", exponent=1.0, 
 
     Notes
     -----
-    Lag j pairs :math:`x_t` with :math:`y_{t-j}` over the m = n − |j| times where both
+    Lag j pairs :math:`x_t` with :math:`y_{t-j}` over the :math:`m = n - |j|` times where both
     exist: j > 0 asks whether the past of y is related to the present of x, j < 0 the
     reverse (the convention of hyppo's ``DcorrX``, whose lags are 0 … M, and of R
     ``dCovTS``'s cross ADCF).  The formula is that of :func:`auto_distance_correlation`
@@ -434,7 +434,7 @@ class CrossDistanceCorrelationTestResult(_LagPlot):
     columns_y: list | None = None
 
     def to_frame(self):
-        """One row per lag: ``cross_dcor``, ``statistic`` ((n − |j|)·dCov²), ``pvalue``,
+        """One row per lag: ``cross_dcor``, ``statistic`` (:math:`n - |j|` times dCov²), ``pvalue``,
         ``critical_value`` and ``weight``."""
         return self._frame("cross_dcor")
 
