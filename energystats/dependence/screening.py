@@ -211,7 +211,7 @@ def distance_correlation_screen(X, y, *, data=None, top=None, rounds=1, pvalue=N
     sorted_path = Ya.shape[1] == 1 and met.is_energy1
     engine = _Engine(Ya, met, nt, sorted_path, on_dask)
     dcor = engine.dcor(Xa)
-    constant = [names[j] for j in range(p) if np.all(Xa[:, j] == Xa[0, j])]
+    constant = [names[j] for j in np.flatnonzero(np.all(Xa == Xa[:1], axis=0))]
     if constant:
         warn(f"constant feature(s) {constant[:8]}{' ...' if len(constant) > 8 else ''}: no distance "
              "correlation (0/0); they are NaN and ranked last.", UserWarning)
@@ -356,8 +356,12 @@ class _Engine:
         from .._core._permutation import pvalue_from_null
         from ._products import _permutation_budget, _permutation_plan
 
+        from .._core import _memory
+
         n = X.shape[0]
         is_exact, total, perms = _permutation_plan(n, None, R, None, gen)
+        _memory.check_fits(8.0 * total * n, f"the {total} permutations of the {n} rows, shared "
+                           "by the features", "Use fewer `n_resamples`, or a sample of the rows.")
         every = np.ascontiguousarray(perms(0, total), dtype=np.intp)
         if self.sorted_path:
             def one(Xb, y, P, nt):
