@@ -69,12 +69,16 @@ class DistanceCorrelationMatrixResult:
         The seed of the permutations (pass it back as ``rng=`` to repeat them).
     left_out : list
         Non-numeric columns left out by ``numeric_only=True``.
+    top_pairs : DataFrame or None
+        With ``top=k``: the k pairs of largest distance correlation, in
+        decreasing order (columns x, y, dcor); ``dcor`` is then None (no
+        p×p matrix is formed).
 
     The diagonals of ``pvalues`` and ``adjusted`` are NaN (a column is not
     tested against itself).
     """
 
-    dcor: pd.DataFrame
+    dcor: pd.DataFrame | None
     pvalues: pd.DataFrame | None = field(default=None, repr=False)
     adjusted: pd.DataFrame | None = field(default=None, repr=False)
     estimator: str = "V"
@@ -84,9 +88,13 @@ class DistanceCorrelationMatrixResult:
     exact: bool | None = None
     seed: int | None = None
     left_out: list = field(default_factory=list)
+    top_pairs: pd.DataFrame | None = field(default=None, repr=False)
 
     def to_frame(self):
-        """Long format: one row per pair (x, y) with dcor, pvalue and the adjusted p-value."""
+        """Long format: one row per pair (x, y) with dcor, pvalue and the adjusted p-value
+        (with ``top=k``: the k pairs kept)."""
+        if self.top_pairs is not None:
+            return self.top_pairs.copy()
         cols = list(self.dcor.columns)
         iu, ju = np.triu_indices(len(cols), 1)
         out = pd.DataFrame({"x": [cols[i] for i in iu], "y": [cols[j] for j in ju],
@@ -99,7 +107,8 @@ class DistanceCorrelationMatrixResult:
 
 def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="V", pvalue=None,
                                 adjust="holm", n_resamples=None, rng=None, memory_budget=2**30,
-                                n_threads=None, backend=None, alpha=0.05, numeric_only=False):
+                                n_threads=None, backend=None, alpha=0.05, numeric_only=False,
+                                top=None):
     r"""Distance correlation of every pair of columns of a DataFrame (or 2-D array).
 
     Parameters
@@ -161,6 +170,13 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         columns' n×n matrices of two blocks within ``memory_budget``); the
         p-values are the threads backend's, bit for bit.  The table itself
         must be in memory (a Dask DataFrame is an error).
+
+    top : int, optional
+        Keep only the ``top`` pairs of largest distance correlation (the
+        result's ``top_pairs``), without the p×p matrix: for wide tables,
+        whose matrices do not fit (10 000 columns: 800 MB each).  The same
+        products as the full matrix, in blocks of columns, plus one pass
+        for the columns' norms.  Not with ``pvalue`` or the Dask backend.
 
     Returns
     -------
@@ -271,6 +287,10 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
             R = G / np.outer(d, d)
         return R
 
+    if top is not None:
+        u = estimator == "U"  # read by build()
+        return _top_result(build, top, p, n, block, estimator, names, pvalue, dask_backend,
+                           list(left_out))
     # the same Gram on Dask: its blocks as tasks
     make = _dep_dask.lazy_dcor_gram(X, float(exponent), block) if dask_backend else gram
     u = False
@@ -311,6 +331,25 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
     return DistanceCorrelationMatrixResult(out_dcor, pd.DataFrame(P, index=names, columns=names),
                                            pd.DataFrame(adj, index=names, columns=names),
                                            estimator, adjust, pvalue, **extra, left_out=list(left_out))
+
+
+def _top_result(build, top, p, n, block, estimator, names, pvalue, dask_backend, left_out):
+    """The result of ``top=k``: the k strongest pairs (:mod:`._toppairs`), no p×p matrix."""
+    from . import _toppairs
+
+    m = p * (p - 1) // 2
+    if isinstance(top, (bool, np.bool_)) or not isinstance(top, (int, np.integer)) or not 1 <= top <= m:
+        raise ValueError(f"`top` must be an integer in [1, p(p-1)/2 = {m}]; got {top!r}.")
+    if pvalue is not None:
+        raise ValueError("`top` keeps the strongest pairs' distance correlations only; pass "
+                         "pvalue=None (or test the pairs kept with independence_test).")
+    if dask_backend:
+        raise TypeError("`top` runs on the threads backend; leave `backend` out.")
+    i, j, r = _toppairs.top_pairs(build, p, n * (n + 1) // 2, block, int(top))
+    d = np.sqrt(np.clip(r, 0.0, 1.0)) if estimator == "V" else r
+    pairs = pd.DataFrame({"x": [names[a] for a in i], "y": [names[b] for b in j], "dcor": d})
+    return DistanceCorrelationMatrixResult(None, estimator=estimator, left_out=left_out,
+                                           top_pairs=pairs)
 
 
 def matrix_resamples(m, alpha=0.05):
