@@ -247,7 +247,7 @@ def variable(v, data, name):
     return arr, cols, index
 
 
-def paired_variables(x, y, data=None, with_index=False):
+def paired_variables(x, y, data=None, with_index=False, names=("x", "y")):
     """Two paired variables, checked once: ``(X, Y, columns of x, columns of y)``, and with
     ``with_index`` the rows' pandas index (x's or y's; None for arrays).
 
@@ -262,14 +262,15 @@ def paired_variables(x, y, data=None, with_index=False):
     >>> X.shape, Y.shape, cx, cy
     ((3, 1), (3, 1), ['a'], ['b'])
     """
-    X, cx, ix = variable(x, data, "x")
-    Y, cy, iy = variable(y, data, "y")
+    nx, ny = names                      # the arguments' names, for the messages
+    X, cx, ix = variable(x, data, nx)
+    Y, cy, iy = variable(y, data, ny)
     if X.shape[0] != Y.shape[0]:
-        raise ValueError(f"`x` and `y` must have the same number of rows (paired samples); got "
-                         f"{X.shape[0]} and {Y.shape[0]}.")
+        raise ValueError(f"`{nx}` and `{ny}` must have the same number of rows (paired samples); "
+                         f"got {X.shape[0]} and {Y.shape[0]}.")
     if ix is not None and iy is not None and not ix.equals(iy):
-        raise ValueError("`x` and `y` have different indexes: the rows must be paired. Align "
-                         "them first (e.g. `y = y.loc[x.index]`) or pass arrays.")
+        raise ValueError(f"`{nx}` and `{ny}` have different indexes: the rows must be paired. "
+                         f"Align them first (e.g. `{ny} = {ny}.loc[{nx}.index]`) or pass arrays.")
     return (X, Y, cx, cy, ix if ix is not None else iy) if with_index else (X, Y, cx, cy)
 
 

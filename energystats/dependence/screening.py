@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._core import _dask
-from .._core._input import variable
+from .._core._input import paired_variables, variable
 from .._core._metrics import resolve_metric
 from .._core._validation import check_n_threads, warn
 from . import _screening
@@ -247,8 +247,8 @@ def _screen_input(X, y, data, backend):
         raise TypeError("`X`, `y`, `data`: screening holds the table in memory (each Dask task "
                         "takes a block of features); pass a DataFrame or an array "
                         "(`ddf.compute()` first).")
-    Y, cy, iy = variable(y, data, "y")
     if X is None:
+        _, cy, _ = variable(y, data, "y")
         if not isinstance(data, pd.DataFrame):
             raise TypeError("`X=None` takes every column of `data` except y's, so `data` must be "
                             f"a DataFrame; got {type(data).__name__}.")
@@ -258,13 +258,7 @@ def _screen_input(X, y, data, backend):
         X = [c for c in data.columns if c not in cy]
         if not X:
             raise ValueError("`data` has no column besides y's.")
-    Xa, cx, ix = variable(X, data, "X")
-    if Xa.shape[0] != Y.shape[0]:
-        raise ValueError(f"`X` and `y` must have the same number of rows; got {Xa.shape[0]} "
-                         f"and {Y.shape[0]}.")
-    if ix is not None and iy is not None and not ix.equals(iy):
-        raise ValueError("`X` and `y` have different indexes: the rows must be paired. Align them "
-                         "first (e.g. `y = y.loc[X.index]`) or pass arrays.")
+    Xa, Y, cx, cy = paired_variables(X, y, data, names=("X", "y"))
     if Xa.shape[0] < 2:
         raise ValueError(f"need at least 2 rows; got {Xa.shape[0]}.")
     if np.all(Y == Y[:1]):
