@@ -178,3 +178,13 @@ def _u_centred(v, name, data, met, nt, n=None):
         return _u_center_working(_engine.pairwise_values(X, X, met, nt))
     Xw, mw, sc = _engine.normalise(met, X)
     return _u_center_working(_engine.pairwise_values(Xw, Xw, mw, nt), rescale=False)[0], sc
+
+
+def _squared_distances(X):
+    """Squared Euclidean distances between the rows of ``X`` (n, d), as an n×n matrix, summed
+    coordinate by coordinate from the differences (no cancellation of |x|² + |y|² − 2x·y)."""
+    D = np.zeros((X.shape[0], X.shape[0]))
+    for t in range(X.shape[1]):
+        diff = X[:, t][:, None] - X[:, t][None, :]
+        D += diff * diff
+    return D

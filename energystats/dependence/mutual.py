@@ -12,6 +12,7 @@ import pandas as pd
 from .._core import _dask, _sequential
 from .._core._input import variable
 from .._core._pair_sums import _constancy
+from ._centring import _squared_distances
 from ._result import _ratio
 
 __all__ = ["mutual_independence_test", "MutualIndependenceTestResult"]
@@ -63,15 +64,6 @@ class MutualIndependenceTestResult:
                              "pvalue_se": [np.nan] * len(idx) + [self.pvalue_se]},
                             index=pd.Index(idx + ["sum"], name="term"))
         return rows
-
-
-def _squared_distances(X):
-    """Squared Euclidean distances of the rows (difference form; no cancellation)."""
-    D = np.zeros((X.shape[0], X.shape[0]))
-    for t in range(X.shape[1]):
-        diff = X[:, t][:, None] - X[:, t][None, :]
-        D += diff * diff
-    return D
 
 
 def _u_centred_fast(a):

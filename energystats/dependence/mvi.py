@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import _sequential
 from .._core._input import paired_variables
+from ._centring import _squared_distances
 
 __all__ = ["independence_coefficient", "independence_coefficient_test",
            "IndependenceCoefficientTestResult"]
@@ -29,15 +30,6 @@ _BLOCK = 2**21
 
 
 # -- the terms ----------------------------------------------------------------------
-
-def _squared_distances(X):
-    """Squared Euclidean distances between the rows (difference form: no cancellation)."""
-    D = np.zeros((X.shape[0], X.shape[0]))
-    for t in range(X.shape[1]):
-        diff = X[:, t][:, None] - X[:, t][None, :]
-        D += diff * diff
-    return D
-
 
 def _hypot_sum(u2, v2):
     r""":math:`\sum_{a}\sum_{b} \sqrt{u_a + v_b}` over two 1-D arrays of squares, in blocks."""
