@@ -284,6 +284,140 @@ cdef inline uint64_t bounded(bitgen_t* bg, uint64_t top) noexcept nogil:
             return v
 
 
+cdef extern from *:
+    """
+    /* NumPy's PCG64 (XSL-RR 128/64: step the 128-bit LCG, then output from the new state),
+       inline, for the shuffle's hot loop.  Its state is read from and written back to the
+       bit generator's documented ``state`` dictionary.  Without a 128-bit integer type (MSVC)
+       or on a big-endian machine the shuffle calls the bit generator's own functions. */
+    #if defined(__SIZEOF_INT128__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    #define ES_HAVE_PCG64 1
+    #define ES_PCG64_BLOCK 256
+    typedef unsigned __int128 es_u128;
+    /* The 64-bit outputs are made ES_PCG64_BLOCK at a time; read as 32-bit words they are
+       NumPy's 32-bit draws (each output's low half first, its high half kept for the next
+       draw), so a draw is one load.  ``base`` is the state before the block, ``skip`` 1 while
+       the block is the single half-word the generator had kept. */
+    typedef struct {
+        es_u128 state, inc, base;
+        uint64_t block[ES_PCG64_BLOCK];
+        Py_ssize_t pos, end, skip;
+        int has_uint32;
+        uint32_t uinteger;
+    } es_pcg64;
+    static inline uint64_t es_pcg64_step(es_u128 *state, es_u128 inc) {
+        const es_u128 mult = ((es_u128)0x2360ED051FC65DA4ULL << 64) | 0x4385DF649FCCF645ULL;
+        uint64_t x;
+        unsigned rot;
+        *state = *state * mult + inc;
+        x = (uint64_t)(*state >> 64) ^ (uint64_t)*state;
+        rot = (unsigned)(*state >> 122);
+        return (x >> rot) | (x << ((64u - rot) & 63u));
+    }
+    static inline void es_pcg64_set(es_pcg64 *g, uint64_t s_hi, uint64_t s_lo,
+                                    uint64_t i_hi, uint64_t i_lo, int has, uint32_t u) {
+        g->state = ((es_u128)s_hi << 64) | s_lo;
+        g->inc = ((es_u128)i_hi << 64) | i_lo;
+        g->base = g->state;
+        g->uinteger = u;
+        if (has) {  /* the kept half-word first: word 1 of a one-output block */
+            g->block[0] = (uint64_t)u << 32;
+            g->pos = 1;
+            g->end = 2;
+            g->skip = 1;
+        } else {
+            g->pos = g->end = g->skip = 0;
+        }
+    }
+    static void es_pcg64_refill(es_pcg64 *g) {
+        Py_ssize_t k;
+        g->base = g->state;
+        for (k = 0; k < ES_PCG64_BLOCK; k++)
+            g->block[k] = es_pcg64_step(&g->state, g->inc);
+        g->pos = 0;
+        g->end = 2 * ES_PCG64_BLOCK;
+        g->skip = 0;
+    }
+    /* The generator as NumPy would hold it after the draws made: the block's base state
+       advanced by the outputs used, the half-word of the last output kept if unused. */
+    static inline void es_pcg64_finish(es_pcg64 *g) {
+        Py_ssize_t used = (g->pos + 1) / 2 - g->skip, k;
+        g->state = g->base;
+        for (k = 0; k < used; k++)
+            es_pcg64_step(&g->state, g->inc);
+        /* NumPy's word kept last (stale once used, as NumPy leaves it) */
+        g->has_uint32 = (int)(g->pos & 1);
+        if (g->has_uint32)
+            g->uinteger = ((const uint32_t *)g->block)[g->pos];
+        else if (g->pos > 0)
+            g->uinteger = ((const uint32_t *)g->block)[g->pos - 1];
+    }
+    static inline uint64_t es_pcg64_state_hi(const es_pcg64 *g) { return (uint64_t)(g->state >> 64); }
+    static inline uint64_t es_pcg64_state_lo(const es_pcg64 *g) { return (uint64_t)g->state; }
+    /* Fisher-Yates on each row, from the last position down, with NumPy's bounded draws
+       (the smallest all-ones mask over i, 32-bit draws masked until one is at most i), one
+       32-bit word a step and no data-dependent branch: a rejected word swaps position i with
+       itself and leaves i where it was.  The read position lives in a local: the rows' byte
+       stores could alias the struct. */
+    #define ES_PCG64_SHUFFLE(NAME, T)                                                   \\
+    static void NAME(es_pcg64 *g, T *out, Py_ssize_t count, Py_ssize_t n) {            \\
+        const uint32_t *words = (const uint32_t *)g->block;                             \\
+        Py_ssize_t pos = g->pos, end = g->end, r;                                       \\
+        uint32_t i, v, j, ok;                                                           \\
+        T t, *row;                                                                      \\
+        for (r = 0; r < count; r++) {                                                   \\
+            row = out + r * n;                                                          \\
+            i = (uint32_t)(n - 1);                                                      \\
+            while (i > 0) {                                                             \\
+                if (pos == end) {                                                       \\
+                    es_pcg64_refill(g);                                                 \\
+                    pos = 0;                                                            \\
+                    end = g->end;                                                       \\
+                }                                                                       \\
+                v = words[pos++] & (0xFFFFFFFFu >> __builtin_clz(i));                   \\
+                ok = v <= i;                                                            \\
+                j = ok ? v : i;                                                         \\
+                t = row[j];                                                             \\
+                row[j] = row[i];                                                        \\
+                row[i] = t;                                                             \\
+                i -= ok;                                                                \\
+            }                                                                           \\
+        }                                                                               \\
+        g->pos = pos;                                                                   \\
+    }
+    ES_PCG64_SHUFFLE(es_pcg64_shuffle_u8, uint8_t)
+    ES_PCG64_SHUFFLE(es_pcg64_shuffle_i32, int32_t)
+    ES_PCG64_SHUFFLE(es_pcg64_shuffle_i64, int64_t)
+    #else
+    #define ES_HAVE_PCG64 0
+    typedef struct { int has_uint32; uint32_t uinteger; } es_pcg64;
+    static inline void es_pcg64_set(es_pcg64 *g, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+                                    int has, uint32_t u) { g->has_uint32 = has; g->uinteger = u; }
+    static inline void es_pcg64_finish(es_pcg64 *g) { }
+    static inline uint64_t es_pcg64_state_hi(const es_pcg64 *g) { return 0; }
+    static inline uint64_t es_pcg64_state_lo(const es_pcg64 *g) { return 0; }
+    static void es_pcg64_shuffle_u8(es_pcg64 *g, uint8_t *o, Py_ssize_t c, Py_ssize_t n) { }
+    static void es_pcg64_shuffle_i32(es_pcg64 *g, int32_t *o, Py_ssize_t c, Py_ssize_t n) { }
+    static void es_pcg64_shuffle_i64(es_pcg64 *g, int64_t *o, Py_ssize_t c, Py_ssize_t n) { }
+    #endif
+    """
+    int ES_HAVE_PCG64
+    ctypedef struct es_pcg64:
+        int has_uint32
+        uint32_t uinteger
+    void es_pcg64_set(es_pcg64* g, uint64_t s_hi, uint64_t s_lo, uint64_t i_hi, uint64_t i_lo,
+                      int has, uint32_t u) noexcept nogil
+    uint64_t es_pcg64_state_hi(const es_pcg64* g) noexcept nogil
+    uint64_t es_pcg64_state_lo(const es_pcg64* g) noexcept nogil
+    void es_pcg64_finish(es_pcg64* g) noexcept nogil
+    void es_pcg64_shuffle_u8(es_pcg64* g, uint8_t* out, Py_ssize_t count, Py_ssize_t n) noexcept nogil
+    void es_pcg64_shuffle_i32(es_pcg64* g, int32_t* out, Py_ssize_t count, Py_ssize_t n) noexcept nogil
+    void es_pcg64_shuffle_i64(es_pcg64* g, int64_t* out, Py_ssize_t count, Py_ssize_t n) noexcept nogil
+
+
+cdef uint64_t _M64 = 0xFFFFFFFFFFFFFFFF
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def shuffle_rows(object bit_generator,      # IN numpy.random.BitGenerator (its lock is held)
@@ -298,6 +432,31 @@ def shuffle_rows(object bit_generator,      # IN numpy.random.BitGenerator (its 
     cdef bitgen_t* bg = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
     cdef Py_ssize_t count = out.shape[0], n = out.shape[1], r, i, j
     cdef shuffled t
+    cdef es_pcg64 g
+    cdef object st, inner, s, inc
+    if ES_HAVE_PCG64 and type(bit_generator) is np.random.PCG64 and n <= 0xFFFFFFFF and count:
+        # PCG64 (default_rng's) inline: NumPy's step and output, its state moved in and out
+        # through the bit generator's ``state`` dictionary (the tests check that the rows and
+        # the state after them are NumPy's, the kept half-word included)
+        with bit_generator.lock:
+            st = bit_generator.state
+            inner = st["state"]
+            s, inc = int(inner["state"]), int(inner["inc"])
+            es_pcg64_set(&g, <uint64_t> (s >> 64), <uint64_t> (s & _M64), <uint64_t> (inc >> 64),
+                         <uint64_t> (inc & _M64), <int> st["has_uint32"], <uint32_t> st["uinteger"])
+            with nogil:
+                if shuffled is uint8_t:
+                    es_pcg64_shuffle_u8(&g, &out[0, 0], count, n)
+                elif shuffled is int32_t:
+                    es_pcg64_shuffle_i32(&g, &out[0, 0], count, n)
+                else:
+                    es_pcg64_shuffle_i64(&g, &out[0, 0], count, n)
+                es_pcg64_finish(&g)
+            inner["state"] = (int(es_pcg64_state_hi(&g)) << 64) | int(es_pcg64_state_lo(&g))
+            st["has_uint32"] = int(g.has_uint32)
+            st["uinteger"] = int(g.uinteger)
+            bit_generator.state = st
+        return
     with bit_generator.lock:
         with nogil:
             for r in range(count):

@@ -27,6 +27,33 @@ def test_same_rows_and_state_as_numpy(bitgen, dtype, n):
         assert ours.random() == theirs.random()
 
 
+@pytest.mark.parametrize("bitgen", [np.random.PCG64, np.random.SFC64])
+@pytest.mark.parametrize("before", [1, 2, 3, 511, 512, 513])
+def test_from_a_generator_holding_half_a_word(bitgen, before):
+    """The inline PCG64 takes the half-word NumPy keeps after an odd number of 32-bit draws
+    first, and leaves the generator as NumPy would (state, kept half-word) whatever the
+    number of draws made before and after, across its blocks of 256 outputs."""
+    for n in (2, 3, 700):
+        ours, theirs = np.random.Generator(bitgen(5)), np.random.Generator(bitgen(5))
+        ours.integers(0, 2**32, before, dtype=np.uint32)
+        theirs.integers(0, 2**32, before, dtype=np.uint32)
+        a = np.broadcast_to(np.arange(n, dtype=np.int64), (3, n)).copy()
+        b = a.copy()
+        _permutation.shuffle_rows(ours.bit_generator, a)
+        theirs.permuted(b, axis=1, out=b)
+        np.testing.assert_array_equal(a, b)
+        _assert_same_state(ours.bit_generator.state, theirs.bit_generator.state)
+
+
+def _assert_same_state(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        if isinstance(a[key], dict):
+            _assert_same_state(a[key], b[key])
+        else:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
 def test_draw_permutations_rows_are_numpy_permutations():
     """Row r is what the r-th call rng.permutation(values) gives (the documented contract)."""
     values = np.arange(50) * 3
