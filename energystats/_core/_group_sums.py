@@ -219,14 +219,12 @@ _FIXED_SUM_COPIES = 4
 #: about 32 groups (benchmarks/bench_groups.py), and more accurate (no column recovered by
 #: subtraction)
 FOLD_MIN_GROUPS = 32
-#: the matrix engine sums up to this many groups under bit masks (compiled) instead of
-#: multiplying one-hot matrices (BLAS), by the instruction set of the kernels: at n = 2000 the
-#: masked sums took 0.27× the products' time for two groups, 0.50× for eight and 0.72× for
-#: sixteen on AVX-512 (a tile's rows summed once per relabelling, sixteen running sums in
-#: registers, the masks applied once per tile); 0.52× for two and 0.77× for five on AVX2, as
-#: long for eight; longer in the baseline build (benchmarks/bench_groups.py,
-#: docs/benchmarks/groups.txt)
-MASK_MAX_GROUPS = {"avx512": 16, "avx2": 5}
+#: the matrix engine sums up to this many groups under bit masks (compiled, tables of four rows'
+#: subset sums) instead of one-hot products (BLAS), by instruction set: at n = 2000 (2-core AMD
+#: EPYC) the masked sums took 0.45-0.53x the products' time for two groups, 0.87-0.93x for eight
+#: (AVX2, AVX-512), 1.06-1.18x for sixteen; 0.72x for five and 1.19x for eight in the baseline
+#: build (benchmarks/bench_groups.py, docs/benchmarks/groups.txt)
+MASK_MAX_GROUPS = {"avx512": 8, "avx2": 8, "baseline": 5}
 #: longest a batch should run, in multiply-adds, so that Ctrl-C is honoured between batches
 _BATCH_WORK = 2e9
 
@@ -381,7 +379,8 @@ class MatrixEngine:
         per = _matrix_per(n, k, self.fold)
         if free < per:
             raise _budget_error(fixed + per, f"n={n}, {k} groups, the n×n matrix", memory_budget)
-        self.batch_size = _batch_size(free, per, 1024, float(n) * n * (1 if self.fold else k))
+        work = n * n * (1 if self.fold else k) / (4 if self.masked else 1)  # masked: n²/8 adds a group
+        self.batch_size = _batch_size(free, per, 1024, work)
 
     def _orders(self, sizes):
         k = self.k

@@ -41,9 +41,10 @@ cdef extern from "_simd.h" nogil:
                           double* out)
     Py_ssize_t es_ctz64(uint64_t w)
     void es_neumaier(double* acc, double* comp, double value)
-    void es_mask_tile(const double* T, Py_ssize_t ld, Py_ssize_t nc, const uint64_t* rows,
-                      Py_ssize_t rs, const uint64_t* cols, Py_ssize_t cs, Py_ssize_t gs,
-                      Py_ssize_t kp, double* acc, Py_ssize_t acc_stride, Py_ssize_t count)
+    void es_mask_tile(const double* T, Py_ssize_t ld, Py_ssize_t nr, Py_ssize_t nc,
+                      const uint64_t* rows, Py_ssize_t rs, const uint64_t* cols, Py_ssize_t cs,
+                      Py_ssize_t gs, Py_ssize_t kp, double* acc, Py_ssize_t acc_stride,
+                      Py_ssize_t count, double* part, double* lut)
     void es_move_cols(double* qx, Py_ssize_t n, Py_ssize_t k, Py_ssize_t j, Py_ssize_t l,
                       const double* g)
 

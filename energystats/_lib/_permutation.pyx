@@ -190,34 +190,39 @@ def batch_mask_sums(const double[:, ::1] D,           # IN (n, n): symmetric
     then ``M = L + Lᵀ + E``.  ``s[b, g]`` adds the row sums of group g's points in increasing
     order, compensated (the caller recovers the sums with the last group from them, so their
     rounding errors reach the statistic magnified).  Each relabelling's sums take the tiles in
-    the same order (``es_mask_tile``: the tile's rows of group g summed column by column, rows
-    in order, the columns of group h kept, tiles added with compensation), whichever thread
-    serves it, so the results do not depend on ``n_threads``.  The threads split the batch;
-    each passes over the tiles once, the tile in cache while its relabellings use it.
-    Work per relabelling: the rows of the first kp groups read once (about n²/2 · kp/(kp + 1)
-    additions, in vector lanes, whatever the number of groups), then kp² masked folds of 64
-    column sums per tile; only the points of group g are visited for the row sums of g.
+    the same order (``es_mask_tile``: a tile's column sums over group g's rows from tables of
+    the sums of every subset of four rows, the columns of group h kept, tiles added with
+    compensation), whichever thread serves it, so the results do not depend on ``n_threads``.
+    The threads split the batch; each passes over the tiles once, building the tile's tables
+    (16 additions per entry of the tile) and serving its relabellings from them.  Work per
+    relabelling and group: about n²/8 additions in vector lanes (one table row per four rows),
+    then kp masked folds of 64 column sums per tile; only the points of group g are visited
+    for the row sums of g.
     """
     cdef Py_ssize_t n = D.shape[0], B = bits.shape[0], kp = bits.shape[1], W = bits.shape[2]
-    cdef Py_ssize_t nt, t, b0, b1, r, c, g, h, nc, w, astride = 2 * kp * kp * 16
+    cdef Py_ssize_t nt, t, b0, b1, r, c, g, h, nr, nc, w, astride = 2 * kp * kp * 16
     cdef uint64_t word
     cdef double[:, :, :, :, ::1] acc
+    cdef double[:, ::1] part, lut
     cdef double x, y, z, zc
     if B == 0 or kp == 0:
         return
     acc = np.zeros((B, 2, kp, kp, 16))  # eight lanes' sums, then their rounding errors
     nt = max(1, min(n_threads, B))
+    part = np.empty((B, kp * kp * 8))   # a tile's eight-lane totals (es_mask_tile's scratch)
+    lut = np.empty((nt, 8 * 16 * 16 * 8))   # each thread's tables of the rows' subset sums
     with nogil, parallel(num_threads=nt):
         for t in prange(nt, schedule="static"):
             b0 = t * B // nt
             b1 = (t + 1) * B // nt
             if b1 > b0:
                 for r in range(W):
+                    nr = min(TILE, n - r * TILE)
                     for c in range(r + 1):
                         nc = min(TILE, n - c * TILE)
-                        es_mask_tile(&D[r * TILE, c * TILE], n, nc, &bits[b0, 0, r], kp * W,
+                        es_mask_tile(&D[r * TILE, c * TILE], n, nr, nc, &bits[b0, 0, r], kp * W,
                                      &bits[b0, 0, c], kp * W, W, kp, &acc[b0, 0 if c < r else 1, 0, 0, 0],
-                                     astride, b1 - b0)
+                                     astride, b1 - b0, &part[b0, 0], &lut[t, 0])
         for t in prange(B, schedule="static"):
             for g in range(kp):
                 for h in range(kp):

@@ -172,8 +172,9 @@ typedef struct {
                           const double* const*, es_ssize, es_ssize, es_ssize, double*);
     void (*perm_dot4_i64)(const double*, const double* const*, const es_ssize* const*,
                           const double* const*, es_ssize, es_ssize, es_ssize, double*);
-    void (*mask_tile)(const double*, es_ssize, es_ssize, const uint64_t*, es_ssize, const uint64_t*,
-                      es_ssize, es_ssize, es_ssize, double*, es_ssize, es_ssize);
+    void (*mask_tile)(const double*, es_ssize, es_ssize, es_ssize, const uint64_t*, es_ssize,
+                      const uint64_t*, es_ssize, es_ssize, es_ssize, double*, es_ssize, es_ssize,
+                      double*, double*);
     void (*move_cols)(double*, es_ssize, es_ssize, es_ssize, es_ssize, const double*);
     int level;
 } es_simd_table;
@@ -267,10 +268,11 @@ static inline void es_perm_dot4_i64(const double* a, const double* const* b, con
                                     const double* const* nb, es_ssize j0, es_ssize j1, es_ssize n,
                                     double* out)
 { es_simd.perm_dot4_i64(a, b, p, nb, j0, j1, n, out); }
-static inline void es_mask_tile(const double* T, es_ssize ld, es_ssize nc, const uint64_t* rows,
-                                es_ssize rs, const uint64_t* cols, es_ssize cs, es_ssize gs,
-                                es_ssize kp, double* acc, es_ssize as, es_ssize count)
-{ es_simd.mask_tile(T, ld, nc, rows, rs, cols, cs, gs, kp, acc, as, count); }
+static inline void es_mask_tile(const double* T, es_ssize ld, es_ssize nr, es_ssize nc,
+                                const uint64_t* rows, es_ssize rs, const uint64_t* cols,
+                                es_ssize cs, es_ssize gs, es_ssize kp, double* acc, es_ssize as,
+                                es_ssize count, double* part, double* lut)
+{ es_simd.mask_tile(T, ld, nr, nc, rows, rs, cols, cs, gs, kp, acc, as, count, part, lut); }
 static inline void es_move_cols(double* qx, es_ssize n, es_ssize k, es_ssize j, es_ssize l,
                                 const double* g)
 { es_simd.move_cols(qx, n, k, j, l, g); }

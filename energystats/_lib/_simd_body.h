@@ -423,206 +423,176 @@ ES_PERM_DOT4(uint16_t, u16)
 ES_PERM_DOT4(es_ssize, i64)
 #endif
 
-/* Masked sums over one tile of a matrix, for `count` relabellings q and kp groups:
- *     acc[q * as + (g * kp + h) * 16 + l] (+ its compensation at + 8 + l) gains
- *         sum over the chunks c = 0..7 of colsum_g[8c + l] where bit 8c + l of cols[q * cs + h * gs]
- *         is set,  colsum_g[j] = sum over the rows i of rows[q * rs + g * gs] of T[i * ld + j],
- * bit t of a mask standing for row (column) t of the tile (t < 64; the tile has nc ≤ 64 columns,
- * and no bit at or beyond nc is set).  The order of the additions, the same in every build:
- * column j keeps two running sums, one over the 1st, 3rd, 5th, ... rows of g's mask and one over
- * the 2nd, 4th, ... (in increasing order), added (first + second) into colsum_g[j]; the columns
- * outside h's mask are then replaced by +0.0 (a select, not a product: an infinite or NaN entry
- * outside the masks changes nothing), the chunks added as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) +
- * (s6 + s7)), and the eight lane totals added to acc with compensation (es_neumaier's
- * arithmetic, lane by lane).  A row is read once per relabelling whatever the number of groups
- * of the columns, and the masks are applied once per tile, not once per row.  The AVX-512
- * build sums all eight chunks of a row at a time (sixteen running sums in registers), AVX2 two
- * chunks (as four-lane halves) and the baseline one chunk per pass over the rows; a tile
- * narrower than 64 columns takes the scalar path.  The same operations in the same order, so
- * the same bits. */
-#define ES_ROWS_PAIRWISE(ADD)                                                                      \
-    {                                                                                              \
-        uint64_t rw_ = rw;                                                                         \
-        while (rw_) {                                                                              \
-            const double* p0 = T + es_ctz64(rw_) * ld;                                             \
-            rw_ &= rw_ - 1;                                                                        \
-            if (!rw_) {                                                                            \
-                ADD(0, p0)                                                                         \
-                break;                                                                             \
-            }                                                                                      \
-            {                                                                                      \
-                const double* p1 = T + es_ctz64(rw_) * ld;                                         \
-                rw_ &= rw_ - 1;                                                                    \
-                ADD(0, p0)                                                                         \
-                ADD(1, p1)                                                                         \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
-/* colsum[j] for j < 64: the two running sums of column j over the rows of rw, added. */
-ES_ATTR static void ES_FN(es_tile_colsums)(const double* T, es_ssize ld, es_ssize nc, uint64_t rw,
-                                           double* colsum)
-{
-    es_ssize j, rank;
-    if (nc == 64) {
-#if defined(ES_GATHER512)
-        __m512d e0 = _mm512_setzero_pd(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0,
-                e7 = e0, o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0;
-#define ES_ROW_ADD8(PAR, p)                                                                        \
-        if (PAR == 0) {                                                                            \
-            e0 = _mm512_add_pd(e0, _mm512_loadu_pd((p)));                                          \
-            e1 = _mm512_add_pd(e1, _mm512_loadu_pd((p) + 8));                                      \
-            e2 = _mm512_add_pd(e2, _mm512_loadu_pd((p) + 16));                                     \
-            e3 = _mm512_add_pd(e3, _mm512_loadu_pd((p) + 24));                                     \
-            e4 = _mm512_add_pd(e4, _mm512_loadu_pd((p) + 32));                                     \
-            e5 = _mm512_add_pd(e5, _mm512_loadu_pd((p) + 40));                                     \
-            e6 = _mm512_add_pd(e6, _mm512_loadu_pd((p) + 48));                                     \
-            e7 = _mm512_add_pd(e7, _mm512_loadu_pd((p) + 56));                                     \
-        } else {                                                                                   \
-            o0 = _mm512_add_pd(o0, _mm512_loadu_pd((p)));                                          \
-            o1 = _mm512_add_pd(o1, _mm512_loadu_pd((p) + 8));                                      \
-            o2 = _mm512_add_pd(o2, _mm512_loadu_pd((p) + 16));                                     \
-            o3 = _mm512_add_pd(o3, _mm512_loadu_pd((p) + 24));                                     \
-            o4 = _mm512_add_pd(o4, _mm512_loadu_pd((p) + 32));                                     \
-            o5 = _mm512_add_pd(o5, _mm512_loadu_pd((p) + 40));                                     \
-            o6 = _mm512_add_pd(o6, _mm512_loadu_pd((p) + 48));                                     \
-            o7 = _mm512_add_pd(o7, _mm512_loadu_pd((p) + 56));                                     \
-        }
-        ES_ROWS_PAIRWISE(ES_ROW_ADD8)
-#undef ES_ROW_ADD8
-        _mm512_storeu_pd(colsum, _mm512_add_pd(e0, o0));
-        _mm512_storeu_pd(colsum + 8, _mm512_add_pd(e1, o1));
-        _mm512_storeu_pd(colsum + 16, _mm512_add_pd(e2, o2));
-        _mm512_storeu_pd(colsum + 24, _mm512_add_pd(e3, o3));
-        _mm512_storeu_pd(colsum + 32, _mm512_add_pd(e4, o4));
-        _mm512_storeu_pd(colsum + 40, _mm512_add_pd(e5, o5));
-        _mm512_storeu_pd(colsum + 48, _mm512_add_pd(e6, o6));
-        _mm512_storeu_pd(colsum + 56, _mm512_add_pd(e7, o7));
-        return;
-#elif defined(ES_GATHER256)
-        es_ssize c;
-        for (c = 0; c < 64; c += 16) {
-            __m256d e0 = _mm256_setzero_pd(), e1 = e0, e2 = e0, e3 = e0, o0 = e0, o1 = e0, o2 = e0,
-                    o3 = e0;
-#define ES_ROW_ADD4(PAR, p)                                                                        \
-            if (PAR == 0) {                                                                        \
-                e0 = _mm256_add_pd(e0, _mm256_loadu_pd((p) + c));                                  \
-                e1 = _mm256_add_pd(e1, _mm256_loadu_pd((p) + c + 4));                              \
-                e2 = _mm256_add_pd(e2, _mm256_loadu_pd((p) + c + 8));                              \
-                e3 = _mm256_add_pd(e3, _mm256_loadu_pd((p) + c + 12));                             \
-            } else {                                                                               \
-                o0 = _mm256_add_pd(o0, _mm256_loadu_pd((p) + c));                                  \
-                o1 = _mm256_add_pd(o1, _mm256_loadu_pd((p) + c + 4));                              \
-                o2 = _mm256_add_pd(o2, _mm256_loadu_pd((p) + c + 8));                              \
-                o3 = _mm256_add_pd(o3, _mm256_loadu_pd((p) + c + 12));                             \
-            }
-            ES_ROWS_PAIRWISE(ES_ROW_ADD4)
-#undef ES_ROW_ADD4
-            _mm256_storeu_pd(colsum + c, _mm256_add_pd(e0, o0));
-            _mm256_storeu_pd(colsum + c + 4, _mm256_add_pd(e1, o1));
-            _mm256_storeu_pd(colsum + c + 8, _mm256_add_pd(e2, o2));
-            _mm256_storeu_pd(colsum + c + 12, _mm256_add_pd(e3, o3));
-        }
-        return;
-#elif defined(__GNUC__) || defined(__clang__)
-        es_ssize c;
-        for (c = 0; c < 64; c += ES_NW) {
-            ES_NV e = ES_NZERO, o = ES_NZERO;
-#define ES_ROW_ADD1(PAR, p)                                                                        \
-            if (PAR == 0)                                                                          \
-                e = e + ES_NLOAD_D((p) + c);                                                       \
-            else                                                                                   \
-                o = o + ES_NLOAD_D((p) + c);
-            ES_ROWS_PAIRWISE(ES_ROW_ADD1)
-#undef ES_ROW_ADD1
-            e = e + o;
-            ES_NSTORE(colsum + c, e);
-        }
-        return;
-#endif
-    }
-    {
-        double ev[64], ov[64];
-        for (j = 0; j < 64; j++)
-            ev[j] = ov[j] = 0.0;
-        for (rank = 0; rw; rank++) {
-            const double* p = T + es_ctz64(rw) * ld;
-            double* a = (rank & 1) ? ov : ev;
-            rw &= rw - 1;
-            for (j = 0; j < nc; j++)
-                a[j] = a[j] + p[j];
-        }
-        for (j = 0; j < 64; j++)
-            colsum[j] = ev[j] + ov[j];
-    }
-}
-
-/* acc[0..7] (compensation acc[8..15]) gains, lane l, the sum over the chunks c of colsum[8c + l]
- * where bit 8c + l of cw is set, in the tree order above. */
-ES_ATTR static void ES_FN(es_tile_fold)(const double* colsum, uint64_t cw, double* acc)
+/* acc[l] (compensation acc[8 + l]) gains value[l], l < 8: es_neumaier's arithmetic lane by lane
+ * (|acc| >= |value| decides which error term is exact). */
+ES_ATTR static void ES_FN(es_lanes_neumaier)(const double* value, double* acc)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    ES_NV s[8], a, e, sum, x, y;
+    ES_NV a, v, e, sum, x, y;
     ES_NVL big, absmask;
-    int c, h, l;
+    int h, l;
     for (l = 0; l < ES_NW; l++)
         absmask[l] = INT64_MAX;
     ES_UNROLL for (h = 0; h < ES_NH; h++) {
         const es_ssize o = h * ES_NW;
-        for (c = 0; c < 8; c++)
-            s[c] = (ES_NV)((ES_NVL)ES_NLOAD_D(colsum + 8 * c + o)
-                           & ES_NLOAD_L(es_lane_masks[(cw >> (8 * c)) & 255] + o));
-        s[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-        /* es_neumaier lane by lane: |a| >= |value| decides which error term is exact */
+        v = ES_NLOAD_D(value + o);
         a = ES_NLOAD_D(acc + o);
         e = ES_NLOAD_D(acc + 8 + o);
-        sum = a + s[0];
-        big = (ES_NV)((ES_NVL)a & absmask) >= (ES_NV)((ES_NVL)s[0] & absmask);
-        x = (a - sum) + s[0];
-        y = (s[0] - sum) + a;
+        sum = a + v;
+        big = (ES_NV)((ES_NVL)a & absmask) >= (ES_NV)((ES_NVL)v & absmask);
+        x = (a - sum) + v;
+        y = (v - sum) + a;
         e = e + (ES_NV)(((ES_NVL)x & big) | ((ES_NVL)y & ~big));
         ES_NSTORE(acc + o, sum);
         ES_NSTORE(acc + 8 + o, e);
     }
 #else
-    int c, l;
-    double s[8], t[ES_LANES];
-    for (l = 0; l < ES_LANES; l++) {
-        for (c = 0; c < 8; c++)
-            s[c] = ((cw >> (8 * c + l)) & 1) ? colsum[8 * c + l] : 0.0;
-        t[l] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-        es_neumaier(acc + l, acc + 8 + l, t[l]);
-    }
+    int l;
+    for (l = 0; l < 8; l++)
+        es_neumaier(acc + l, acc + 8 + l, value[l]);
 #endif
 }
 
-ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize nc,
+/* Masked sums over one tile of a matrix, for `count` relabellings q and kp groups:
+ *     acc[q * as + (g * kp + h) * 16 + l] (+ its compensation at + 8 + l) gains
+ *         sum over the chunks c of colsum_g[8c + l] where bit 8c + l of cols[q * cs + h * gs] is
+ *         set,  colsum_g[j] = sum over the rows i of rows[q * rs + g * gs] of T[i * ld + j],
+ * bit t of a mask standing for row (column) t of the tile (the tile has nr ≤ 64 rows and nc ≤ 64
+ * columns; no bit at or beyond them is set).
+ *
+ * By tables of the rows' subset sums (the "four Russians" idea): for a chunk of eight columns
+ * and each block of four rows 4k..4k+3, lut[k][s] holds the sum of the block's rows in the
+ * subset s (s = 0..15) over the chunk, formed once per tile as
+ * lut[k][s] = lut[k][s minus its lowest bit] + row(4k + lowest bit of s), from lut[k][0] = +0.0.
+ * A relabelling's column sums over a chunk are then one table row per block (the nibble
+ * (rw >> 4k) & 15 of g's mask) instead of one matrix row per member: n²/8 additions a group
+ * and relabelling over the lower triangle instead of n²/4.  Two chunks are served at a time
+ * (32 KiB of tables, in L1 while the batch passes).  The order of the additions, the same in
+ * every build: the sixteen blocks' table rows in two running sums from +0.0 (even k, odd k, in
+ * increasing order), added (even + odd); the columns outside h's mask replaced by +0.0 (a
+ * select, not a product: an infinite or NaN entry outside the masks changes nothing); the
+ * chunks added in increasing order into part (one eight-lane total per relabelling and pair of
+ * groups); and the totals added to acc with compensation (es_neumaier's arithmetic, lane by
+ * lane).  Each lane is one column's chain; the builds differ only in how many lanes a register
+ * holds: the same bits everywhere.
+ * Scratch: part, count * kp * kp * 8 doubles; lut, 8 * 16 * 16 * 8 doubles (128 KiB). */
+ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize nr, es_ssize nc,
                                         const uint64_t* rows, es_ssize rs,
                                         const uint64_t* cols, es_ssize cs, es_ssize gs, es_ssize kp,
-                                        double* acc, es_ssize as, es_ssize count)
+                                        double* acc, es_ssize as, es_ssize count,
+                                        double* part, double* lut)
 {
-    es_ssize q, g, h;
-    double colsum[64];
-    for (q = 0; q < count; q++) {
-        for (g = 0; g < kp; g++) {
-            const uint64_t rw = rows[q * rs + g * gs];
-            int any = 0;
-            if (rw == 0)
-                continue;
-            for (h = 0; h < kp; h++)
-                any |= cols[q * cs + h * gs] != 0;
-            if (!any)
-                continue;
-            ES_FN(es_tile_colsums)(T, ld, nc, rw, colsum);
-            for (h = 0; h < kp; h++) {
-                const uint64_t cw = cols[q * cs + h * gs];
-                if (cw != 0)
-                    ES_FN(es_tile_fold)(colsum, cw, acc + q * as + (g * kp + h) * 16);
+    const es_ssize pq = kp * kp * 8;
+    double pad[64];
+    es_ssize q, g, h, c, k, s, j;
+    for (q = 0; q < count * pq; q++)
+        part[q] = 0.0;
+    /* the tables of all the chunks, lut[2048 c + 128 k + 8 s + j], from the tile's rows read
+       whole, in order (rows past nr and columns past nc as zeros: no mask has their bits) */
+    for (j = 0; j < 64; j++)
+        pad[j] = 0.0;
+    for (k = 0; k < 16; k++) {
+        for (c = 0; c < 8; c++)
+            for (j = 0; j < 8; j++)
+                lut[2048 * c + 128 * k + j] = 0.0;
+        for (s = 1; s < 16; s++) {
+            const es_ssize t = es_ctz64((uint64_t)s), i = 4 * k + t;
+            const double* row = pad;
+            if (i < nr && nc == 64) {
+                row = T + i * ld;
+            } else if (i < nr) {
+                for (j = 0; j < 64; j++)
+                    pad[j] = j < nc ? T[i * ld + j] : 0.0;
+            } else {
+                for (j = 0; j < 64; j++)
+                    pad[j] = 0.0;
+            }
+            for (c = 0; c < 8; c++) {
+                const double* src = lut + 2048 * c + 128 * k + 8 * (s & (s - 1));
+                double* dst = lut + 2048 * c + 128 * k + 8 * s;
+                for (j = 0; j < 8; j++)
+                    dst[j] = src[j] + row[8 * c + j];
             }
         }
     }
+    for (c = 0; 8 * c < nc; c += 2) {
+        /* two chunks at a time: sixteen columns a table row (32 KiB of tables) */
+        const double* lc = lut + 2048 * c;
+        const int two = 8 * c + 8 < nc;
+        for (q = 0; q < count; q++) {
+            for (g = 0; g < kp; g++) {
+                const uint64_t rw = rows[q * rs + g * gs];
+                if (rw == 0)
+                    continue;
+#if defined(__GNUC__) || defined(__clang__)
+                {
+                    ES_NV e[2 * ES_NH], d[2 * ES_NH];
+                    uint64_t m = rw;
+                    int p, kk;
+                    ES_UNROLL for (p = 0; p < 2 * ES_NH; p++)
+                        e[p] = d[p] = ES_NZERO;
+                    _Pragma("GCC unroll 8") for (kk = 0; kk < 16; kk += 2) {
+                        const double* x = lc + 128 * kk + 8 * (m & 15);
+                        const double* y = lc + 128 * (kk + 1) + 8 * ((m >> 4) & 15);
+                        m >>= 8;
+                        ES_UNROLL for (p = 0; p < ES_NH; p++) {
+                            e[p] = e[p] + ES_NLOAD_D(x + p * ES_NW);
+                            e[ES_NH + p] = e[ES_NH + p] + ES_NLOAD_D(x + 2048 + p * ES_NW);
+                            d[p] = d[p] + ES_NLOAD_D(y + p * ES_NW);
+                            d[ES_NH + p] = d[ES_NH + p] + ES_NLOAD_D(y + 2048 + p * ES_NW);
+                        }
+                    }
+                    ES_UNROLL for (p = 0; p < 2 * ES_NH; p++)
+                        e[p] = e[p] + d[p];
+                    for (h = 0; h < kp; h++) {
+                        const uint64_t cw2 = cols[q * cs + h * gs] >> (8 * c);
+                        double* P = part + q * pq + (g * kp + h) * 8;
+                        int half;
+                        for (half = 0; half < 1 + two; half++) {
+                            const unsigned cw = (unsigned)(cw2 >> (8 * half)) & 255u;
+                            if (cw == 0)
+                                continue;
+                            ES_UNROLL for (p = 0; p < ES_NH; p++) {
+                                ES_NV v = (ES_NV)((ES_NVL)e[half * ES_NH + p]
+                                                  & ES_NLOAD_L(es_lane_masks[cw] + p * ES_NW));
+                                v = ES_NLOAD_D(P + p * ES_NW) + v;
+                                ES_NSTORE(P + p * ES_NW, v);
+                            }
+                        }
+                    }
+                }
+#else
+                {
+                    int half;
+                    for (half = 0; half < 1 + two; half++) {
+                        const double* lh = lc + 2048 * half;
+                        double e[8], d[8];
+                        uint64_t m = rw;
+                        for (j = 0; j < 8; j++)
+                            e[j] = d[j] = 0.0;
+                        for (k = 0; k < 16; k += 2, m >>= 8)
+                            for (j = 0; j < 8; j++) {
+                                e[j] = e[j] + lh[128 * k + 8 * (m & 15) + j];
+                                d[j] = d[j] + lh[128 * (k + 1) + 8 * ((m >> 4) & 15) + j];
+                            }
+                        for (j = 0; j < 8; j++)
+                            e[j] = e[j] + d[j];
+                        for (h = 0; h < kp; h++) {
+                            const unsigned cw = (unsigned)(cols[q * cs + h * gs] >> (8 * (c + half))) & 255u;
+                            double* P = part + q * pq + (g * kp + h) * 8;
+                            for (j = 0; j < 8 && cw; j++)
+                                P[j] = P[j] + (((cw >> j) & 1u) ? e[j] : 0.0);
+                        }
+                    }
+                }
+#endif
+            }
+        }
+    }
+    for (q = 0; q < count; q++)
+        for (g = 0; g < kp * kp; g++)
+            ES_FN(es_lanes_neumaier)(part + q * pq + g * 8, acc + q * as + g * 16);
 }
-#undef ES_ROWS_PAIRWISE
 
 /* Hartigan's move of a point from cluster j to cluster l (j != l): for m < n,
  *     qx[m * k + j] -= g[m];   qx[m * k + l] += g[m]
