@@ -243,11 +243,11 @@ def masked_path(k):
 
 
 def _per_masked(n, k):
-    """Bytes one relabelling of a batch needs in the matrix engine's masked sums (codes, sums,
-    one group's booleans, the groups' bit masks, the kernel's compensated lane sums)."""
+    """Bytes a relabelling needs in the masked sums (codes, sums, one group's booleans, the bit
+    masks, the kernel's compensated lane sums and a tile's totals; the tables are fixed)."""
     kp = k - 1
     return (8.0 * n * _CODE_COPIES + 8.0 * k * k * _SUM_COPIES + n + 8.0 * kp * -(-n // 64)
-            + 8.0 * kp + 2 * 128.0 * kp * kp)
+            + 8.0 * kp + 3 * 128.0 * kp * kp)
 
 
 def _matrix_per(n, k, fold):
@@ -374,7 +374,8 @@ class MatrixEngine:
             self.rowsum = np.ascontiguousarray(D.sum(axis=1))
         self.masked = not self.fold and masked_path(k)
         self.small_codes = self.masked and type(self).group_sums is MatrixEngine.group_sums  # bytes
-        fixed = _matrix_bytes(n) + 16.0 * n + _fixed_sums(k)
+        tables = 131072.0 * (n_threads or 1) if self.masked else 0.0  # es_mask_tile's, a thread
+        fixed = _matrix_bytes(n) + 16.0 * n + _fixed_sums(k) + tables
         free = (memory_budget - fixed) / share
         per = _matrix_per(n, k, self.fold)
         if free < per:
