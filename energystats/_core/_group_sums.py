@@ -202,10 +202,9 @@ def map_chunks(fn, codes, n_threads, chunk):
 # -- memory plan ---------------------------------------------------------------
 #
 # Every engine keeps its working memory within ``memory_budget``: a fixed part
-# (the n×n matrix, a row block, the sorted data) and, per relabelling of a
-# batch, the drawn codes and their copies, the one-hot and product rows of the
-# BLAS path, and the k×k sums with the statistic's temporaries.  The counts
-# below were measured with tracemalloc (tests/_core/test_memory.py checks the peak).
+# (the n×n matrix, a row block, the sorted data) and, per relabelling of a batch, the drawn
+# codes and their copies, the one-hot and product rows of the BLAS path, and the k×k sums with
+# the statistic's temporaries (counts measured with tracemalloc; tests/_core/test_memory.py).
 
 #: copies of the n codes of one relabelling alive at once (draw, factor map, internal order)
 _CODE_COPIES = 3
@@ -215,9 +214,8 @@ _CODE_COPIES = 3
 _SUM_COPIES = 4
 _FIXED_SUM_COPIES = 4
 #: from this many groups on, relabellings are folded over the matrix rows (O(n) memory per
-#: relabelling) instead of multiplied by one-hot matrices (O(k·n)): measured faster from
-#: about 32 groups (benchmarks/bench_groups.py), and more accurate (no column recovered by
-#: subtraction)
+#: relabelling) instead of multiplied by one-hot matrices (O(k·n)): measured faster from about
+#: 32 groups (benchmarks/bench_groups.py), and more accurate (no column recovered by subtraction)
 FOLD_MIN_GROUPS = 32
 #: the matrix engine sums up to this many groups under bit masks (compiled, tables of four rows'
 #: subset sums) instead of one-hot products (BLAS), by instruction set: at n = 2000 (2-core AMD
@@ -374,14 +372,16 @@ class MatrixEngine:
             self.rowsum = np.ascontiguousarray(D.sum(axis=1))
         self.masked = not self.fold and masked_path(k)
         self.small_codes = self.masked and type(self).group_sums is MatrixEngine.group_sums  # bytes
-        tables = 131072.0 * (n_threads or 1) if self.masked else 0.0  # es_mask_tile's, a thread
-        fixed = _matrix_bytes(n) + 16.0 * n + _fixed_sums(k) + tables
+        fixed = _matrix_bytes(n) + 16.0 * n + _fixed_sums(k)
         free = (memory_budget - fixed) / share
         per = _matrix_per(n, k, self.fold)
         if free < per:
             raise _budget_error(fixed + per, f"n={n}, {k} groups, the n×n matrix", memory_budget)
         work = n * n * (1 if self.fold else k) / (4 if self.masked else 1)  # masked: n²/8 adds a group
         self.batch_size = _batch_size(free, per, 1024, work)
+        if self.masked and self.batch_size >= _permutation.MASK_TABLES_FROM:  # + tables, a thread
+            self.batch_size = max(_permutation.MASK_TABLES_FROM - 1, _batch_size(
+                free - 131072.0 * (n_threads or 1) / share, per, 1024, work))
 
     def _orders(self, sizes):
         k = self.k

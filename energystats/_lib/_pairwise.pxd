@@ -31,6 +31,7 @@ cdef extern from "_simd.h" nogil:
                        Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
     void es_l1_rows4_f(const float* X, Py_ssize_t ldx, const float* YT, Py_ssize_t ldy,
                        Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, double* out, Py_ssize_t ldo)
+    int ES_MASK_TABLES_FROM
     void es_vsqrt(double* buf, Py_ssize_t m)
     double es_vsum(const double* v, Py_ssize_t m)
     void es_perm_dot4_u16(const double* a, const double* const* b, const unsigned short* const* p,

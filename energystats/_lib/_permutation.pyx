@@ -29,11 +29,15 @@ from cython.parallel cimport parallel, prange, threadid
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from energystats._lib._pairwise cimport es_ctz64, es_mask_tile, es_simd_init, kahan_add
+from energystats._lib._pairwise cimport (ES_MASK_TABLES_FROM, es_ctz64, es_mask_tile, es_simd_init,
+                                         kahan_add)
 from energystats._lib import SIMD_LEVELS, simd_cap
 
 #: the instruction set of this module's copy of the vector kernels' dispatch (_simd.h)
 SIMD_LEVEL = SIMD_LEVELS[es_simd_init(simd_cap())]
+
+#: :func:`batch_mask_sums` builds each thread's tables (128 KiB) for a batch this large or larger
+MASK_TABLES_FROM = ES_MASK_TABLES_FROM
 
 #: rows and columns of a tile of :func:`batch_mask_sums` (one bit word of the masks; 32 KiB of
 #: the matrix, which stays in a core's L1 cache while the batch passes over it)
@@ -210,7 +214,8 @@ def batch_mask_sums(const double[:, ::1] D,           # IN (n, n): symmetric
     acc = np.zeros((B, 2, kp, kp, 16))  # eight lanes' sums, then their rounding errors
     nt = max(1, min(n_threads, B))
     part = np.empty((B, kp * kp * 8))   # a tile's eight-lane totals (es_mask_tile's scratch)
-    lut = np.empty((nt, 8 * 16 * 16 * 8))   # each thread's tables of the rows' subset sums
+    # each thread's tables of the rows' subset sums (none for a batch too small to use them)
+    lut = np.empty((nt, 8 * 16 * 16 * 8 if B >= ES_MASK_TABLES_FROM else 1))
     with nogil, parallel(num_threads=nt):
         for t in prange(nt, schedule="static"):
             b0 = t * B // nt

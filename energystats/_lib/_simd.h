@@ -22,6 +22,8 @@
 typedef ptrdiff_t es_ssize;
 
 #define ES_LANES 8
+/* es_mask_tile builds its tables for this many relabellings a call or more (fewer: from the rows) */
+#define ES_MASK_TABLES_FROM 8
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ES_MAYBE_UNUSED __attribute__((unused))

@@ -475,6 +475,7 @@ ES_ATTR static void ES_FN(es_lanes_neumaier)(const double* value, double* acc)
  * groups); and the totals added to acc with compensation (es_neumaier's arithmetic, lane by
  * lane).  Each lane is one column's chain; the builds differ only in how many lanes a register
  * holds: the same bits everywhere.
+ * Fewer than ES_MASK_TABLES_FROM relabellings take the same sums from the rows, no tables.
  * Scratch: part, count * kp * kp * 8 doubles; lut, 8 * 16 * 16 * 8 doubles (128 KiB). */
 ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize nr, es_ssize nc,
                                         const uint64_t* rows, es_ssize rs,
@@ -487,6 +488,53 @@ ES_ATTR static void ES_FN(es_mask_tile)(const double* T, es_ssize ld, es_ssize n
     es_ssize q, g, h, c, k, s, j;
     for (q = 0; q < count * pq; q++)
         part[q] = 0.0;
+    if (count < ES_MASK_TABLES_FROM) {
+        /* few relabellings (the observed labelling's sums): no tables, the same sums worked
+           out from the rows: a block's entry is +0.0 plus its rows of the subset from the
+           highest down, as the tables make it */
+        for (c = 0; 8 * c < nc; c++) {
+            for (q = 0; q < count; q++)
+                for (g = 0; g < kp; g++) {
+                    const uint64_t rw = rows[q * rs + g * gs];
+                    double e[8], d[8], v[8];
+                    if (rw == 0)
+                        continue;
+                    for (j = 0; j < 8; j++)
+                        e[j] = d[j] = 0.0;
+                    for (k = 0; k < 16; k++) {
+                        const unsigned nib = (unsigned)(rw >> (4 * k)) & 15u;
+                        int t;
+                        for (j = 0; j < 8; j++)
+                            v[j] = 0.0;
+                        for (t = 3; t >= 0; t--) {
+                            if ((nib >> t) & 1u) {
+                                const double* row = T + (4 * k + t) * ld + 8 * c;
+                                for (j = 0; j < 8; j++)
+                                    v[j] = v[j] + (8 * c + j < nc ? row[j] : 0.0);
+                            }
+                        }
+                        for (j = 0; j < 8; j++) {
+                            if (k & 1)
+                                d[j] = d[j] + v[j];
+                            else
+                                e[j] = e[j] + v[j];
+                        }
+                    }
+                    for (j = 0; j < 8; j++)
+                        e[j] = e[j] + d[j];
+                    for (h = 0; h < kp; h++) {
+                        const unsigned cw = (unsigned)(cols[q * cs + h * gs] >> (8 * c)) & 255u;
+                        double* P = part + q * pq + (g * kp + h) * 8;
+                        for (j = 0; j < 8 && cw; j++)
+                            P[j] = P[j] + (((cw >> j) & 1u) ? e[j] : 0.0);
+                    }
+                }
+        }
+        for (q = 0; q < count; q++)
+            for (g = 0; g < kp * kp; g++)
+                ES_FN(es_lanes_neumaier)(part + q * pq + g * 8, acc + q * as + g * 16);
+        return;
+    }
     /* the tables of all the chunks, lut[2048 c + 128 k + 8 s + j], from the tile's rows read
        whole, in order (rows past nr and columns past nc as zeros: no mask has their bits) */
     for (j = 0; j < 64; j++)
