@@ -159,26 +159,10 @@ def _add_pvalue_method_args(p, asymptotic):
                    help="exceedances that stop --pvalue-method sequential (default: 10)")
 
 
-def build_parser():
-    from .. import __version__
-
-    parser = argparse.ArgumentParser(
-        prog="energystats",
-        description=_wrap("Energy statistics from the command line, on CSV, TSV or Parquet "
-                          "files: energy distance, k-sample tests and DISCO, distance "
-                          "correlation, goodness of fit, energy clustering, balancing weights "
-                          "and effects, change points."),
-        epilog="Run 'energystats <command> --help' for the options of a command.\n"
-               "example: energystats test data.csv --by group --resamples 999 --seed 1\n"
-               + textwrap.fill(_EXIT_CODES, width=79),
-        formatter_class=_FMT,
-    )
-    parser.add_argument("--version", action="version", version=f"energystats {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="command")
-    common, data, metric = _common_parent(), _data_parent(), _metric_parent()
-
+def _add_distance_command(sub, parents):
+    """The ``distance`` subcommand."""
     p = sub.add_parser(
-        "distance", parents=[data, metric, common], formatter_class=_FMT,
+        "distance", parents=parents, formatter_class=_FMT,
         help="energy distance between two samples (two files, or groups of one file)",
         description=_wrap("Two-sample energy distance E(A, B) (V-statistic, no square root), with "
                           "R energy's edist = nm/(n+m) E and the between statistic "
@@ -190,8 +174,11 @@ def build_parser():
     p.add_argument("--by", action="append", help="grouping column: E for every pair of groups")
     p.set_defaults(func=_cmd_distance)
 
+
+def _add_test_command(sub, parents):
+    """The ``test`` subcommand."""
     p = sub.add_parser(
-        "test", parents=[data, metric, common], formatter_class=_FMT,
+        "test", parents=parents, formatter_class=_FMT,
         help="permutation test of equal distributions (k samples)",
         description=_wrap("Energy test of equal distributions of the groups of one file (--by) or "
                           "of several files (one group each): statistic "
@@ -215,8 +202,11 @@ def build_parser():
     _add_pvalue_method_args(p, asymptotic=True)
     p.set_defaults(func=_cmd_test)
 
+
+def _add_disco_command(sub, parents):
+    """The ``disco`` subcommand."""
     p = sub.add_parser(
-        "disco", parents=[data, metric, common], formatter_class=_FMT,
+        "disco", parents=parents, formatter_class=_FMT,
         help="distance components (DISCO) analysis: nonparametric ANOVA",
         description=_wrap("DISCO decomposition T = S + W with F = (S/(k-1)) / (W/(n-k)) and its "
                           "permutation p-value. Several --by columns give one row per factor, each "
@@ -238,8 +228,11 @@ def build_parser():
     _add_pvalue_method_args(p, asymptotic=False)
     p.set_defaults(func=_cmd_disco)
 
+
+def _add_dcor_command(sub, parents):
+    """The ``dcor`` subcommand."""
     p = sub.add_parser(
-        "dcor", parents=[data, metric, common], formatter_class=_FMT,
+        "dcor", parents=parents, formatter_class=_FMT,
         help="distance correlation of two sets of columns, with a permutation test",
         description=_wrap("Distance covariance and correlation of the columns --x and --y of one "
                           "file (rows are paired observations): dCor and dCov (V-statistics, "
@@ -258,8 +251,11 @@ def build_parser():
     _add_pvalue_method_args(p, asymptotic=True)
     p.set_defaults(func=_cmd_dcor)
 
+
+def _add_dcor_matrix_command(sub, parents):
+    """The ``dcor-matrix`` subcommand."""
     p = sub.add_parser(
-        "dcor-matrix", parents=[data, common], formatter_class=_FMT,
+        "dcor-matrix", parents=parents, formatter_class=_FMT,
         help="distance correlation of every pair of columns",
         description=_wrap("Distance correlation of every pair of numeric columns of one file "
                           "(each column one variable), optionally with p-values (t-test, or "
@@ -286,8 +282,11 @@ def build_parser():
                         "printed)")
     p.set_defaults(func=_cmd_dcor_matrix)
 
+
+def _add_gof_command(sub, parents):
+    """The ``gof`` subcommand."""
     p = sub.add_parser(
-        "gof", parents=[data, common], formatter_class=_FMT,
+        "gof", parents=parents, formatter_class=_FMT,
         help="energy goodness-of-fit test: normality (uni- or multivariate), Poisson, SciPy laws",
         description=_wrap("Energy goodness-of-fit test of one column (--column) against a "
                           "distribution (--dist: normal, poisson, or a scipy.stats name such as "
@@ -317,8 +316,11 @@ def build_parser():
     _add_pvalue_method_args(p, asymptotic=False)
     p.set_defaults(func=_cmd_gof)
 
+
+def _add_cluster_command(sub, parents):
+    """The ``cluster`` subcommand."""
     p = sub.add_parser(
-        "cluster", parents=[data, metric, common], formatter_class=_FMT,
+        "cluster", parents=parents, formatter_class=_FMT,
         help="energy clustering (Hartigan's method) with a calibrated significance check",
         description=_wrap("Energy clustering into k groups; prints W, S, T, F of the fitted "
                           "partition and, with --test, the significance check: S/T of the fit "
@@ -355,8 +357,11 @@ def build_parser():
     p.add_argument("--label-column", default="cluster", help="name of the label column (default: cluster)")
     p.set_defaults(func=_cmd_cluster)
 
+
+def _add_balance_command(sub, parents):
+    """The ``balance`` subcommand."""
     p = sub.add_parser(
-        "balance", parents=[data, common], formatter_class=_FMT,
+        "balance", parents=parents, formatter_class=_FMT,
         help="energy balancing weights for causal inference, with the balance table",
         description=_wrap("Energy balancing weights (Huling & Mak 2024) of the rows of one file "
                           "for the treatment column --treatment (binary or multi-category; "
@@ -411,8 +416,11 @@ def build_parser():
     _add_effect_args(p)
     p.set_defaults(func=_cmd_balance)
 
+
+def _add_changepoint_command(sub, parents):
+    """The ``changepoint`` subcommand."""
     p = sub.add_parser(
-        "changepoint", parents=[data, common], formatter_class=_FMT,
+        "changepoint", parents=parents, formatter_class=_FMT,
         help="change points of a series (rows in time order): E-Divisive with permutation "
              "tests, or E-Agglo",
         description=_wrap("Change points of the rows of one file, in file order (Matteson & James "
@@ -486,6 +494,9 @@ def build_parser():
                    help="name of the segment column of --out (default: segment)")
     p.set_defaults(func=_cmd_changepoint)
 
+
+def _add_demo_command(sub):
+    """The ``demo`` subcommand."""
     p = sub.add_parser(
         "demo", formatter_class=_FMT,
         help="the main path on the bundled iris data: distances, test, clustering",
@@ -503,4 +514,34 @@ def build_parser():
     p.add_argument("--seed", type=_seed, default=1, help="random seed (default: 1)")
     p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
     p.set_defaults(func=_cmd_demo)
+
+
+def build_parser():
+    """The top-level parser, its shared parent parsers and every subcommand, in help order."""
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="energystats",
+        description=_wrap("Energy statistics from the command line, on CSV, TSV or Parquet "
+                          "files: energy distance, k-sample tests and DISCO, distance "
+                          "correlation, goodness of fit, energy clustering, balancing weights "
+                          "and effects, change points."),
+        epilog="Run 'energystats <command> --help' for the options of a command.\n"
+               "example: energystats test data.csv --by group --resamples 999 --seed 1\n"
+               + textwrap.fill(_EXIT_CODES, width=79),
+        formatter_class=_FMT,
+    )
+    parser.add_argument("--version", action="version", version=f"energystats {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    common, data, metric = _common_parent(), _data_parent(), _metric_parent()
+    _add_distance_command(sub, [data, metric, common])
+    _add_test_command(sub, [data, metric, common])
+    _add_disco_command(sub, [data, metric, common])
+    _add_dcor_command(sub, [data, metric, common])
+    _add_dcor_matrix_command(sub, [data, common])
+    _add_gof_command(sub, [data, common])
+    _add_cluster_command(sub, [data, metric, common])
+    _add_balance_command(sub, [data, common])
+    _add_changepoint_command(sub, [data, common])
+    _add_demo_command(sub)
     return parser
