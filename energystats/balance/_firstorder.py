@@ -73,9 +73,10 @@ MIN_CLIP = 4
 class StreamedDistances:
     """Products of the Euclidean distance matrix ``D`` of the rows of ``pts`` (N×d, float64)
     with vectors cut into contiguous pieces, streamed through
-    :func:`energystats._lib._matvec.group_matvec` (O(N d) memory, full rows, the same bits
-    for any number of threads), in calls of about ``CALL_PAIRS`` pairs between which Ctrl-C
-    is honoured.
+    :func:`energystats._lib._matvec.sym_group_matvec` (each distance formed once; the same bits
+    as the full rows of :func:`energystats._lib._matvec.group_matvec` and for any number of
+    threads; O(N d) memory), in calls of about ``CALL_PAIRS`` pairs between which Ctrl-C is
+    honoured.
 
     :meth:`dot` (``w``, ``bounds``) returns the N×k matrix whose column ``h`` is
     ``D (w restricted to rows bounds[h]..bounds[h+1]-1)``; ``matvecs`` counts the calls."""
@@ -97,13 +98,36 @@ class StreamedDistances:
         N = self.N
         w = np.ascontiguousarray(w, dtype=np.float64)
         bounds = np.ascontiguousarray(bounds, dtype=np.intp)
+        self.matvecs += 1
+        if bounds[0] == 0:
+            return self._dot_symmetric(w, bounds)
         out = np.empty((N, bounds.size - 1))
         for r0 in range(0, N, self.step):                  # Ctrl-C between calls
             r1 = min(N, r0 + self.step)
             _matvec.group_matvec(self.X, self.XT, w, bounds, self.code, self.param, r0, r1,
                                  out[r0:r1], self.nt)
-        self.matvecs += 1
         return out
+
+    def _dot_symmetric(self, w, bounds):
+        """:meth:`dot` by :func:`energystats._lib._matvec.sym_group_matvec`: each distance
+        formed once, the same bits as the full rows (its blocks of columns: each group's
+        columns from its first, BLOCK at a time); Ctrl-C between calls of about CALL_PAIRS."""
+        from .._lib import _matvec
+
+        N, B = self.N, _matvec.BLOCK
+        starts = [np.arange(bounds[h], bounds[h + 1], B) for h in range(bounds.size - 1)]
+        group = np.repeat(np.arange(bounds.size - 1), [s.size for s in starts])
+        starts = np.append(np.concatenate(starts), bounds[-1]).astype(np.intp)
+        acc = np.zeros((N, bounds.size - 1, 2))
+        side = np.empty((max(1, group.size), B))
+        pairs = np.cumsum((N - starts[:-1]) * np.diff(starts))   # the pairs of steps 0..J
+        J0 = 0
+        while J0 < group.size:
+            J1 = max(J0 + 1, int(np.searchsorted(pairs, pairs[J0] + CALL_PAIRS)))
+            _matvec.sym_group_matvec(self.X, self.XT, w, starts, group, self.code, self.param,
+                                     J0, min(J1, group.size), acc, side, self.nt)
+            J0 = J1
+        return acc[:, :, 0] + acc[:, :, 1]
 
     @property
     def row_means(self):

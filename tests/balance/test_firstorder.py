@@ -129,6 +129,33 @@ class TestFirstOrder:
             outs.append(out)
         np.testing.assert_array_equal(outs[0], outs[1])
 
+    @pytest.mark.parametrize("N, bounds", [(5, [0, 5]), (203, [0, 70, 71, 203]),
+                                           (600, [0, 100, 100, 513]), (1030, [0, 257, 1030])])
+    def test_each_distance_once_gives_the_full_rows_bits(self, N, bounds):
+        """StreamedDistances.dot forms each distance once (the tiles used for their rows and
+        their columns) and gives group_matvec's full rows bit for bit, rows past the last
+        group's columns included, for 1 and 2 threads and calls cut anywhere."""
+        from energystats._core._metrics import resolve_metric
+        from energystats._lib import _matvec
+
+        met = resolve_metric("energy", 1.0)
+        rng = np.random.default_rng(N)
+        X = rng.normal(size=(N, 6)) * np.exp(rng.normal(size=6))
+        w = rng.random(N) - 0.3
+        bounds = np.array(bounds, dtype=np.intp)
+        full = np.empty((N, bounds.size - 1))
+        _matvec.group_matvec(X, np.ascontiguousarray(X.T), w, bounds, met.code, met.param, 0, N,
+                             full, 1)
+        for nt in (1, 2):
+            dist = _firstorder.StreamedDistances(X, nt)
+            np.testing.assert_array_equal(dist.dot(w, bounds), full)
+        old = _firstorder.CALL_PAIRS
+        try:
+            _firstorder.CALL_PAIRS = 1                   # one step a call
+            np.testing.assert_array_equal(_firstorder.StreamedDistances(X, 2).dot(w, bounds), full)
+        finally:
+            _firstorder.CALL_PAIRS = old
+
     def test_same_bits_for_one_and_two_threads(self):
         X, t = _confounded(n=300, k=2, seed=5, d=4)
         one = es.energy_balancing_weights(X, t, solver="firstorder", n_threads=1)
