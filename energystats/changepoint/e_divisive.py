@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -262,6 +263,45 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     on_dask = _backend_iv(backend, X, progress)
     Z, index, cols = series_input(X, columns)
     T = Z.shape[0]
+    min_size, end_only = _check_search(T, min_size, kappa, resampling, block_size)
+    met = _check_metric(metric, exponent, sigma, check_negative_type)
+    R, nt = _check_tests(T, min_size, n_changepoints, sig_level, n_resamples, pvalue_method,
+                         n_threads)
+    testing = n_changepoints is None
+    gen, seed = seeded_rng(rng)  # checked even where unused
+    if not testing:
+        _refuse_test_settings(n_changepoints, n_resamples, pvalue_method, sig_level, resampling,
+                              block_size, rng, progress, backend)
+        gen, seed = None, None  # no test runs: nothing is drawn
+        if n_changepoints > 0 and np.all(Z == Z[0]):
+            warn("`X` is constant: every split has Q = 0, so the change points returned follow "
+                 "the tie rule (smallest position), not the data.", ChangePointWarning)
+
+    # working units: the data times a power of two, so that no distance overflows or
+    # underflows; Q converts back exactly (energy: degree exponent; kernels: sigma scaled)
+    Zw, met_w, scale = normalise(met, Z)
+    test, test_nt = _stage_test(on_dask, n_threads, nt)
+    tests = _Tests(test, test_nt, gen, R, pvalue_method, sig_level, resampling, block_size,
+                   progress) if testing else None
+    st = _divide(Zw, min_size, met_w, scale, nt, end_only, n_changepoints, tests)
+    cps = np.sort(np.asarray(st.found, dtype=np.intp))
+    rho1 = _blocks.lag1_autocorrelation(Zw, st.segments)
+    _warn_findings(st.edge, index, min_size, rho1, T, resampling, testing)
+    return EDivisiveResult(
+        changepoints=cps, changepoint_labels=index_labels(cps, index),
+        labels=segment_labels(cps, T), statistics=np.asarray(st.stats, dtype=np.float64),
+        pvalues=np.asarray(st.pvals, dtype=np.float64) if testing else None,
+        order_found=np.asarray(st.found, dtype=np.intp), rejected=st.rejected,
+        rejected_statistic=st.rej_stat, rejected_pvalue=st.rej_p, n_resamples=tuple(st.used),
+        decisions=tuple(st.decisions), seed=seed, min_size=min_size,
+        exponent=met.param if met.name == "energy" else float("nan"), sig_level=float(sig_level),
+        pvalue_method=pvalue_method if testing else None, columns=cols, index=index, data=Z,
+        resampling=resampling if testing else None, block_sizes=tuple(st.blocks),
+        lag1_autocorrelation=rho1, at_boundary=tuple(sorted(st.edge)))
+
+
+def _check_search(T, min_size, kappa, resampling, block_size):
+    """The checked search settings against the series length: ``(min_size, end_only)``."""
     if T < 4:
         raise ValueError(f"`X` is too short: the series has T = {T} row(s), and a split needs "
                          f"at least 4 (two rows on each side, min_size >= 2).")
@@ -284,6 +324,11 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     if 2 * min_size > T:
         raise ValueError(f"`min_size` must be at most T // 2 = {T // 2} (both sides of a split "
                          f"need min_size rows; the series has T = {T}); got {min_size}.")
+    return min_size, end_only
+
+
+def _check_metric(metric, exponent, sigma, check_negative_type):
+    """The resolved metric, one of those the compiled split search computes."""
     check_exponent(exponent)  # checked even where unused (the kernel metrics)
     if callable(metric) or (isinstance(metric, str) and metric.lower() == "precomputed"):
         raise ValueError(f"`metric` must be one of 'energy' (or its SciPy name 'euclidean'), "
@@ -301,6 +346,11 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         raise ValueError(f"`metric` must be one of 'energy' (or its SciPy name 'euclidean'), "
                          f"'gaussian', 'laplacian' for the change-point searches; "
                          f"got {metric!r}.")
+    return met
+
+
+def _check_tests(T, min_size, n_changepoints, sig_level, n_resamples, pvalue_method, n_threads):
+    """The checked number of splits and test settings: ``(n_resamples, n_threads)``."""
     kmax = T // min_size - 1
     if n_changepoints is not None and (not is_int(n_changepoints) or not 0 <= n_changepoints <= kmax):
         raise ValueError(f"`n_changepoints` must be None or an integer in [0, T // min_size - 1] = "
@@ -313,100 +363,126 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         raise ValueError(f"`n_resamples` must be at least {SEQUENTIAL_H} with "
                          f"pvalue_method='sequential' (it stops at the {SEQUENTIAL_H}th permuted "
                          f"maximum reaching the observed one); got {R}.")
-    _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))  # checked even where unused
-    nt = check_n_threads(n_threads)
-    testing = n_changepoints is None
-    gen, seed = seeded_rng(rng)  # checked even where unused
-    if not testing:
-        # the test's settings do nothing when no test runs: given, they are an error, not ignored
-        unused = [name for name, given in (("n_resamples", n_resamples != 199),
-                                           ("pvalue_method", pvalue_method != "full"),
-                                           ("sig_level", sig_level != 0.05),
-                                           ("resampling", resampling != "permutation"),
-                                           ("block_size", block_size is not None),
-                                           ("rng", rng is not None),
-                                           ("progress", progress is not False),
-                                           ("backend", backend == "dask")) if given]
-        if unused:
-            raise ValueError(f"{', '.join(f'`{u}`' for u in unused)}: for the permutation tests, "
-                             f"which do not run with `n_changepoints` given (the first "
-                             f"{n_changepoints} split(s) are returned untested); leave "
-                             f"{'it' if len(unused) == 1 else 'them'} out.")
-    if not testing:
-        gen, seed = None, None  # no test runs: nothing is drawn
-    if not testing and n_changepoints > 0 and np.all(Z == Z[0]):
-        warn("`X` is constant: every split has Q = 0, so the change points returned follow the "
-             "tie rule (smallest position), not the data.", ChangePointWarning)
+    # checked even where unused
+    _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))
+    return R, check_n_threads(n_threads)
 
-    # working units: the data times a power of two, so that no distance overflows or
-    # underflows; Q converts back exactly (energy: degree exponent; kernels: sigma scaled)
-    Zw, met_w, scale = normalise(met, Z)
-    test, test_nt = _stage_test(on_dask, n_threads, nt)
-    segments = [(0, T)]
+
+def _refuse_test_settings(n_changepoints, n_resamples, pvalue_method, sig_level, resampling,
+                          block_size, rng, progress, backend):
+    """With ``n_changepoints`` given, the tests' settings given too are an error, not ignored."""
+    unused = [name for name, given in (("n_resamples", n_resamples != 199),
+                                       ("pvalue_method", pvalue_method != "full"),
+                                       ("sig_level", sig_level != 0.05),
+                                       ("resampling", resampling != "permutation"),
+                                       ("block_size", block_size is not None),
+                                       ("rng", rng is not None),
+                                       ("progress", progress is not False),
+                                       ("backend", backend == "dask")) if given]
+    if unused:
+        raise ValueError(f"{', '.join(f'`{u}`' for u in unused)}: for the permutation tests, "
+                         f"which do not run with `n_changepoints` given (the first "
+                         f"{n_changepoints} split(s) are returned untested); leave "
+                         f"{'it' if len(unused) == 1 else 'them'} out.")
+
+
+@dataclass
+class _Tests:
+    """The settings of the stages' permutation tests (the driver and its threads included)."""
+
+    run: object
+    n_threads: int
+    gen: object
+    R: int
+    pvalue_method: str
+    sig_level: object
+    resampling: str
+    block_size: object
+    progress: object
+
+
+@dataclass
+class _Stages:
+    """What the stages of :func:`e_divisive` record, and the current segments."""
+
+    segments: list
+    found: list = field(default_factory=list)
+    stats: list = field(default_factory=list)
+    pvals: list = field(default_factory=list)
+    used: list = field(default_factory=list)
+    decisions: list = field(default_factory=list)
+    blocks: list = field(default_factory=list)
+    edge: list = field(default_factory=list)
+    rejected: object = None
+    rej_stat: object = None
+    rej_p: object = None
+
+
+def _divide(Zw, min_size, met_w, scale, nt, end_only, n_changepoints, tests):
+    """The stages: split the best segment, tested when ``tests`` is given, until a stop."""
+    st = _Stages(segments=[(0, Zw.shape[0])])
     cache = {}
-    found, stats, pvals, used, decisions, blocks, edge = [], [], [], [], [], [], []
-    rejected = rej_stat = rej_p = None
-    while testing or len(found) < n_changepoints:
-        for seg in segments:
-            if seg not in cache:
-                cache[seg] = segment_split(Zw, seg[0], seg[1], min_size, met_w, nt, end_only)
-        best = None
-        for seg in segments:  # segments in row order: the first wins a tie
-            q, pos, _ = cache[seg]
-            if pos >= 0 and (best is None or q > best[0]):
-                best = (q, pos, seg)
+    while tests is not None or len(st.found) < n_changepoints:
+        best = _best_split(Zw, st.segments, cache, min_size, met_w, nt, end_only)
         if best is None:
-            if not testing:
-                warn(f"`n_changepoints={n_changepoints}`: only {len(found)} split(s) found; "
+            if tests is None:
+                warn(f"`n_changepoints={n_changepoints}`: only {len(st.found)} split(s) found; "
                      f"no segment left has 2 * min_size = {2 * min_size} rows.", ChangePointWarning)
             break
         q, pos, seg = best
-        if testing:
-            stage_gen = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))
-            rule = _sequential.make_rule(pvalue_method, R, h=SEQUENTIAL_H, alpha=float(sig_level))
-            block = None
-            if resampling == "block":
-                # the residuals of the segments with the split being tested: a change left
-                # in them would look like dependence and inflate the blocks
-                i = segments.index(seg)
-                trial = segments[:i] + [(seg[0], pos), (pos, seg[1])] + segments[i + 1:]
-                block = int(block_size) if block_size is not None else \
-                    _blocks.auto_block_length(Zw, trial)
-                blocks.append(block)
-            p, n_used, decision = test(
-                Zw, segments, q, min_size, met_w, test_nt, stage_gen, R, rule, progress,
-                f"test {len(found) + 1}: permutations", block=block, end_only=end_only)
-            if pvalue_method == "decision":
-                reject = decision == "p > alpha" or (decision is None and p > sig_level)
-                decisions.append(decision)
-            else:
-                reject = p > sig_level
-            used.append(n_used)
+        if tests is not None:
+            p, reject = _test_stage(tests, st, Zw, q, pos, seg, min_size, met_w, end_only)
             if reject:
-                rejected, rej_stat, rej_p = pos, float(scale.apply(q)), p
+                st.rejected, st.rej_stat, st.rej_p = pos, float(scale.apply(q)), p
                 break
-            pvals.append(p)
-        found.append(pos)
-        stats.append(float(scale.apply(q)))
+            st.pvals.append(p)
+        st.found.append(pos)
+        st.stats.append(float(scale.apply(q)))
         kappa = cache[seg][2]
         if q > 0 and (pos - seg[0] == min_size or kappa - pos == min_size):
-            edge.append(pos)                  # the min_size constraint binds at this split
-        i = segments.index(seg)
-        segments[i:i + 1] = [(seg[0], pos), (pos, seg[1])]
-    cps = np.sort(np.asarray(found, dtype=np.intp))
-    rho1 = _blocks.lag1_autocorrelation(Zw, segments)
-    _warn_findings(edge, index, min_size, rho1, T, resampling, testing)
-    return EDivisiveResult(
-        changepoints=cps, changepoint_labels=index_labels(cps, index),
-        labels=segment_labels(cps, T), statistics=np.asarray(stats, dtype=np.float64),
-        pvalues=np.asarray(pvals, dtype=np.float64) if testing else None,
-        order_found=np.asarray(found, dtype=np.intp), rejected=rejected,
-        rejected_statistic=rej_stat, rejected_pvalue=rej_p, n_resamples=tuple(used),
-        decisions=tuple(decisions), seed=seed, min_size=min_size,
-        exponent=met.param if met.name == "energy" else float("nan"), sig_level=float(sig_level),
-        pvalue_method=pvalue_method if testing else None, columns=cols, index=index, data=Z,
-        resampling=resampling if testing else None, block_sizes=tuple(blocks),
-        lag1_autocorrelation=rho1, at_boundary=tuple(sorted(edge)))
+            st.edge.append(pos)                  # the min_size constraint binds at this split
+        i = st.segments.index(seg)
+        st.segments[i:i + 1] = [(seg[0], pos), (pos, seg[1])]
+    return st
+
+
+def _best_split(Zw, segments, cache, min_size, met_w, nt, end_only):
+    """``(Q, position, segment)`` of the best split over ``segments`` (None: none splits)."""
+    for seg in segments:
+        if seg not in cache:
+            cache[seg] = segment_split(Zw, seg[0], seg[1], min_size, met_w, nt, end_only)
+    best = None
+    for seg in segments:  # segments in row order: the first wins a tie
+        q, pos, _ = cache[seg]
+        if pos >= 0 and (best is None or q > best[0]):
+            best = (q, pos, seg)
+    return best
+
+
+def _test_stage(tests, st, Zw, q, pos, seg, min_size, met_w, end_only):
+    """One stage's test of the split at ``pos`` of ``seg``, recorded in ``st``: ``(p, reject)``."""
+    stage_gen = np.random.default_rng(int(tests.gen.integers(0, 2**63 - 1)))
+    rule = _sequential.make_rule(tests.pvalue_method, tests.R, h=SEQUENTIAL_H,
+                                 alpha=float(tests.sig_level))
+    block = None
+    if tests.resampling == "block":
+        # the residuals of the segments with the split being tested: a change left
+        # in them would look like dependence and inflate the blocks
+        i = st.segments.index(seg)
+        trial = st.segments[:i] + [(seg[0], pos), (pos, seg[1])] + st.segments[i + 1:]
+        block = int(tests.block_size) if tests.block_size is not None else \
+            _blocks.auto_block_length(Zw, trial)
+        st.blocks.append(block)
+    p, n_used, decision = tests.run(
+        Zw, st.segments, q, min_size, met_w, tests.n_threads, stage_gen, tests.R, rule,
+        tests.progress, f"test {len(st.found) + 1}: permutations", block=block, end_only=end_only)
+    if tests.pvalue_method == "decision":
+        reject = decision == "p > alpha" or (decision is None and p > tests.sig_level)
+        st.decisions.append(decision)
+    else:
+        reject = p > tests.sig_level
+    st.used.append(n_used)
+    return p, reject
 
 
 def _backend_iv(backend, X, progress):
