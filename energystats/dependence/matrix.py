@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -207,12 +208,44 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
            [1, 0, 0],
            [0, 0, 0]])
     """
-    from .._core import _memory
-    from .._core._input import sample_matrix
-    from scipy import stats
+    dask_backend, exponent, nt = _check_options(data, exponent, estimator, pvalue, adjust,
+                                                n_resamples, alpha, n_threads, backend)
+    need_u = estimator == "U" or pvalue == "ttest"
+    X0, names, left_out = _table(data, columns, numeric_only, need_u)
+    X = _working_units(X0, names)
+    n, p = X.shape
+    budget, block = _column_blocks(n, p, memory_budget)
+    work = np.empty(n)
+    if top is not None:
+        build = functools.partial(_build_columns, X, exponent, estimator == "U", work)
+        return _top_result(build, top, p, n, block, estimator, names, pvalue, dask_backend,
+                           list(left_out))
+    # the same Gram on Dask: its blocks as tasks
+    make = _dep_dask.lazy_dcor_gram(X, float(exponent), block) if dask_backend else \
+        functools.partial(_dcor_gram, X, exponent, block, work)
+    RV = make(False) if estimator == "V" else None
+    RU = make(True) if need_u else None
+    out_dcor = _dcor_frame(RV, RU, estimator, names)
+    if pvalue is None:
+        return DistanceCorrelationMatrixResult(out_dcor, estimator=estimator, adjust=adjust,
+                                               left_out=list(left_out))
+    extra = {}
+    if pvalue == "ttest":
+        P = _ttest_pvalues(RU, n)
+    else:
+        P, extra = _permutation_pvalues(X0, exponent, n_resamples, alpha, adjust, rng, budget,
+                                        1 if dask_backend and n_threads is None else nt,
+                                        dask_backend)
+    out_p, out_adj = _pvalue_frames(P, adjust, names)
+    return DistanceCorrelationMatrixResult(out_dcor, out_p, out_adj, estimator, adjust, pvalue,
+                                           **extra, left_out=list(left_out))
 
+
+def _check_options(data, exponent, estimator, pvalue, adjust, n_resamples, alpha, n_threads,
+                   backend):
+    """The checked options of :func:`distance_correlation_matrix`: ``(dask, exponent, threads)``."""
+    from .._core._metrics import _check_exponent
     from .._core._sequential import check_resamples
-    from .._core._validation import seeded_rng
 
     _check_estimator(estimator)
     if pvalue not in (None, "ttest", "permutation"):
@@ -226,111 +259,131 @@ def distance_correlation_matrix(data, *, columns=None, exponent=1.0, estimator="
         check_resamples(n_resamples, 1)
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"`alpha` must be a number in (0, 1); got {alpha!r}.")
-    from .._core._metrics import _check_exponent
-
     exponent = _check_exponent(exponent)  # was unchecked unless pvalue='permutation'
     nt = check_n_threads(n_threads)
     if adjust not in ADJUSTMENTS:
         raise ValueError(f"`adjust` must be 'holm', 'bh' or None; got {adjust!r}.")
+    return dask_backend, exponent, nt
+
+
+def _table(data, columns, numeric_only, need_u):
+    """The checked (n, p) float64 table, its column names and the columns left out."""
+    from .._core._input import sample_matrix
+
     X, _, cols, left_out = sample_matrix(data, columns=columns, numeric_only=numeric_only,
                                          name="data")
     n, p = X.shape
     names = cols if cols is not None else list(range(p))
     if p < 2:
         raise ValueError(f"need at least 2 columns; got {p}.")
-    m = p * (p - 1) // 2
-    R = int(n_resamples) if n_resamples is not None else matrix_resamples(m, alpha)
-    need_u = estimator == "U" or pvalue == "ttest"
     if need_u and n < 4:
         raise ValueError(f"the U-statistics need n >= 4 rows; got {n}.")
-    X = np.asarray(X, dtype=np.float64)
-    X0 = X
-    X = X - X.mean(axis=0)
+    return np.asarray(X, dtype=np.float64), names, left_out
+
+
+def _working_units(X0, names):
+    """The columns centred and scaled by a power of two each (constant columns refused)."""
+    p = X0.shape[1]
+    X = X0 - X0.mean(axis=0)
     # from the data: a constant column's centred values need not be 0 (its mean is rounded)
     const = [names[j] for j in range(p) if _constancy(X0[:, j:j + 1], False)]
     if const:
         raise ValueError(f"constant column(s) {const[:8]}: their distance correlations are undefined (0/0).")
     # working units per column (dCor is scale-free): a power of two, no overflow
-    X = np.ldexp(X, -np.frexp(np.max(np.abs(X), axis=0))[1])
+    return np.ldexp(X, -np.frexp(np.max(np.abs(X), axis=0))[1])
+
+
+def _column_blocks(n, p, memory_budget):
+    """``(budget, block)``: the memory budget and the columns whose centred vectors it holds."""
+    from .._core import _memory
+
     per_col = 8.0 * n * (n + 1) / 2
     budget = _permutation_budget(memory_budget)
     _check_column_budget(2 * per_col, budget, memory_budget, n, "centred distance vectors")
     block = int(max(1, min(p, budget // (2 * per_col))))
     _memory.check_fits(2 * block * per_col, "the columns' centred distance matrices",
                        "Lower `memory_budget`, or use fewer rows.")
-    work = np.empty(n)
+    return budget, block
 
-    def build(j0, V):
-        for t in range(V.shape[0]):
-            _dependence.centred_upper_1d(np.ascontiguousarray(X[:, j0 + t]), float(exponent), int(u),
-                                         V[t], work)
-        return V
 
-    def gram(uu):
-        nonlocal u
-        u = uu
-        G = np.empty((p, p))
-        Vi = np.empty((min(block, p), n * (n + 1) // 2))
-        Vj = np.empty_like(Vi)
-        for i0 in range(0, p, block):
-            bi = min(block, p - i0)
-            build(i0, Vi[:bi])
-            G[i0:i0 + bi, i0:i0 + bi] = Vi[:bi] @ Vi[:bi].T
-            for j0 in range(i0 + block, p, block):
-                bj = min(block, p - j0)
-                build(j0, Vj[:bj])
-                Gij = Vi[:bi] @ Vj[:bj].T
-                G[i0:i0 + bi, j0:j0 + bj] = Gij
-                G[j0:j0 + bj, i0:i0 + bi] = Gij.T
-        d = np.sqrt(np.clip(np.diag(G), 0.0, None))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            R = G / np.outer(d, d)
-        return R
+def _build_columns(X, exponent, u, work, j0, V):
+    """Fill the rows of ``V`` with the centred distance vectors of columns ``j0, j0 + 1, …``."""
+    for t in range(V.shape[0]):
+        _dependence.centred_upper_1d(np.ascontiguousarray(X[:, j0 + t]), float(exponent), int(u),
+                                     V[t], work)
+    return V
 
-    if top is not None:
-        u = estimator == "U"  # read by build()
-        return _top_result(build, top, p, n, block, estimator, names, pvalue, dask_backend,
-                           list(left_out))
-    # the same Gram on Dask: its blocks as tasks
-    make = _dep_dask.lazy_dcor_gram(X, float(exponent), block) if dask_backend else gram
-    u = False
-    RV = make(False) if estimator == "V" else None
-    RU = make(True) if need_u else None
+
+def _dcor_gram(X, exponent, block, work, u):
+    """The squared distance correlations of every pair of columns, by blocks of columns."""
+    n, p = X.shape
+    G = np.empty((p, p))
+    Vi = np.empty((min(block, p), n * (n + 1) // 2))
+    Vj = np.empty_like(Vi)
+    for i0 in range(0, p, block):
+        bi = min(block, p - i0)
+        _build_columns(X, exponent, u, work, i0, Vi[:bi])
+        G[i0:i0 + bi, i0:i0 + bi] = Vi[:bi] @ Vi[:bi].T
+        for j0 in range(i0 + block, p, block):
+            bj = min(block, p - j0)
+            _build_columns(X, exponent, u, work, j0, Vj[:bj])
+            Gij = Vi[:bi] @ Vj[:bj].T
+            G[i0:i0 + bi, j0:j0 + bj] = Gij
+            G[j0:j0 + bj, i0:i0 + bi] = Gij.T
+    d = np.sqrt(np.clip(np.diag(G), 0.0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = G / np.outer(d, d)
+    return R
+
+
+def _dcor_frame(RV, RU, estimator, names):
+    """The ``dcor`` DataFrame: the root of ``RV`` (V) or ``RU`` (U), 1 on the diagonal."""
     if estimator == "V":
         D = np.sqrt(np.clip(RV, 0.0, 1.0))
         np.fill_diagonal(D, 1.0)
     else:
         D = RU.copy()
         np.fill_diagonal(D, 1.0)
-    out_dcor = pd.DataFrame(D, index=names, columns=names)
-    if pvalue is None:
-        return DistanceCorrelationMatrixResult(out_dcor, estimator=estimator, adjust=adjust,
-                                               left_out=list(left_out))
+    return pd.DataFrame(D, index=names, columns=names)
+
+
+def _ttest_pvalues(RU, n):
+    """The p-values of the distance-correlation t-test of every pair (U-statistics ``RU``)."""
+    from scipy import stats
+
+    M = n * (n - 3) / 2
+    r = np.clip(RU, -1.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        T = np.sqrt(M - 1) * r / np.sqrt(1 - r * r)
+    return stats.t.sf(T, M - 1)
+
+
+def _permutation_pvalues(X0, exponent, n_resamples, alpha, adjust, rng, budget, nt, dask_backend):
+    """The permutation p-values of every pair (the same permutations) and the result's fields."""
+    from .._core._validation import seeded_rng
+
+    n, p = X0.shape
+    m = p * (p - 1) // 2
+    R = int(n_resamples) if n_resamples is not None else matrix_resamples(m, alpha)
     P = np.zeros((p, p))
-    extra = {}
-    if pvalue == "ttest":
-        M = n * (n - 3) / 2
-        r = np.clip(RU, -1.0, 1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            T = np.sqrt(M - 1) * r / np.sqrt(1 - r * r)
-        P = stats.t.sf(T, M - 1)
-    else:
-        gen, seed = seeded_rng(rng)
-        is_exact, total, perms = _permutation_plan(n, None, R, None, gen)
-        every = perms(0, total)  # the same permutations for every pair
-        _pairwise_permutation_pvalues(X0, exponent, every, is_exact, P, budget,
-                                      1 if dask_backend and n_threads is None else nt, dask_backend)
-        # after the computation: a call refused (memory) does not warn about its p-values first
-        _warn_unreachable(m if adjust is not None else 1, total, is_exact, alpha, adjust)
-        extra = dict(n_resamples=total, exact=is_exact, seed=None if is_exact else seed)
+    gen, seed = seeded_rng(rng)
+    is_exact, total, perms = _permutation_plan(n, None, R, None, gen)
+    every = perms(0, total)  # the same permutations for every pair
+    _pairwise_permutation_pvalues(X0, exponent, every, is_exact, P, budget, nt, dask_backend)
+    # after the computation: a call refused (memory) does not warn about its p-values first
+    _warn_unreachable(m if adjust is not None else 1, total, is_exact, alpha, adjust)
+    return P, dict(n_resamples=total, exact=is_exact, seed=None if is_exact else seed)
+
+
+def _pvalue_frames(P, adjust, names):
+    """The ``pvalues`` and ``adjusted`` DataFrames (NaN on the diagonal: no test)."""
+    p = P.shape[0]
     np.fill_diagonal(P, np.nan)  # a column is not tested against itself
     iu, ju = np.triu_indices(p, 1)
     adj = np.full((p, p), np.nan)
     adj[iu, ju] = _adjust(P[iu, ju], adjust)
     adj[ju, iu] = adj[iu, ju]
-    return DistanceCorrelationMatrixResult(out_dcor, pd.DataFrame(P, index=names, columns=names),
-                                           pd.DataFrame(adj, index=names, columns=names),
-                                           estimator, adjust, pvalue, **extra, left_out=list(left_out))
+    return pd.DataFrame(P, index=names, columns=names), pd.DataFrame(adj, index=names, columns=names)
 
 
 def _top_result(build, top, p, n, block, estimator, names, pvalue, dask_backend, left_out):
