@@ -450,21 +450,15 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=Non
     if not isinstance(warn, (bool, np.bool_)):
         raise TypeError(f"`warn` must be True or False; got {warn!r}.")
     weights, res_estimand, res_focal = _unpack_weights(weights, X)
-    if isinstance(X, pd.DataFrame) and isinstance(treatment, str):
-        if treatment not in X.columns:
-            _forms.covariates_and_treatment(X, treatment)      # its KeyError names the column
-        X, treatment = X.drop(columns=[treatment]), X[treatment]
+    X, treatment = _split_treatment(X, treatment)
     X, _ = expand_factors(X)
     weights = align_weights(X, weights, "weights")
     base_weights = align_weights(X, base_weights, "base_weights")
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
     n, d = Z.shape
     names = columns if columns is not None else [f"x{j}" for j in range(d)]
-    s = _forms.check_base_weights(base_weights, n)
-    w = None if weights is None else _forms.check_weights(weights, n, "weights")
     # working units: weights over a power of two near their largest, columns likewise (exact)
-    s = np.ldexp(s, -pow2_shift(s))
-    w = None if w is None else np.ldexp(w, -pow2_shift(w))
+    s, w = _working_weights(base_weights, weights, n)
     Zw = np.ldexp(Z, -column_shifts(Z)[None, :])
     binary, C = _binary_coded(Zw)
     continuous = _is_continuous(t, treatment_kind)
@@ -477,32 +471,82 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=Non
     data = {"type": np.where(binary, "binary", "contin.")}
     issues = []
     if continuous:
-        if estimand is not None or focal is not None:
-            raise ValueError("`estimand` and `focal` are for a categorical treatment (they choose "
-                             f"the SMD's denominator); got estimand={estimand!r}, focal={focal!r} "
-                             "with a continuous one.")
-        a = _forms.as_treatment_values(t, n)
-        a = np.ldexp(a, -pow2_shift(a))
-        data["corr_before"] = [_wcorr(a[:, 0], C[:, j], s) for j in range(d)]
-        if w is not None:
-            data["corr_after"] = [_wcorr(a[:, 0], C[:, j], w) for j in range(d)]
-        As = _forms.standardise(a, "studentized", s)[0]
-
-        def dcor(v):  # weighted distance correlation (weighted double centring), streamed
-            (cov, va, vb), _, _ = weighted_dcov_means(As, Zs, v / v.sum(), met, nt)
-            return 0.0 if va <= 0 or vb <= 0 else float(np.sqrt(max(cov, 0.0) / np.sqrt(va * vb)))
-
-        e0 = dcor(s)
-        e1 = np.nan if w is None else dcor(w)
-        ess = pd.DataFrame({"n": [n], "ess_before": [_forms.ess(s)],
-                            "ess_after": [np.nan if w is None else _forms.ess(w)]},
-                           index=pd.Index(["all"], name="treatment"))
+        _refuse_estimand(estimand, focal)
+        corr, e0, e1, ess = _continuous_stats(t, n, C, s, w, Zs, met, nt)
+        data.update(corr)
         table = pd.DataFrame(data, index=rows)
         rules = {"ess_fraction": ESS_FRACTION, "corr": limits.get("corr", IMBALANCE)}
         if w is not None:
             issues = _issues(table, ess, rules, "corr", [])
         return _finish(table, "continuous", e0, e1, ess, None, None, limits, rules, issues, warn)
     lab = _forms.treatment_groups(t, n)
+    _check_levels(lab, s, w)
+    estimand, focal = _estimand_focal(estimand, focal, res_estimand, res_focal, lab.groups)
+    fc = None if focal is None else list(lab.groups).index(focal)
+    pairs = _compared_pairs(fc, lab.k)
+    data.update(_categorical_columns(Zw, C, binary, lab, s, w, fc, pairs))
+    ess = _level_ess(lab, s, w)
+    table = pd.DataFrame(data, index=rows)
+    rules = {"ess_fraction": ESS_FRACTION, "smd": limits.get("smd", IMBALANCE)}
+    if w is not None:
+        issues = _issues(table, ess, rules, "smd",
+                         _no_overlap(Zw, lab, w, pairs, names), focal)
+    return _finish(table, "categorical", _level_energy(Zs, lab, s, met, nt),
+                   np.nan if w is None else _level_energy(Zs, lab, w, met, nt), ess,
+                   estimand, focal, limits, rules, issues, warn)
+
+
+def _split_treatment(X, treatment):
+    """``(X, treatment)``: a treatment named as a column of the DataFrame ``X`` taken out of it."""
+    if isinstance(X, pd.DataFrame) and isinstance(treatment, str):
+        if treatment not in X.columns:
+            _forms.covariates_and_treatment(X, treatment)      # its KeyError names the column
+        X, treatment = X.drop(columns=[treatment]), X[treatment]
+    return X, treatment
+
+
+def _working_weights(base_weights, weights, n):
+    """The checked base weights and weights (None: none) over a power of two near their largest."""
+    s = _forms.check_base_weights(base_weights, n)
+    w = None if weights is None else _forms.check_weights(weights, n, "weights")
+    s = np.ldexp(s, -pow2_shift(s))
+    w = None if w is None else np.ldexp(w, -pow2_shift(w))
+    return s, w
+
+
+def _refuse_estimand(estimand, focal):
+    """``estimand`` and ``focal`` given with a continuous treatment are an error."""
+    if estimand is not None or focal is not None:
+        raise ValueError("`estimand` and `focal` are for a categorical treatment (they choose "
+                         f"the SMD's denominator); got estimand={estimand!r}, focal={focal!r} "
+                         "with a continuous one.")
+
+
+def _continuous_stats(t, n, C, s, w, Zs, met, nt):
+    """A continuous treatment's correlation columns, distance correlations and ESS table."""
+    data = {}
+    a = _forms.as_treatment_values(t, n)
+    a = np.ldexp(a, -pow2_shift(a))
+    data["corr_before"] = [_wcorr(a[:, 0], C[:, j], s) for j in range(C.shape[1])]
+    if w is not None:
+        data["corr_after"] = [_wcorr(a[:, 0], C[:, j], w) for j in range(C.shape[1])]
+    As = _forms.standardise(a, "studentized", s)[0]
+    e0 = _weighted_dcor(As, Zs, s, met, nt)
+    e1 = np.nan if w is None else _weighted_dcor(As, Zs, w, met, nt)
+    ess = pd.DataFrame({"n": [n], "ess_before": [_forms.ess(s)],
+                        "ess_after": [np.nan if w is None else _forms.ess(w)]},
+                       index=pd.Index(["all"], name="treatment"))
+    return data, e0, e1, ess
+
+
+def _weighted_dcor(As, Zs, v, met, nt):
+    """Weighted distance correlation (weighted double centring) of ``As`` and ``Zs``, streamed."""
+    (cov, va, vb), _, _ = weighted_dcov_means(As, Zs, v / v.sum(), met, nt)
+    return 0.0 if va <= 0 or vb <= 0 else float(np.sqrt(max(cov, 0.0) / np.sqrt(va * vb)))
+
+
+def _check_levels(lab, s, w):
+    """Base weights and weights (if given) must not be all zero within a treatment level."""
     for g, name in enumerate(lab.groups):
         sel = lab.codes == g
         if not (s[sel] > 0).any():
@@ -511,14 +555,25 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=Non
         if w is not None and not (w[sel] > 0).any():
             raise ValueError(f"`weights` must not be all zero within a treatment level; they are "
                              f"in level {name!r}.")
+
+
+def _estimand_focal(estimand, focal, res_estimand, res_focal, groups):
+    """The checked estimand and focal level (by default those of a weights result, else 'ATE')."""
     if estimand is None:
         estimand = res_estimand if res_estimand is not None else "ATE"
         focal = res_focal if (focal is None and res_estimand is not None) else focal
     estimand = _check_estimand(estimand)
-    focal = _focal_level(estimand, focal, lab.groups)
-    fc = None if focal is None else list(lab.groups).index(focal)
-    pairs = list(combinations(range(lab.k), 2)) if fc is None else \
-        [(min(fc, g), max(fc, g)) for g in range(lab.k) if g != fc]
+    return estimand, _focal_level(estimand, focal, groups)
+
+
+def _compared_pairs(fc, k):
+    """The compared pairs of level codes: all of them, or each level with the focal one ``fc``."""
+    return list(combinations(range(k), 2)) if fc is None else \
+        [(min(fc, g), max(fc, g)) for g in range(k) if g != fc]
+
+
+def _categorical_columns(Zw, C, binary, lab, s, w, fc, pairs):
+    """The smd, var_ratio and ks columns, before and after (with ``w``) weighting."""
     den = _denominators(Zw, lab.codes, lab.k, s, fc)
     before, und0 = _categorical_stats(C, binary, lab.codes, lab.k, s, den, pairs)
     after, und1 = (None, set()) if w is None else \
@@ -531,30 +586,30 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=Non
              "(before or after weighting): their weighted variance is undefined, so the variance "
              "ratio is NaN; the SMD (its denominator is from the base weights, and only if the "
              "level has two) and the KS distance are given.", DegenerateStatisticWarning)
+    data = {}
     for c, stat in enumerate(("smd", "var_ratio", "ks")):
         data[f"{stat}_before"] = before[:, c]
         if after is not None:
             data[f"{stat}_after"] = after[:, c]
+    return data
 
-    def energy(v):  # the largest weighted energy distance between two levels, streamed
-        tot = np.bincount(lab.codes, weights=v, minlength=lab.k)
-        M, scale = weighted_group_sums(Zs, lab.codes, lab.k, v / tot[lab.codes], met, nt)
-        M = scale.apply(M)
-        return max(max(float(2.0 * M[g, h] - M[g, g] - M[h, h]), 0.0)
-                   for g, h in combinations(range(lab.k), 2))
 
-    ess = pd.DataFrame({"n": lab.sizes,
-                        "ess_before": [_forms.ess(s[lab.codes == g]) for g in range(lab.k)],
-                        "ess_after": [np.nan if w is None else _forms.ess(w[lab.codes == g])
-                                      for g in range(lab.k)]},
-                       index=pd.Index(lab.groups, name="treatment"))
-    table = pd.DataFrame(data, index=rows)
-    rules = {"ess_fraction": ESS_FRACTION, "smd": limits.get("smd", IMBALANCE)}
-    if w is not None:
-        issues = _issues(table, ess, rules, "smd",
-                         _no_overlap(Zw, lab, w, pairs, names), focal)
-    return _finish(table, "categorical", energy(s), np.nan if w is None else energy(w), ess,
-                   estimand, focal, limits, rules, issues, warn)
+def _level_ess(lab, s, w):
+    """Per level: its rows and Kish's effective sample size before and after weighting."""
+    return pd.DataFrame({"n": lab.sizes,
+                         "ess_before": [_forms.ess(s[lab.codes == g]) for g in range(lab.k)],
+                         "ess_after": [np.nan if w is None else _forms.ess(w[lab.codes == g])
+                                       for g in range(lab.k)]},
+                        index=pd.Index(lab.groups, name="treatment"))
+
+
+def _level_energy(Zs, lab, v, met, nt):
+    """The largest weighted energy distance between two levels, streamed."""
+    tot = np.bincount(lab.codes, weights=v, minlength=lab.k)
+    M, scale = weighted_group_sums(Zs, lab.codes, lab.k, v / tot[lab.codes], met, nt)
+    M = scale.apply(M)
+    return max(max(float(2.0 * M[g, h] - M[g, g] - M[h, h]), 0.0)
+               for g, h in combinations(range(lab.k), 2))
 
 
 def _no_overlap(Z, lab, w, pairs, names):
