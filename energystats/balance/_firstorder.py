@@ -4,11 +4,13 @@ The programme of :mod:`._programme` minimises :math:`f(x) = x'Ax - 2b'x` over a 
 probability simplices, with ``A`` built from the double-centred distance matrix
 :math:`K = -HDH` (``H = I - 11'/N``) of all ``N`` rows (the optimised levels' units, the
 focal level's or the target's).  Here ``A`` is never formed.  Its products with a vector
-are streamed through the compiled pair kernel (:func:`energystats._lib._matvec.group_matvec`,
-each row's sum formed by one thread in a fixed order with Neumaier compensation, so the
-same bits for any number of threads): one pass over the ``N²`` pairs (in calls of a few
-hundred rows, between which Ctrl-C is honoured) returns :math:`D x_h` for every block
-``h`` at once, and with the distance matrix's row means ``r = D1/N`` (one pass, once)
+are streamed through the compiled pair kernel (:func:`energystats._lib._matvec.sym_group_matvec`:
+each distance formed once, in tiles used for their rows and their columns; each row's sum
+in a fixed order with Neumaier compensation, the same bits as the full rows of
+:func:`energystats._lib._matvec.group_matvec` and for any number of threads): one pass over
+the ``N²/2`` pairs (in calls of a few blocks, between which Ctrl-C is honoured) returns
+:math:`D x_h` for every block ``h`` at once, and with the distance matrix's row means
+``r = D1/N`` (one pass, once)
 
 .. math::
 
