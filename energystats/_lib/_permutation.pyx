@@ -444,7 +444,7 @@ def shuffle_rows(object bit_generator,      # IN numpy.random.BitGenerator (its 
     cdef shuffled t
     cdef es_pcg64 g
     cdef object st, inner, s, inc
-    if ES_HAVE_PCG64 and type(bit_generator) is np.random.PCG64 and n <= 0xFFFFFFFF and count:
+    if ES_HAVE_PCG64 and type(bit_generator) is np.random.PCG64 and 0 < n <= 0xFFFFFFFF and count:
         # PCG64 (default_rng's) inline: NumPy's step and output, its state moved in and out
         # through the bit generator's ``state`` dictionary (the tests check that the rows and
         # the state after them are NumPy's, the kept half-word included)

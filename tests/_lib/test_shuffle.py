@@ -72,6 +72,15 @@ def test_a_range_wider_than_32_bits_uses_64_bit_draws():
     np.testing.assert_array_equal(a, 0)
 
 
+@pytest.mark.parametrize("shape", [(3, 0), (0, 5), (0, 0)])
+def test_empty_rows_draw_nothing(shape):
+    g = np.random.PCG64(9)
+    before = g.state
+    a = np.zeros(shape, dtype=np.uint8)
+    _permutation.shuffle_rows(g, a)
+    _assert_same_state(g.state, before)
+
+
 def test_not_a_bit_generator():
     class Fake:
         capsule = object()
