@@ -118,7 +118,7 @@ class StreamedDistances:
 
         N, B = self.N, _matvec.BLOCK
         starts = [np.arange(bounds[h], bounds[h + 1], B) for h in range(bounds.size - 1)]
-        group = np.repeat(np.arange(bounds.size - 1), [s.size for s in starts])
+        group = np.repeat(np.arange(bounds.size - 1, dtype=np.intp), [s.size for s in starts])
         starts = np.append(np.concatenate(starts), bounds[-1]).astype(np.intp)
         acc = np.zeros((N, bounds.size - 1, 2))
         side = np.empty((max(1, group.size), B))
