@@ -53,13 +53,17 @@ def _check_options(args):
     if args.no_dimension_adj and not args.continuous:
         raise CLIError("option --no-dimension-adj: is for a continuous treatment (--continuous), "
                        "whose independence weights have the dimension adjustment.")
-    resampled = args.outcome is not None and args.se in ("subsample", "bootstrap")
+    resampled = args.outcome is not None and (
+        args.se in ("subsample", "bootstrap")
+        or (args.outcome_model in ("auto", "kernel") and not args.continuous and not args.adjust))
     if args.seed is not None and args.cells is None and not resampled:
         raise CLIError("option --seed: seeds the k-means of --cells and the resamples of "
                        "--outcome (--se subsample or bootstrap); without either the weights "
                        "involve no randomness.")
     if args.outcome is None:
-        for opt, given in (("--se", args.se != "subsample"), ("--n-boot", args.n_boot != 200),
+        for opt, given in (("--se", args.se != "auto"), ("--n-boot", args.n_boot != 200),
+                           ("--outcome-model", args.outcome_model != "auto"),
+                           ("--ci-method", args.ci_method != "normal"),
                            ("--adjust", args.adjust), ("--reference", args.reference is not None),
                            ("--confidence", args.confidence != 0.95)):
             if given:
@@ -150,12 +154,29 @@ def _effect(args, df, res):
             raise CLIError("option --reference: is for a categorical treatment.")
         reference = _level(res.groups, args.reference, "--reference")
     se = None if args.se == "none" else args.se
+    model = {"none": None}.get(args.outcome_model, args.outcome_model)
+    if args.adjust:
+        if args.outcome_model not in ("auto", "linear"):
+            raise CLIError(f"option --adjust: is --outcome-model linear; got --outcome-model "
+                           f"{args.outcome_model} too.")
+        model = "linear"
     t0 = time.perf_counter()
-    eff = weighted_effect(df[args.outcome].to_numpy(), res, covariates=True if args.adjust else None,
-                          reference=reference, se=se, n_boot=args.n_boot,
-                          confidence=args.confidence,
-                          rng=args.seed_used if se in ("subsample", "bootstrap") else None,
-                          progress=not args.quiet)
+    try:
+        eff = weighted_effect(df[args.outcome].to_numpy(), res, outcome_model=model,
+                              reference=reference, se=se, n_boot=args.n_boot,
+                              confidence=args.confidence, ci_method=args.ci_method,
+                              rng=args.seed_used if (se in ("subsample", "bootstrap") or model in (
+                                  "auto", "kernel") and not args.continuous) else None,
+                              progress=not args.quiet)
+    except ValueError as exc:     # an option that does not fit the outcome model
+        raise CLIError(f"options --outcome-model/--se/--ci-method: {exc}") from None
+    se = eff.se_method
+    if eff.n_folds:
+        _note(args, f"augmented estimate: outcome model {eff.outcome_model!r} cross-fitted on "
+                    f"{eff.n_folds} folds (seed {eff.seed}; pass --seed {eff.seed} to repeat); "
+                    "bias bound " + ", ".join(f"{b:.4g}" for b in eff.bias_bound)
+                    + "; the augmentation moved the weighted difference by "
+                    + ", ".join(f"{s_:+.1%}" for s_ in eff.augmentation_share))
     if se in ("subsample", "bootstrap"):
         _note(args, f"{'half-samples' if se == 'subsample' else 'bootstrap'} of the effect: "
                     f"{args.n_boot} resamples, the weights solved again "
@@ -179,7 +200,9 @@ def _cmd_balance(args):
     df, cols = _covariates(args, path)
     X, t = df[cols], df[args.treatment].to_numpy()
     s = None if not args.base_weights else df[args.base_weights].to_numpy()
-    resampled = args.outcome is not None and args.se in ("subsample", "bootstrap")
+    resampled = args.outcome is not None and (
+        args.se in ("subsample", "bootstrap")
+        or (args.outcome_model in ("auto", "kernel") and not args.continuous and not args.adjust))
     args.seed_used = _draw_seed(args) if (args.cells is not None or resampled) else None
     t0 = time.perf_counter()
     try:
@@ -255,7 +278,10 @@ def _sections(args, cols, res, bt, eff):
                             f"{eff.seed})",
                "bootstrap": f"bootstrap that solves the weights again ({eff.n_boot} resamples, "
                             f"seed {eff.seed})",
-               "sandwich": "HC0 sandwich, the weights held fixed", None: "none"}[eff.se_method]
+               "sandwich": "HC0 sandwich, the weights held fixed",
+               "influence": f"influence function of the augmented estimator ({eff.outcome_model} "
+                            f"outcome model, {eff.n_folds} folds, seed {eff.seed})",
+               None: "none"}[eff.se_method]
         sections.append((f"effect on {args.outcome!r} ({eff.estimand}"
                          + (", regression-adjusted" if args.adjust else "")
                          + f"); standard error: {how}"

@@ -92,18 +92,29 @@ def _add_effect_args(p):
     g.add_argument("--outcome", "-y", metavar="COLUMN",
                    help="outcome column: left out of the covariates, and the effect of the "
                         "treatment on it is estimated with its standard error and interval")
-    g.add_argument("--se", choices=("subsample", "bootstrap", "sandwich", "none"),
-                   default="subsample",
-                   help="standard error of the effect: subsample (default; half-samples of each "
-                        "level, the weights solved again on each), bootstrap (the same with "
-                        "replacement: too narrow for these weights, kept for comparison), "
-                        "sandwich (HC0, the weights held fixed) or none")
+    g.add_argument("--outcome-model", choices=("auto", "kernel", "linear", "none"), default="auto",
+                   help="outcome model of the effect: kernel (the default for a categorical "
+                        "treatment: the augmented estimator with a cross-fitted kernel ridge "
+                        "regression), linear (weighted least squares on the covariates), none "
+                        "(the difference of weighted means; the default for --continuous)")
+    g.add_argument("--se", choices=("auto", "influence", "subsample", "bootstrap", "sandwich", "none"),
+                   default="auto",
+                   help="standard error of the effect: auto (default: influence with an outcome "
+                        "model fitted by cross-fitting, else subsample), influence (the augmented "
+                        "estimator's influence function), subsample (half-samples of each level, "
+                        "the weights solved again and the model refitted on each), bootstrap (the "
+                        "same with replacement: too narrow for these weights, kept for "
+                        "comparison), sandwich (HC0, the weights held fixed; none/linear) or none")
+    g.add_argument("--ci-method", choices=("normal", "bias-aware", "percentile"), default="normal",
+                   help="interval: normal (default), bias-aware (widened by the bound on the "
+                        "bias that the remaining imbalance allows; kernel model), percentile "
+                        "(resampled standard errors)")
     g.add_argument("--n-boot", type=_int_at_least(20), default=200, metavar="B",
                    help="resamples (default: 200)")
     g.add_argument("--confidence", type=float, default=0.95,
                    help="level of the interval (default: 0.95)")
     g.add_argument("--adjust", action="store_true",
-                   help="regression-adjust the effect for the covariates (doubly robust)")
+                   help="the same as --outcome-model linear (kept for older command lines)")
     g.add_argument("--reference", metavar="LEVEL",
                    help="the level subtracted in each contrast (default: the first level)")
 

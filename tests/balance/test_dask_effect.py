@@ -42,8 +42,8 @@ class TestWeightedEffectDask:
         X, t, y = _study()
         res = es.energy_balancing_weights(X, t)
         kw = dict(se=se, ci_method=ci, n_boot=24, rng=2)
-        _same(es.weighted_effect(y, res, backend="dask", **kw),
-              es.weighted_effect(y, res, n_threads=1, **kw))
+        _same(es.weighted_effect(y, res, outcome_model=None, backend="dask", **kw),
+              es.weighted_effect(y, res, outcome_model=None, n_threads=1, **kw))
 
     def test_same_bits_as_worker_processes(self, client, monkeypatch):
         X, t, y = _study(k=3, seed=6, n=90)
@@ -59,8 +59,8 @@ class TestWeightedEffectDask:
         a = X[:, 0] + rng.normal(size=70)
         y = 0.5 * a + X[:, 1] + rng.normal(size=70)
         res = es.independence_weights(X, a)
-        _same(es.weighted_effect(y, res, n_boot=20, rng=7, backend="dask"),
-              es.weighted_effect(y, res, n_boot=20, rng=7, n_threads=1))
+        _same(es.weighted_effect(y, res, outcome_model=None, n_boot=20, rng=7, backend="dask"),
+              es.weighted_effect(y, res, outcome_model=None, n_boot=20, rng=7, n_threads=1))
 
     def test_failed_resamples_are_counted_the_same(self, client, monkeypatch):
         X, t, y = _study()
@@ -74,9 +74,9 @@ class TestWeightedEffectDask:
 
         monkeypatch.setattr(effect_mod, "_replicate", failing)
         with pytest.warns(es.BalanceWarning, match="2 of 40"):
-            want = es.weighted_effect(y, res, n_boot=40, rng=1, n_threads=1)
+            want = es.weighted_effect(y, res, outcome_model=None, n_boot=40, rng=1, n_threads=1)
         with pytest.warns(es.BalanceWarning, match="2 of 40"):
-            got = es.weighted_effect(y, res, n_boot=40, rng=1, backend="dask")
+            got = es.weighted_effect(y, res, outcome_model=None, n_boot=40, rng=1, backend="dask")
         _same(got, want)
 
     # -- input validation --
@@ -84,13 +84,13 @@ class TestWeightedEffectDask:
         X, t, y = _study()
         res = es.energy_balancing_weights(X, t)
         with pytest.raises(ValueError, match="`backend` must be None, 'threads' or 'dask'"):
-            es.weighted_effect(y, res, backend="spark")
+            es.weighted_effect(y, res, outcome_model=None, backend="spark")
         with pytest.raises(ValueError, match="se='sandwich' there are none"):
-            es.weighted_effect(y, res, se="sandwich", backend="dask")
+            es.weighted_effect(y, res, outcome_model=None, se="sandwich", backend="dask")
         with pytest.raises(ValueError, match="`n_threads`"):
-            es.weighted_effect(y, res, n_threads=2, backend="dask")
+            es.weighted_effect(y, res, outcome_model=None, n_threads=2, backend="dask")
         with pytest.raises(ValueError, match="progress"):
-            es.weighted_effect(y, res, progress=True, backend="dask")
+            es.weighted_effect(y, res, outcome_model=None, progress=True, backend="dask")
 
 
 def test_without_dask(monkeypatch):
@@ -98,7 +98,7 @@ def test_without_dask(monkeypatch):
     res = es.energy_balancing_weights(X, t)
     monkeypatch.setitem(sys.modules, "dask", None)
     with pytest.raises(ImportError, match=r'pip install "energy-statistics\[dask\]"'):
-        es.weighted_effect(y, res, n_boot=20, rng=1, backend="dask")
+        es.weighted_effect(y, res, outcome_model=None, n_boot=20, rng=1, backend="dask")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert es.weighted_effect(y, res, n_boot=20, rng=1, n_threads=1).n_boot == 20
+        assert es.weighted_effect(y, res, outcome_model=None, n_boot=20, rng=1, n_threads=1).n_boot == 20

@@ -50,7 +50,7 @@ class TestWeightedEffect:
     def test_difference_of_weighted_means_and_its_sandwich(self):
         X, t, y = _study()
         res = es.energy_balancing_weights(X, t)
-        eff = es.weighted_effect(y, res, se="sandwich")
+        eff = es.weighted_effect(y, res, outcome_model=None, se="sandwich")
         w = res.weights
         m1, m0 = _wmean(y[t == 1], w[t == 1]), _wmean(y[t == 0], w[t == 0])
         assert eff.estimate[0] == pytest.approx(m1 - m0, rel=1e-12)
@@ -81,7 +81,7 @@ class TestWeightedEffect:
     def test_multi_level_contrasts_against_a_reference(self):
         X, t, y = _study(n=150, k=3, seed=2)
         res = es.energy_balancing_weights(X, t)
-        eff = es.weighted_effect(y, res, reference=1, se=None)
+        eff = es.weighted_effect(y, res, outcome_model=None, reference=1, se=None)
         w = res.weights
         m = {g: _wmean(y[t == g], w[t == g]) for g in range(3)}
         assert eff.contrasts == ["0 - 1", "2 - 1"]
@@ -95,7 +95,7 @@ class TestWeightedEffect:
         a = X[:, 0] + rng.normal(size=100)
         y = 0.5 * a + X[:, 0] + rng.normal(size=100)
         res = es.independence_weights(X, a)
-        eff = es.weighted_effect(y, res, se="sandwich")
+        eff = es.weighted_effect(y, res, outcome_model=None, se="sandwich")
         beta, cov = _wls_loops(np.column_stack([np.ones(100), a]), y, res.weights)
         assert eff.contrasts == ["slope"] and eff.estimand == "dose-response slope"
         assert eff.estimate[0] == pytest.approx(beta[1], rel=1e-10)
@@ -113,7 +113,7 @@ class TestWeightedEffect:
         weighted difference of means; the standard deviation and the percentiles."""
         X, t, y = _study(n=60, seed=4)
         res = es.energy_balancing_weights(X, t)
-        eff = es.weighted_effect(y, res, se="bootstrap", ci_method="percentile", n_boot=30,
+        eff = es.weighted_effect(y, res, outcome_model=None, se="bootstrap", ci_method="percentile", n_boot=30,
                                  rng=9, n_threads=1)
         seeds = np.random.default_rng(9).bit_generator.seed_seq.spawn(30)
         ests = []
@@ -136,8 +136,8 @@ class TestWeightedEffect:
         intervals."""
         X, t, y = _study(n=61, seed=12)
         res = es.energy_balancing_weights(X, t)
-        eff = es.weighted_effect(y, res, n_boot=25, rng=4, n_threads=1)
-        per = es.weighted_effect(y, res, n_boot=25, rng=4, n_threads=1, ci_method="percentile")
+        eff = es.weighted_effect(y, res, outcome_model=None, n_boot=25, rng=4, n_threads=1)
+        per = es.weighted_effect(y, res, outcome_model=None, n_boot=25, rng=4, n_threads=1, ci_method="percentile")
         seeds = np.random.default_rng(4).bit_generator.seed_seq.spawn(25)
         ests, b = [], 0
         for ss in seeds:
@@ -160,9 +160,9 @@ class TestWeightedEffect:
     def test_same_bits_in_worker_processes(self, monkeypatch):
         X, t, y = _study(n=80, seed=5)
         res = es.energy_balancing_weights(X, t, cells=10, rng=3)
-        one = es.weighted_effect(y, res, n_boot=24, rng=2, n_threads=1)
+        one = es.weighted_effect(y, res, outcome_model=None, n_boot=24, rng=2, n_threads=1)
         monkeypatch.setattr(effect_mod, "PARALLEL_AFTER_S", 0.0)   # always the workers
-        two = es.weighted_effect(y, res, n_boot=24, rng=2, n_threads=2)
+        two = es.weighted_effect(y, res, outcome_model=None, n_boot=24, rng=2, n_threads=2)
         np.testing.assert_array_equal(one.boot, two.boot)
         assert one.std_error[0] == two.std_error[0]
 
@@ -172,7 +172,7 @@ class TestWeightedEffect:
         X, t, y = _study(n=60, seed=6)
         res = es.energy_balancing_weights(X, t)
         buf = io.StringIO()
-        eff = es.weighted_effect(y, res, n_boot=20, rng=1, progress=buf, n_threads=1)
+        eff = es.weighted_effect(y, res, outcome_model=None, n_boot=20, rng=1, progress=buf, n_threads=1)
         z = 1.959963984540054
         assert eff.ci_high[0] == pytest.approx(eff.estimate[0] + z * eff.std_error[0])
         assert eff.se_method == "subsample" and eff.ci_method == "normal"
@@ -192,13 +192,13 @@ class TestWeightedEffect:
 
         monkeypatch.setattr(effect_mod, "_refit", flaky)
         with pytest.warns(es.BalanceWarning, match="could not be solved on 1 of 40"):
-            eff = es.weighted_effect(y, res, n_boot=40, rng=1, n_threads=1)
+            eff = es.weighted_effect(y, res, outcome_model=None, n_boot=40, rng=1, n_threads=1)
         assert eff.n_failed == 1 and eff.boot.shape == (39, 1)
         calls.clear()
         monkeypatch.setattr(effect_mod, "_refit", lambda *a: (_ for _ in ()).throw(
             RuntimeError("solver")))
         with pytest.raises(RuntimeError, match="on 20 of 20 bootstrap resamples"):
-            es.weighted_effect(y, res, n_boot=20, rng=1, n_threads=1)
+            es.weighted_effect(y, res, outcome_model=None, n_boot=20, rng=1, n_threads=1)
 
     # -- input validation --
 
@@ -209,27 +209,27 @@ class TestWeightedEffect:
         res = es.energy_balancing_weights(df, pd.Series(t, index=idx))
         ys = pd.Series(y, index=idx)
         shuffled = ys.sample(frac=1.0, random_state=0)
-        a = es.weighted_effect(ys, res, se=None).estimate
-        b = es.weighted_effect(shuffled, res, se=None).estimate
+        a = es.weighted_effect(ys, res, outcome_model=None, se=None).estimate
+        b = es.weighted_effect(shuffled, res, outcome_model=None, se=None).estimate
         assert a[0] == b[0]
         with pytest.raises(ValueError, match="`outcome` is indexed but its index does not match"):
-            es.weighted_effect(pd.Series(y), res, se=None)
+            es.weighted_effect(pd.Series(y), res, outcome_model=None, se=None)
 
     @pytest.mark.parametrize("kw,exc,match", [
-        ({"se": "jackknife"}, ValueError, "`se` must be 'subsample', 'bootstrap', 'sandwich'"),
-        ({"ci_method": "bca"}, ValueError, "`ci_method` must be 'normal' or 'percentile'"),
+        ({"se": "jackknife"}, ValueError, "`se` must be 'auto', 'influence', 'subsample', 'bootstrap', 'sandwich'"),
+        ({"ci_method": "bca"}, ValueError, "`ci_method` must be 'normal', 'bias-aware' or 'percentile'"),
         ({"se": "sandwich", "ci_method": "percentile"}, ValueError, "needs resamples"),
         ({"confidence": 1.0}, ValueError, "`confidence` must be a number strictly between"),
         ({"n_boot": 5}, ValueError, "`n_boot` must be an integer >= 20"),
         ({"se": "sandwich", "rng": 1}, ValueError, "`rng` seeds the resamples"),
         ({"reference": 7, "se": None}, ValueError, "`reference` must be one of the treatment"),
-        ({"covariates": np.ones((3, 1)), "se": None}, ValueError, "`covariates` must have one row"),
+        ({"covariates": np.ones((3, 1)), "outcome_model": "linear", "se": None}, ValueError, "`covariates` must have one row"),
     ])
     def test_bad_options_are_named(self, kw, exc, match):
         X, t, y = _study(n=40, seed=9)
         res = es.energy_balancing_weights(X, t)
         with pytest.raises(exc, match=match):
-            es.weighted_effect(y, res, **kw)
+            es.weighted_effect(y, res, **{"outcome_model": None, **kw})
 
     def test_bad_outcomes_and_weights_are_named(self):
         X, t, y = _study(n=40, seed=10)
@@ -237,11 +237,11 @@ class TestWeightedEffect:
         y2 = y.copy()
         y2[3] = np.nan
         with pytest.raises(ValueError, match="`outcome` must be finite; got nan at position 3"):
-            es.weighted_effect(y2, res, se=None)
+            es.weighted_effect(y2, res, outcome_model=None, se=None)
         with pytest.raises(ValueError, match=r"`outcome` must have one value per row"):
-            es.weighted_effect(y[:-1], res, se=None)
+            es.weighted_effect(y[:-1], res, outcome_model=None, se=None)
         with pytest.raises(TypeError, match="`weights` must be the result of"):
-            es.weighted_effect(y, res.weights, se=None)
+            es.weighted_effect(y, res.weights, outcome_model=None, se=None)
 
 
 def test_no_warnings_leak_from_a_quiet_run():
@@ -249,7 +249,7 @@ def test_no_warnings_leak_from_a_quiet_run():
     res = es.energy_balancing_weights(X, t)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        es.weighted_effect(y, res, n_boot=20, rng=1, n_threads=1)
+        es.weighted_effect(y, res, outcome_model=None, n_boot=20, rng=1, n_threads=1)
 
 
 SETUP_BOOT = ANNOUNCE_WORKERS + """
@@ -264,7 +264,7 @@ res = es.energy_balancing_weights(X, t)
 @posix_signals
 def test_ctrl_c_stops_the_bootstrap_workers():
     interrupted, exited, seen, err = _interrupt_child(
-        SETUP_BOOT, "es.weighted_effect(y, res, n_boot=2000, rng=1, n_threads=2)",
+        SETUP_BOOT, "es.weighted_effect(y, res, outcome_model=None, n_boot=2000, rng=1, n_threads=2)",
         wait_after_phase=1.0)
     assert interrupted < DEADLINE_S, (seen, err)
     assert not any(line.startswith("finished") for line in seen), seen

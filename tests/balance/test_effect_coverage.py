@@ -1,7 +1,8 @@
 """Standard errors and coverage of ``weighted_effect``'s default intervals by simulation (a
 small, fixed-seed version of ``benchmarks/effect_coverage.py``; docs/benchmarks/
 effect_coverage.txt has the full run): the confounded design of docs/guide/balance.rst, true
-effect 1, ATE energy balancing weights, the difference of weighted means; the default
+effect 1, ATE energy balancing weights, the difference of weighted means
+(``outcome_model=None``; the augmented default is tested in test_augmented.py); its default
 half-sampling (``se='subsample'``, normal interval) against the with-replacement bootstrap.
 
 What it can honestly promise on 40 data sets of n = 100: the half-sample standard error is
@@ -51,9 +52,10 @@ def intervals():
     for r in range(REPS):
         X, t, y = simulate(SEED0 + r, N)
         res = es.energy_balancing_weights(X, t, estimand="ATE")
-        h = es.weighted_effect(y, res, n_boot=N_BOOT, rng=SEED0 + r, n_threads=1)
+        h = es.weighted_effect(y, res, outcome_model=None, n_boot=N_BOOT, rng=SEED0 + r,
+                               n_threads=1)
         assert (h.se_method, h.ci_method, h.n_failed) == ("subsample", "normal", 0)
-        b = es.weighted_effect(y, res, se="bootstrap", ci_method="percentile", n_boot=N_BOOT,
+        b = es.weighted_effect(y, res, outcome_model=None, se="bootstrap", ci_method="percentile", n_boot=N_BOOT,
                                rng=SEED0 + r, n_threads=1)
         assert b.n_failed == 0 and b.estimate[0] == h.estimate[0]
         rows.append((h.estimate[0], h.std_error[0], h.ci_low[0], h.ci_high[0],

@@ -193,12 +193,30 @@ def test_outcome_is_left_out_and_its_effect_printed(data):
     obj = json.loads(stdout)
     assert obj["columns"] == ["age"] and obj["outcome"] == "dose"
     res = es.energy_balancing_weights(df[["age"]], df["t"])
-    eff = es.weighted_effect(df["dose"], res, n_boot=40, rng=5)
+    eff = es.weighted_effect(df["dose"], res, rng=5)      # the default: augmented, kernel
     row = obj["effect"]["table"][0]
+    assert obj["effect"]["outcome_model"] == "kernel" and obj["effect"]["n_folds"] == 5
+    assert row["bias_bound"] == eff.bias_bound[0] and row["unaugmented"] == eff.unaugmented[0]
     assert row["contrast"] == "1 - 0"
     assert row["estimate"] == eff.estimate[0] and row["std_error"] == eff.std_error[0]
     assert (row["ci_low"], row["ci_high"]) == (eff.ci_low[0], eff.ci_high[0])
     assert obj["effect"]["seed"] == 5
+    rc, stdout, err = run_cli("balance", path, "-t", "t", "--outcome", "dose", "--exclude", "inc",
+                              "--seed", "5", "--n-boot", "40", "--format", "json", "-q",
+                              "--outcome-model", "none", "--se", "subsample")
+    assert rc == 0, err
+    row = json.loads(stdout)["effect"]["table"][0]
+    eff = es.weighted_effect(df["dose"], res, outcome_model=None, n_boot=40, rng=5)
+    assert row["estimate"] == eff.estimate[0] and row["std_error"] == eff.std_error[0]
+
+
+def test_outcome_model_options_are_checked(data):
+    path, _ = data
+    rc, _, err = run_cli("balance", path, "-t", "t", "--outcome", "dose", "--exclude", "inc",
+                         "--outcome-model", "none", "--ci-method", "bias-aware", "-q")
+    assert rc == 2 and "bias-aware" in err and "Traceback" not in err
+    rc, _, err = run_cli("balance", path, "-t", "t", "--ci-method", "bias-aware", "-q")
+    assert rc == 2 and "option --ci-method: is for the effect on --outcome" in err
 
 
 def test_outcome_text_lists_the_covariates_and_the_method(data):
