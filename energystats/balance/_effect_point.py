@@ -101,7 +101,7 @@ def _contrast(values, setup):
 # -- one sample ---------------------------------------------------------------------------------
 
 
-def point(setup, y, w, codes, a, s, C, Z, T, gen, want_var=False):
+def point(setup, y, w, codes, a, s, C, Z, T, gen, want_var=False, tick=None):
     """The estimates of one sample (``C``: the covariates of the linear adjustment or of the
     outcome model as given; ``Z``: the weights' covariates; ``T``: the target rows or None;
     ``gen``: the folds' generator)."""
@@ -117,7 +117,7 @@ def point(setup, y, w, codes, a, s, C, Z, T, gen, want_var=False):
         v = (np.array([var[g] + var[setup.ref] for g in range(setup.k) if g != setup.ref])
              if want_var else None)
         return Point(_contrast(means, setup), means, v, None, None, None)
-    return _augmented(setup, y, w, codes, s, C, Z, T, gen, want_var)
+    return _augmented(setup, y, w, codes, s, C, Z, T, gen, want_var, tick)
 
 
 def model_units(setup, Z, s, T, C):
@@ -128,12 +128,12 @@ def model_units(setup, Z, s, T, C):
     return _forms.standardise(Z, setup.standardize, s, T)
 
 
-def _augmented(setup, y, w, codes, s, C, Z, T, gen, want_var):
+def _augmented(setup, y, w, codes, s, C, Z, T, gen, want_var, tick=None):
     X, XT = model_units(setup, Z, s, T, C)
     name, factory = _outcome.resolve_model(setup.model_spec)
     fold = _outcome.make_folds(codes, setup.k, setup.n_folds, gen)
     pred, pred_T = _outcome.cross_fit(factory, name, X, y, codes, range(setup.k), fold,
-                                      setup.n_folds, XT, setup.y_shift)
+                                      setup.n_folds, XT, setup.y_shift, tick)
     v = target_masses(setup, s, codes, T)
     mu, resid = _augment.augmented_means(y, w, codes, setup.k, v, pred, pred_T)
     plain, _ = _level_means(y, w, codes, setup.k, None, None, False)
@@ -144,9 +144,13 @@ def _augmented(setup, y, w, codes, s, C, Z, T, gen, want_var):
     return Point(_contrast(mu, setup), mu, var, _contrast(plain, setup), resid, fold)
 
 
-def residual_norms(setup, Z, s, T, codes, resid):
+def residual_norms(setup, Z, s, T, codes, resid, tick=None):
     """Each level's residual norm in the kernel's space, on the weights' covariates in the
     weights' units (those of the energies the weights report)."""
     X, _ = _forms.standardise(Z, setup.standardize, s, T)
-    return np.array([_outcome.residual_norm(X[codes == g], resid[g][codes == g])
-                     for g in range(setup.k)])
+    norms = np.empty(setup.k)
+    for g in range(setup.k):
+        norms[g] = _outcome.residual_norm(X[codes == g], resid[g][codes == g])
+        if tick is not None:
+            tick()
+    return norms

@@ -77,16 +77,22 @@ class EnergyKernelRidge:
         F = self._features(X)
         fmean, ymean = F.mean(axis=0), float(y.mean())
         Fc, yc = F - fmean, y - ymean
-        U, sv, Wt = np.linalg.svd(Fc, full_matrices=False)
-        s2 = sv ** 2
+        # the thin SVD of Fc from its m x m Gram matrix (two matrix products, no n x m SVD):
+        # Fc = U diag(sv) W', the directions with no weight dropped
+        s2, W = np.linalg.eigh(Fc.T @ Fc)
+        keep = s2 > (s2.max() if s2.size else 0.0) * 1e-10
+        s2, W = s2[keep], W[:, keep]
+        sv = np.sqrt(s2)
+        U = (Fc @ W) / sv[None, :]
+        Wt = W.T
         c = U.T @ yc
-        pos = s2[s2 > s2.max() * 1e-10] if s2.size else s2
-        scale = float(pos.mean()) if pos.size else 1.0   # the mean positive squared value
+        scale = float(s2.mean()) if s2.size else 1.0     # the mean positive squared value
         best = None
+        U2 = U * U
         for tau in TAUS:
             lam = tau * scale
             f = s2 / (s2 + lam)
-            h = 1.0 / n + (U ** 2) @ f
+            h = 1.0 / n + U2 @ f
             fit = U @ (f * c)
             with np.errstate(divide="ignore", invalid="ignore"):
                 loo = float(np.sum(((yc - fit) / (1.0 - h)) ** 2))
@@ -179,7 +185,7 @@ def _checked_predictions(p, rows, name):
     return p
 
 
-def cross_fit(factory, name, X, y, codes, levels, fold, n_folds, T=None, y_shift=0):
+def cross_fit(factory, name, X, y, codes, levels, fold, n_folds, T=None, y_shift=0, tick=None):
     """``(pred, pred_T)``: ``pred[g, i]`` the prediction for row ``i`` of the model of level
     ``levels[g]`` fitted on that level's rows outside row ``i``'s fold; ``pred_T[g]`` the mean of
     the ``n_folds`` models' predictions for the target rows ``T`` (or None).  ``y`` is in working
@@ -200,6 +206,8 @@ def cross_fit(factory, name, X, y, codes, levels, fold, n_folds, T=None, y_shift
             pred[j, held] = back(_checked_predictions(model.predict(X[held]), int(held.sum()), name))
             if T is not None:
                 pred_T[j] += back(_checked_predictions(model.predict(T), T.shape[0], name)) / n_folds
+            if tick is not None:
+                tick()
     return pred, pred_T
 
 

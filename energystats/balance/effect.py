@@ -558,14 +558,20 @@ def weighted_effect(outcome, weights, *, outcome_model="auto", covariates=None, 
     gen, seed = seeded_rng(rng) if (se in RESAMPLED or augmented) else (None, None)
     children = gen.bit_generator.seed_seq.spawn(int(n_boot)) if se in RESAMPLED else None
     fold_gen = np.random.default_rng(gen.bit_generator.seed_seq.spawn(1)[0]) if augmented else None
-    pt = _effect_point.point(setup, y, weights.weights, trt["codes"], trt["a"], inputs.s, C,
-                             inputs.Z, getattr(inputs, "T", None), fold_gen,
-                             want_var=se in ("sandwich", "influence"))
+    bar = _fit_progress(setup, progress if not on_dask else False)
+    try:
+        tick = None if bar is None else (lambda: bar.update(1))
+        pt = _effect_point.point(setup, y, weights.weights, trt["codes"], trt["a"], inputs.s, C,
+                                 inputs.Z, getattr(inputs, "T", None), fold_gen,
+                                 want_var=se in ("sandwich", "influence"), tick=tick)
+        bound = _bias_bound(pt, setup, weights, inputs, trt, tick)
+    finally:
+        if bar is not None:
+            bar.close()
     est = pt.estimate
     sd, lo, hi, boot, n_failed = _uncertainty(pt, se, ci_method, confidence, n_boot, children,
                                               (inputs, weights.solver, y, C, trt["strata"], setup),
                                               n, n_threads, progress, on_dask)
-    bound = _bias_bound(pt, setup, weights, inputs, trt)
     if ci_method == "bias-aware":
         half = np.array([_augment.bias_aware_halfwidth(b, s_, confidence) for b, s_ in zip(bound, sd)])
         lo, hi = est - half, est + half
@@ -670,12 +676,28 @@ def _uncertainty(pt, se, ci_method, confidence, n_boot, children, common, n, n_t
     return sd, est - z * sd, est + z * sd, boot, n_failed
 
 
-def _bias_bound(pt, setup, weights, inputs, trt):
+def _fit_progress(setup, progress):
+    """A progress bar over the outcome model's fits (k levels x (folds + the residual fit)),
+    or None: with progress='auto' it shows on an interactive stderr once the fits have run
+    a few seconds."""
+    from .._core import _progress
+
+    if setup.model not in ("kernel", "regressor"):
+        return None
+    progress, quiet = _progress_of(progress)
+    total = setup.k * (setup.n_folds + 1)
+    if quiet:
+        return _progress.Progress(total, "outcome model", "fit", quiet_if_short=True) \
+            if progress else None
+    return _progress.progress_bar(total, progress, "outcome model", "fit")
+
+
+def _bias_bound(pt, setup, weights, inputs, trt, tick=None):
     """The bias bound of each contrast (working units), or None without augmentation."""
     if pt.resid is None:
         return None
-    norms = _effect_point.residual_norms(setup, inputs.Z, inputs.s, getattr(inputs, "T", None), trt["codes"],
-                                         pt.resid)
+    norms = _effect_point.residual_norms(setup, inputs.Z, inputs.s, getattr(inputs, "T", None),
+                                         trt["codes"], pt.resid, tick)
     energies = np.asarray(weights.energy_after, dtype=np.float64)
     return np.array([_augment.bias_bound(norms, energies, g, setup.ref)
                      for g in range(setup.k) if g != setup.ref])

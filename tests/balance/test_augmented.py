@@ -341,3 +341,13 @@ def test_coverage_test_fails_without_the_residual_term(monkeypatch):
         return mu, y[None, :] - pred
     monkeypatch.setattr(_augment, "augmented_means", plug_in)
     assert _coverage(Mean()) < 0.95 - 3 * math.sqrt(0.95 * 0.05 / REPS)
+
+
+def test_progress_of_the_model_fits():
+    import io
+
+    X, t, y = _study(n=80, seed=2)
+    res = es.energy_balancing_weights(X, t)
+    buf = io.StringIO()
+    es.weighted_effect(y, res, rng=1, progress=buf)
+    assert "outcome model: 100% 12/12" in buf.getvalue()      # 2 levels x (5 folds + 1)
