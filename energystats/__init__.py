@@ -90,6 +90,7 @@ _EXPORTS = {
     "EffectResult": "balance",
     "DataConversionWarning": "_core._validation",
     "DegenerateStatisticWarning": "_core._permutation",
+    "SeriesDependenceWarning": "_core._serial",
     "e_divisive": "changepoint",
     "ChangePointWarning": "changepoint",
     "EDivisiveResult": "changepoint",

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 
 from . import _dask as _dep_dask
-from .._core import _asymptotic, _dask, _dask_pair_sums, _sequential
+from .._core import _asymptotic, _dask, _dask_pair_sums, _sequential, _serial
 from .._core._input import paired_variables, strata_labels
 from .._core._metrics import resolve_metric
-from .._core._validation import as_square_matrix, check_exact, check_n_threads
+from .._core._validation import as_square_matrix, check_exact, check_n_threads, warn
 from ._products import _permutation_budget, _permutation_plan, _permutation_pvalue, _products
 from ._result import DistanceStatsResult, _check_constant, _finish
 from .statistics import _stats
@@ -304,6 +304,8 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     blocks = levels = None
     if perm_blocks is not None:
         blocks, levels = permutation_blocks(perm_blocks, index, n)
+    else:
+        _warn_serial(X, Y, index, met)
     _check_constant(est, "test of independence")
     kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget),
                                centring="u" if u_stat else "double")
@@ -331,6 +333,16 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
                                   None if st is None else list(lab.groups),
                                   "full" if rule is None else rule.name,
                                   None if rule is None else rule.decision, levels)
+
+
+def _warn_serial(X, Y, index, met):
+    """A SeriesDependenceWarning when both variables are serially dependent in row order (the
+    rows of a time series; :mod:`energystats._core._serial`)."""
+    if met.kind == "precomputed":
+        return
+    note = _serial.serial_dependence_note(X, Y, index)
+    if note is not None:
+        warn(f"`independence_test`: {note}", _serial.SeriesDependenceWarning)
 
 
 def _block_plan(blocks, R, exact, gen):
