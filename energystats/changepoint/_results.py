@@ -156,8 +156,9 @@ class EDivisiveResult(_Segmentation):
         segments found (pairs of rows inside one segment): the diagnostic that says when the
         rows are not exchangeable ('block' is then the valid test).
     at_boundary : tuple of int
-        The change points (positions) that lie exactly ``min_size`` rows from an end of the
-        part they split: there the constraint binds (a warning says so).
+        The change points (positions) that lie at most max(2, 5 % of the part) rows beyond
+        ``min_size`` from an end of the part they split: there the constraint binds or nearly
+        binds (a warning says so).
     """
 
     changepoints: np.ndarray

@@ -1,6 +1,8 @@
 """E-Divisive (:func:`e_divisive`): hierarchical energy change points with permutation tests."""
 from __future__ import annotations
 
+import math
+
 import numbers
 from dataclasses import dataclass, field
 
@@ -439,8 +441,15 @@ def _divide(Zw, min_size, met_w, scale, nt, end_only, n_changepoints, tests):
         st.found.append(pos)
         st.stats.append(float(scale.apply(q)))
         kappa = cache[seg][2]
-        if q > 0 and (pos - seg[0] == min_size or kappa - pos == min_size):
-            st.edge.append(pos)                  # the min_size constraint binds at this split
+        # the min_size constraint binds at this split (on the part's ends, or on the end kappa
+        # of the right sample), or nearly: within max(2, 5 % of the part) rows beyond it on
+        # the part's ends, where the best split may have been pushed inwards by it
+        # (a split at the part's centre is pushed towards neither end)
+        slack = max(2, int(math.ceil(0.05 * (seg[1] - seg[0]))))
+        near = min(pos - seg[0], seg[1] - pos)
+        if q > 0 and ((near - min_size <= slack and 2 * near < seg[1] - seg[0])
+                      or near == min_size or kappa - pos == min_size):
+            st.edge.append(pos)
         i = st.segments.index(seg)
         st.segments[i:i + 1] = [(seg[0], pos), (pos, seg[1])]
     return st
@@ -522,8 +531,9 @@ def _warn_findings(edge, index, min_size, rho1, T, resampling, testing):
     autocorrelation that the plain permutation test does not allow for."""
     if edge:
         labels = [v.item() if hasattr(v, "item") else v for v in index_labels(sorted(edge), index)]
-        warn(f"`e_divisive`: change point(s) at {labels} lie exactly min_size = {min_size} rows "
-             "from an end of the part they split: the constraint binds, and the change may lie "
+        warn(f"`e_divisive`: change point(s) at {labels} lie at or just beyond min_size = "
+             f"{min_size} rows from an end of the part they split (within max(2, 5 % of the "
+             "part) rows of it): the constraint binds or nearly binds, and the change may lie "
              "closer to that end. Rerun with `min_size` smaller to see.", ChangePointWarning)
     if testing and resampling == "permutation" and rho1 > max(AUTOCORR_WARN, 3.0 / np.sqrt(T)):
         warn(f"`e_divisive`: the residuals within the segments found have a lag-1 "

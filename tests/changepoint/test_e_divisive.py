@@ -518,13 +518,29 @@ def test_nile_change_at_the_min_size_boundary_warns():
     from energystats.datasets import load_nile
 
     nile = load_nile()
-    with pytest.warns(es.ChangePointWarning, match=r"\[1901\] lie exactly min_size = 30"):
+    with pytest.warns(es.ChangePointWarning, match=r"\[1901\] lie at or just beyond min_size = 30"):
         res = es.e_divisive(nile, min_size=30, n_resamples=99, rng=1)
     assert res.changepoint_labels == [1901] and res.at_boundary == (30,)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         res = es.e_divisive(nile, min_size=20, n_resamples=99, rng=1)
     assert res.changepoint_labels == [1899] and res.at_boundary == ()
+
+
+def test_a_change_just_beyond_min_size_warns_too():
+    """A clear shift 32 rows from the start with min_size = 30: the constraint nearly binds
+    (within max(2, 5 % of 200) = 10 rows), so it warns; a shift in the middle does not."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=200)
+    x[:32] += 4.0
+    with pytest.warns(es.ChangePointWarning, match=r"\[32\] lie at or just beyond min_size = 30"):
+        res = es.e_divisive(x, min_size=30, n_resamples=99, rng=1)
+    assert res.at_boundary == (32,)
+    y = rng.normal(size=200)
+    y[:100] += 4.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert es.e_divisive(y, min_size=30, n_resamples=99, rng=1).changepoints.tolist() == [100]
 
 
 def test_small_things_a_first_user_met():
