@@ -107,7 +107,7 @@ def main():
                 print(f"{how}: {eff.n_failed} resamples failed")
         t_b = time.perf_counter() - t0
         tab = pd.concat(parts)
-        print(f"effect on re78 (ATT), benchmark {bench:,.0f}; the resampling took {t_b:.0f} s")
+        print(f"effect on re78 (ATT), benchmark {bench:,.0f}; the estimates took {t_b:.0f} s")
         print(tab.set_index("method")[["estimate", "std_error", "ci_low", "ci_high"]]
               .round(0).to_string())
     print(f"\n# wall time {time.perf_counter() - t_start:.0f} s")
