@@ -206,7 +206,7 @@ def resolve_solver(inp, solver, n_points, memory_budget):
     """The solver that runs for ``solver`` ('auto', 'firstorder' or a QP solver's name).
 
     'auto': OSQP with ``cells`` or where its n×n matrices fit ``memory_budget`` (and the
-    machine), the first-order solver otherwise, unless the programme has exact constraints,
+    machine), the first-order solver otherwise or when OSQP is not installed, unless the programme has exact constraints,
     which only the QP solvers take (then the QP's MemoryError).  'firstorder' refuses
     ``cells`` and the exact constraints with a ValueError."""
     exact = bool(inp.moments) or bool(inp.quantiles)
@@ -226,6 +226,10 @@ def resolve_solver(inp, solver, n_points, memory_budget):
         return solver
     if inp.cells is not None or exact:
         return "osqp"
+    import importlib.util
+
+    if importlib.util.find_spec("osqp") is None:
+        return "firstorder"     # the package's own solver: the result's `solver` says so
     try:
         _forms.check_budget(n_points, _forms.peak_matrices("balancing", "osqp"), memory_budget,
                             "energy_balancing_weights")

@@ -366,7 +366,9 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
         that does not reach the target's range) are a RuntimeError that says so.
     solver : {'auto', 'firstorder', 'osqp', 'clarabel'}, default 'auto'
         'auto' runs OSQP where its N×N matrices fit ``memory_budget`` (and with ``cells``,
-        ``moments`` or ``quantiles``), and 'firstorder' otherwise; the result's ``solver``
+        ``moments`` or ``quantiles``), and 'firstorder' otherwise or when OSQP is not
+        installed (the package's own solver; with ``cells``, ``moments`` or ``quantiles``
+        OSQP is needed, an ImportError that says what to install); the result's ``solver``
         says which ran.  'firstorder' solves the exact programme without any N×N matrix
         (O(N) memory): projected conjugate gradients with active-set restarts, each
         product with the programme's matrix streamed through the compiled distance kernel

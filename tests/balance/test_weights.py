@@ -405,3 +405,17 @@ def test_osqp_status_other_than_solved_is_an_error(status, monkeypatch):
     A, b = np.eye(6), np.zeros(6)
     with pytest.raises(RuntimeError, match=f"status '{status}'"):
         _qp.solve_simplex_qp(A, b, [np.arange(3), np.arange(3, 6)], solver="osqp")
+
+
+def test_auto_falls_back_to_the_first_order_solver_without_osqp(monkeypatch):
+    """solver='auto' with OSQP missing: the package's own solver, said in the result (issue 51)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "osqp" else real(name, *a))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    t = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
+    res = es.energy_balancing_weights(X, t)
+    assert res.solver == "firstorder" and res.kkt_residual <= 1e-6
