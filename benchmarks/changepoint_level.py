@@ -35,6 +35,10 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 DESIGNS = ("iid", "ar0.3", "ar0.5", "ar0.8", "arma", "garch", "var")
+#: designs the automatic block length was not first measured on (issue 50): seasonal AR,
+#: x_t = 0.6 x_{t-s} + e_t (s = 4, 12, 52), and ARFIMA(0, d, 0) by its MA weights
+#: psi_k = psi_{k-1} (k - 1 + d) / k, truncated at 2 000 lags
+EXTRA = ("sar4", "sar12", "sar52", "arfima0.2", "arfima0.3", "arfima0.4")
 BURN = 200
 
 
@@ -53,6 +57,21 @@ def simulate(design, T, rng, shift=0.0):
         x = np.zeros(n)
         if design == "iid":
             x = e
+        elif design.startswith("sar"):
+            s_ = int(design[3:])
+            e = rng.normal(size=n + 10 * s_)
+            x = np.zeros(n + 10 * s_)
+            for t in range(s_, x.size):
+                x[t] = 0.6 * x[t - s_] + e[t]
+            x = x[10 * s_:]
+        elif design.startswith("arfima"):
+            d_ = float(design[6:])
+            K = 2000
+            psi = np.ones(K)
+            for k in range(1, K):
+                psi[k] = psi[k - 1] * (k - 1 + d_) / k
+            e = rng.normal(size=n + K)
+            x = np.convolve(e, psi, mode="full")[K:K + n]
         elif design == "arma":
             for t in range(1, n):
                 x[t] = 0.5 * x[t - 1] + e[t] + 0.4 * e[t - 1]
@@ -91,13 +110,15 @@ def main():
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--T", type=int, nargs="+", default=[200, 500])
     ap.add_argument("--R", type=int, default=199)
-    ap.add_argument("--designs", nargs="+", default=list(DESIGNS))
+    ap.add_argument("--designs", nargs="+", default=list(DESIGNS),
+                    help=f"of {', '.join(DESIGNS + EXTRA)}")
+    ap.add_argument("--resampling", nargs="+", default=["permutation", "block"])
     ap.add_argument("--power", action="store_true",
                     help="a change in the mean of --shift sd at T/2, iid and ar0.3")
     ap.add_argument("--shift", type=float, default=0.8, help="with --power (default: 0.8)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     args = ap.parse_args()
-    designs = ["iid", "ar0.3"] if args.power else args.designs
+    designs = ["iid", "ar0.3"] if args.power and args.designs == list(DESIGNS) else args.designs
     shift = args.shift if args.power else 0.0
     print(f"# python benchmarks/changepoint_level.py {' '.join(os.sys.argv[1:])}")
     print(f"# {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, "
@@ -109,7 +130,7 @@ def main():
     with ProcessPoolExecutor(args.jobs) as pool:
         for T in args.T:
             for design in designs:
-                for resampling in ("permutation", "block"):
+                for resampling in args.resampling:
                     base = zlib.crc32(f"{design}-{T}".encode()) % 2**31   # fixed seeds
                     seeds = [base + i for i in range(args.reps)]
                     jobs = [(design, T, resampling, s, args.R, shift) for s in seeds]

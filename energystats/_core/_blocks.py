@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-__all__ = ["politis_white", "block_length", "draw_block_permutations", "lag1_autocorrelation"]
+__all__ = ["politis_white", "seasonal_reach", "block_length", "draw_block_permutations", "lag1_autocorrelation"]
 
 
 def _flat_top(t):
@@ -33,7 +33,7 @@ def _flat_top(t):
     return np.where(t <= 0.5, 1.0, np.where(t <= 1.0, 2.0 * (1.0 - t), 0.0))
 
 
-def politis_white(x):
+def politis_white(x, reach=True):
     """Politis-White-Patton block length (a float in [1, min(3√n, n/3)]) of the circular block
     bootstrap for one series ``x`` (1-D); 1.0 for a constant series."""
     n = x.size
@@ -56,6 +56,16 @@ def politis_white(x):
             break
     if m_hat is None:
         m_hat = m_max
+    # the whole dependence structure: the last lag up to n/4 whose autocorrelation is
+    # significant over all those lags at once (Bonferroni, 5 %), so that a seasonal lag (12 of
+    # monthly data: lags 1..11 insignificant) or the slow decay of long memory is seen where
+    # the rule's first run of insignificant lags stops early
+    far = seasonal_reach(x, acov, n) if reach else 0
+    if far > m_hat:
+        m_hat = far
+        lags = min(2 * m_hat, n - 1)
+        acov = np.concatenate([acov, [float(x[:n - k] @ x[k:]) / n
+                                      for k in range(acov.size, lags + 1)]])
     M = min(2 * max(m_hat, 1), lags)
     k = np.arange(-M, M + 1)
     lam = _flat_top(k / M)
@@ -69,11 +79,37 @@ def politis_white(x):
     return float(min(max(b, 1.0), b_max))
 
 
+def seasonal_reach(x, acov, n):
+    """The last lag ``k`` in 1 … ⌊n/4⌋ with ``|ρ_k| > z se_k``, Bartlett's standard error
+    ``se_k = √((1 + 2 Σ_{j<k} ρ_j²)/n)`` and ``z`` the two-sided 1 %
+    Bonferroni quantile over those lags (0 when none): under independence no lag passes with
+    probability about 0.99 or more.  ``x`` centred, ``acov`` its first autocovariances (divisor n)."""
+    from scipy.special import ndtri
+
+    top = n // 4
+    if top < 2 or not acov[0] > 0:
+        return 0
+    z = float(ndtri(1.0 - 0.005 / top))
+    full = np.empty(top + 1)
+    have = min(acov.size, top + 1)
+    full[:have] = acov[:have]
+    for k in range(have, top + 1):
+        full[k] = float(x[:n - k] @ x[k:]) / n
+    rho = full[1:] / full[0]
+    # Bartlett's standard error of lag k: sqrt((1 + 2 sum_{j<k} rho_j^2) / n), so that the slow
+    # decay of an AR series' own autocorrelations is not taken for far dependence
+    cum = np.concatenate([[0.0], np.cumsum(rho[:-1] ** 2)])
+    hit = np.flatnonzero(np.abs(rho) > z * np.sqrt((1.0 + 2.0 * cum) / n))
+    return int(hit[-1] + 1) if hit.size else 0
+
+
 def block_length(E, factor, squares_factor, cap):
     """The block length (an int in [1, max(1, cap)]): the largest over the columns of ``E``
     (n, d) of ``factor`` times :func:`politis_white` of the column and ``squares_factor``
-    times that of its squares, rounded up."""
-    L = max(max(factor * politis_white(E[:, j]), squares_factor * politis_white(E[:, j] ** 2))
+    times that of its squares (their first lags only: the squares of heavy-tailed rows have
+    outlying far autocorrelations), rounded up."""
+    L = max(max(factor * politis_white(E[:, j]),
+                squares_factor * politis_white(E[:, j] ** 2, reach=False))
             for j in range(E.shape[1]))
     return int(max(1, min(math.ceil(L), cap)))
 

@@ -19,6 +19,10 @@ gives the circular block bootstrap, computed on the residuals of the current seg
 with the split being tested (each segment's rows minus its mean: a change left in them
 would look like dependence), or three times the length for their squares, column by
 column; the largest is used (see :data:`BLOCK_FACTOR` and :data:`SQUARES_FACTOR`).
+On the residuals the rule's lag window also reaches the last autocorrelation up to lag T/4
+that is significant over all those lags (:func:`energystats._core._blocks.seasonal_reach`),
+so that seasonal and slowly decaying dependence, which the rule's first run of insignificant
+lags misses, lengthens the blocks.
 
 The generic parts (the Politis-White length, drawing block permutations, the lag-1
 autocorrelation) live in :mod:`energystats._core._blocks`; this module keeps the change-point

@@ -116,7 +116,14 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         the residuals of the current segments with the split being tested: the largest of
         twice the length of Politis and White's rule (2004, with Patton, Politis and White
         2009) on the residuals and three times that on their squares (at most a third of
-        the shortest segment), recorded in the result's ``block_sizes``.
+        the shortest segment), recorded in the result's ``block_sizes``.  The rule's lag
+        window on the residuals reaches the last autocorrelation up to lag T/4 that is
+        significant over all those lags (Bonferroni, 1 %), so that seasonal and slowly
+        decaying dependence is seen; measured (``benchmarks/changepoint_level.py``, 300
+        series, no change): seasonal AR(12), T = 480, false changes 0.59 → 0.21 (blocks of
+        about 42 rows; still above 0.05); ARFIMA d = 0.3, T = 500, 0.34 (not fixed); AR(1)
+        φ = 0.5 0.037, φ = 0.8 0.067, iid 0.040; the power on a 1-SD shift under AR(1)
+        φ = 0.5 0.997.
     kappa : {'search', 'end'}, default 'search'
         'search': the right end κ of the second part is searched too, as in the paper
         and R ``ecp``; 'end': κ is the end of the segment (the variant of the
