@@ -15,15 +15,9 @@ from scipy.stats import norm
 import energystats as es
 from energystats.balance import _augment, _outcome
 
+from .test_effect import _study
+
 pytest.importorskip("osqp")
-
-
-def _study(n=120, seed=3, k=2):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    t = np.clip(np.floor(X[:, 0] + rng.normal(size=n) + k / 2), 0, k - 1).astype(int)
-    y = 1.0 * t + X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
-    return X, t, y
 
 
 class Ols:
@@ -77,7 +71,7 @@ class TestAugmentedEstimator:
     # bias bound over the SE says so (tested in test_the_bound_over_the_se_warns)
     @pytest.mark.filterwarnings("ignore::energystats.BalanceWarning")
     def test_equals_a_plain_numpy_reference(self):
-        X, t, y = _study(k=3, n=150)
+        X, t, y = _study(k=3, n=150, seed=3)
         res = es.energy_balancing_weights(X, t)
         eff = es.weighted_effect(y, res, outcome_model=Ols(), covariates=X, rng=4)
         w, fold, n = res.weights, eff.fold, len(y)
