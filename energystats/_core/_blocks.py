@@ -57,7 +57,7 @@ def politis_white(x, reach=True):
     if m_hat is None:
         m_hat = m_max
     # the whole dependence structure: the last lag up to n/4 whose autocorrelation is
-    # significant over all those lags at once (Bonferroni, 5 %), so that a seasonal lag (12 of
+    # significant over all those lags at once (Bonferroni, 1 %), so that a seasonal lag (12 of
     # monthly data: lags 1..11 insignificant) or the slow decay of long memory is seen where
     # the rule's first run of insignificant lags stops early
     far = seasonal_reach(x, acov, n) if reach else 0

@@ -69,7 +69,8 @@ def serial_dependence_note(X, Y, index=None, names=("x", "y")):
     where = "rows indexed by time" if timed else "rows"
     return (f"{names[0]} and {names[1]} are both serially dependent (largest lag-1 autocorrelation "
             f"{worst[0]:.2f} and {worst[1]:.2f} in the order of the {where}, n = {n}; independent "
-            f"rows give |r| < {limit:.2f} almost always). The permutation test assumes independent, "
+            f"rows in random order give |r| < {limit:.2f} almost always; rows sorted by a variable "
+            "give large ones too). The permutation test assumes independent, "
             "exchangeable rows and rejects far too often for two autocorrelated series, even "
             "independent ones (spurious dependence). Use cross_distance_correlation_test (block "
             "resampling), `perm_blocks=` for blocks of rows, or difference the series first.")

@@ -180,17 +180,18 @@ def _replicate(common, seed_seq):
     gen = np.random.default_rng(seed_seq)
     m = 0 if getattr(inputs, "T", None) is None else inputs.T.shape[0]
     rows, trows = _draw(gen, strata, m, half)
-    try:
-        w = _refit(inputs, solver, rows, trows, gen)
-    except (ValueError, RuntimeError, FloatingPointError):
-        return None
     if setup.kind == "continuous":
         codes, a = None, inputs.a[rows, 0]
     else:
         codes, a = inputs.lab.codes[rows], None
     T = None if m == 0 else inputs.T[trows]
-    return _effect_point.point(setup, y[rows], w, codes, a, inputs.s[rows],
-                               None if C is None else C[rows], inputs.Z[rows], T, gen).estimate
+    try:   # a failed resample (weights or outcome model) is counted, not fatal
+        w = _refit(inputs, solver, rows, trows, gen)
+        return _effect_point.point(setup, y[rows], w, codes, a, inputs.s[rows],
+                                   None if C is None else C[rows], inputs.Z[rows], T,
+                                   gen).estimate
+    except (ValueError, RuntimeError, FloatingPointError, np.linalg.LinAlgError):
+        return None
 
 
 def _progress_of(progress):
@@ -549,6 +550,10 @@ def weighted_effect(outcome, weights, *, outcome_model="auto", covariates=None, 
                          f"and outcome_model={model!r} nothing is random. Drop it.")
     y, shift = _working_outcome(_outcome_vector(outcome, weights.index, n))
     C, names = _adjustment(covariates, inputs, weights.index, n)
+    if C is not None and covariates is not True and getattr(inputs, "T", None) is not None:
+        raise ValueError("`covariates`: the weights' `target` rows carry only the covariates the "
+                         "weights balanced, so an outcome model on other covariates cannot be "
+                         "evaluated there; pass covariates=None or True with a `target`.")
     if model == "linear" and C is None:
         C, names = inputs.Z, [f"x{j}" for j in range(inputs.Z.shape[1])]
     setup = _effect_point.Setup(
@@ -556,8 +561,9 @@ def weighted_effect(outcome, weights, *, outcome_model="auto", covariates=None, 
         _outcome.check_folds(n_folds, trt["sizes"], trt["groups"]) if augmented else 0,
         inputs.standardize, shift)
     gen, seed = seeded_rng(rng) if (se in RESAMPLED or augmented) else (None, None)
-    children = gen.bit_generator.seed_seq.spawn(int(n_boot)) if se in RESAMPLED else None
+    # the folds' seed first, so that the point estimate does not depend on `se` or `n_boot`
     fold_gen = np.random.default_rng(gen.bit_generator.seed_seq.spawn(1)[0]) if augmented else None
+    children = gen.bit_generator.seed_seq.spawn(int(n_boot)) if se in RESAMPLED else None
     bar = _fit_progress(setup, progress if not on_dask else False)
     try:
         tick = None if bar is None else (lambda: bar.update(1))
@@ -729,7 +735,8 @@ def _warn_bias(bound, sd, contrasts):
         return
     over = [c for c, b, s_ in zip(contrasts, bound, sd) if np.isfinite(s_) and b > s_]
     if over:
-        worst = max(float(b / s_) for b, s_ in zip(bound, sd) if np.isfinite(s_) and s_ > 0)
+        worst = max((float(b / s_) for b, s_ in zip(bound, sd) if np.isfinite(s_) and s_ > 0),
+                    default=float("inf"))
         warn(f"`weighted_effect`: the bias bound exceeds the standard error for {short_list(over)} "
              f"(up to {worst:.2g} times): the remaining imbalance may bias the estimate by more "
              "than its sampling error. Use ci_method='bias-aware', or improve the balance "

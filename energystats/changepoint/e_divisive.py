@@ -454,7 +454,7 @@ def _divide(Zw, min_size, met_w, scale, nt, end_only, n_changepoints, tests):
         # (a split at the part's centre is pushed towards neither end)
         slack = max(2, int(math.ceil(0.05 * (seg[1] - seg[0]))))
         near = min(pos - seg[0], seg[1] - pos)
-        if q > 0 and ((near - min_size <= slack and 2 * near < seg[1] - seg[0])
+        if q > 0 and ((near - min_size <= slack and 2 * near < seg[1] - seg[0] - 1)
                       or near == min_size or kappa - pos == min_size):
             st.edge.append(pos)
         i = st.segments.index(seg)

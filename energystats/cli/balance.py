@@ -53,9 +53,7 @@ def _check_options(args):
     if args.no_dimension_adj and not args.continuous:
         raise CLIError("option --no-dimension-adj: is for a continuous treatment (--continuous), "
                        "whose independence weights have the dimension adjustment.")
-    resampled = args.outcome is not None and (
-        args.se in ("subsample", "bootstrap")
-        or (args.outcome_model in ("auto", "kernel") and not args.continuous and not args.adjust))
+    resampled = args.outcome is not None and _effect_is_random(args)
     if args.seed is not None and args.cells is None and not resampled:
         raise CLIError("option --seed: seeds the k-means of --cells and the resamples of "
                        "--outcome (--se subsample or bootstrap); without either the weights "
@@ -140,6 +138,16 @@ def _weights(args, X, t, s):
                                     improved=not args.no_improved, **extra, **opts)
 
 
+def _effect_is_random(args):
+    """Whether the effect draws random numbers: the kernel model's folds (the default for a
+    categorical treatment) or resamples (--se subsample/bootstrap, or auto without the kernel
+    model, which resolves to subsample)."""
+    kernel = (args.outcome_model in ("auto", "kernel") and not args.continuous
+              and not args.adjust)
+    se = args.se if args.se != "auto" else ("influence" if kernel else "subsample")
+    return kernel or se in ("subsample", "bootstrap")
+
+
 def _effect(args, df, res):
     """The effect on --outcome, with its standard error and interval, or None."""
     import pandas as pd
@@ -165,11 +173,10 @@ def _effect(args, df, res):
         eff = weighted_effect(df[args.outcome].to_numpy(), res, outcome_model=model,
                               reference=reference, se=se, n_boot=args.n_boot,
                               confidence=args.confidence, ci_method=args.ci_method,
-                              rng=args.seed_used if (se in ("subsample", "bootstrap") or model in (
-                                  "auto", "kernel") and not args.continuous) else None,
+                              rng=args.seed_used if _effect_is_random(args) else None,
                               progress=not args.quiet)
-    except ValueError as exc:     # an option that does not fit the outcome model
-        raise CLIError(f"options --outcome-model/--se/--ci-method: {exc}") from None
+    except ValueError as exc:     # an option that does not fit the outcome model, or the data
+        raise CLIError(f"the effect on --outcome {args.outcome!r}: {exc}") from None
     se = eff.se_method
     if eff.n_folds:
         _note(args, f"augmented estimate: outcome model {eff.outcome_model!r} cross-fitted on "
@@ -200,9 +207,7 @@ def _cmd_balance(args):
     df, cols = _covariates(args, path)
     X, t = df[cols], df[args.treatment].to_numpy()
     s = None if not args.base_weights else df[args.base_weights].to_numpy()
-    resampled = args.outcome is not None and (
-        args.se in ("subsample", "bootstrap")
-        or (args.outcome_model in ("auto", "kernel") and not args.continuous and not args.adjust))
+    resampled = args.outcome is not None and _effect_is_random(args)
     args.seed_used = _draw_seed(args) if (args.cells is not None or resampled) else None
     t0 = time.perf_counter()
     try:
@@ -251,7 +256,7 @@ def _json(args, path, cols, t, res, bt, eff):
            "out": args.out}
     if eff is not None:
         obj["outcome"] = args.outcome
-        obj["effect"] = {**_record(eff, drop=("boot", "means")),
+        obj["effect"] = {**_record(eff, drop=("boot", "means", "fold")),
                          "table": eff.to_frame().reset_index().to_dict(orient="records")}
     return obj
 

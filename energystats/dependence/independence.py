@@ -304,7 +304,7 @@ def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, expon
     blocks = levels = None
     if perm_blocks is not None:
         blocks, levels = permutation_blocks(perm_blocks, index, n)
-    else:
+    elif strata is None:      # rows grouped by stratum are ordered by design: no check
         _warn_serial(X, Y, index, met)
     _check_constant(est, "test of independence")
     kernel, sx, sy = _products(X, Y, met, nt, _permutation_budget(memory_budget),

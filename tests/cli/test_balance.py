@@ -101,8 +101,11 @@ def test_single_level_treatment_names_the_column(tmp_path):
 
 def test_missing_solver_is_a_one_line_error(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "osqp", None)
-    rc, _, err = run_cli("balance", data[0], "-t", "t", "-c", "age")
+    rc, _, err = run_cli("balance", data[0], "-t", "t", "-c", "age", "--solver", "osqp")
     assert rc == 2 and "pip install energy-statistics[balance]" in err and "Traceback" not in err
+    # --solver auto (the default) takes the package's own first-order solver instead
+    rc, _, err = run_cli("balance", data[0], "-t", "t", "-c", "age")
+    assert rc == 0 and "firstorder" in err, err
 
 
 def test_help_has_an_example():
@@ -281,3 +284,17 @@ def test_moments_are_passed_on(data):
     want = es.energy_balancing_weights(df[["age", "inc"]], df["t"], moments=2, quantiles=[0.5])
     assert obj["weights"]["n_constraints"] == want.n_constraints == 12
     assert obj["weights"]["objective"] == want.objective
+
+
+def test_seed_with_resolved_half_samples_is_kept(data):
+    """--outcome-model none with the default --se auto resolves to half-samples: --seed is
+    taken and repeats the run (it was refused as 'no randomness')."""
+    path, df = data
+    args = ("balance", path, "-t", "t", "--outcome", "dose", "--exclude", "inc", "--seed", "5",
+            "--n-boot", "20", "--format", "json", "-q", "--outcome-model", "none")
+    rc, out1, err = run_cli(*args)
+    assert rc == 0, err
+    rc, out2, _ = run_cli(*args)
+    e1, e2 = json.loads(out1)["effect"], json.loads(out2)["effect"]
+    assert e1["seed"] == 5 and e1["se_method"] == "subsample" and e1["table"] == e2["table"]
+    assert "fold" not in e1
