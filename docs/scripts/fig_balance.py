@@ -38,10 +38,14 @@ def main():
     bt.plot(ax=axes[1], stat="ks")
     axes[1].set_title("weighted KS distance")
     rows = []
-    for label, kw in (("half-samples", {}), ("half-samples, adjusted", {"covariates": True}),
-                      ("bootstrap (too narrow)", {"se": "bootstrap"}),
-                      ("sandwich (weights fixed)", {"se": "sandwich"})):
-        boot = kw.get("se") != "sandwich"
+    for label, kw in (("augmented, kernel (default)", {"se": "influence"}),
+                      ("half-samples, weighted difference", {"outcome_model": None}),
+                      ("half-samples, adjusted", {"outcome_model": "linear"}),
+                      ("bootstrap (too narrow)", {"outcome_model": None, "se": "bootstrap"}),
+                      ("sandwich (weights fixed)", {"outcome_model": None, "se": "sandwich"})):
+        boot = kw.get("se") not in ("sandwich", "influence")
+        if kw.get("se") == "influence":
+            kw = {**kw, "rng": 1}
         eff = es.weighted_effect(y, res, **kw, **({"n_boot": n_boot, "rng": 1} if boot else {}))
         rows.append((label, eff.estimate[0], eff.std_error[0], eff.ci_low[0], eff.ci_high[0]))
     naive = y[t == 1].mean() - y[t == 0].mean()
