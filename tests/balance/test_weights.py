@@ -255,7 +255,10 @@ def test_missing_solver_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "osqp", None)
     X, t = _data(n=20)
     with pytest.raises(ImportError, match=r"pip install energy-statistics\[balance\]"):
-        es.energy_balancing_weights(X, t)
+        es.energy_balancing_weights(X, t, solver="osqp")
+    with pytest.raises(ImportError, match=r"pip install energy-statistics\[balance\]"):
+        es.energy_balancing_weights(X, t, cells=5, rng=1)     # cells need a QP solver
+    assert es.energy_balancing_weights(X, t).solver == "firstorder"   # 'auto' falls back
 
 
 def test_same_weights_on_one_and_two_threads():
