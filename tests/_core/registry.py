@@ -197,9 +197,11 @@ REGISTRY: dict[str, Entry] = {
     "weighted_effect": Entry(
         lambda X, s: es.weighted_effect(X[:, 1], es.energy_balancing_weights(X[:, 2:], X[:, 0] > 0),
                                         n_boot=20, rng=s, n_threads=1),
-        {"estimate": 1, "std_error": 1, "ci_low": 1, "ci_high": 1}, random=True,
-        notes="the outcome and the covariates scale together: the effect has the outcome's "
-              "units, the weights (studentized covariates) do not change"),
+        {"estimate": 1, "std_error": 1, "ci_low": 1, "ci_high": 1, "pvalue": 0, "bias_bound": 1,
+         "unaugmented": 1, "augmentation_share": 0}, random=True,
+        notes="the outcome and the covariates scale together: the effect, its SE, interval and "
+              "bias bound have the outcome's units; the weights and the kernel outcome model "
+              "(studentized covariates) do not change"),
     "balance_table": Entry(
         lambda X, s: es.balance_table(X[:, :2], X[:, 2] > 0, np.where(X[:, 0] > 0, 2.0, 1.0)),
         {"table": 0, "energy_before": 0, "energy_after": 0},
