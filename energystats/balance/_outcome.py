@@ -42,6 +42,39 @@ def _cross_distances(A, B):
                            resolve_metric("energy", 1.0), 1)
 
 
+def ridge_loo(F, y):
+    """``(loo, penalty, coef, intercept)``: ridge regression of ``y`` on the features ``F`` with
+    an unpenalised intercept, the penalty the one of ``TAUS`` x (the mean positive squared
+    singular value of the centred ``F``) with the least exact leave-one-out squared error
+    ``loo``."""
+    n = F.shape[0]
+    fmean, ymean = F.mean(axis=0), float(y.mean())
+    Fc, yc = F - fmean, y - ymean
+    # the thin SVD of Fc from its m x m Gram matrix (two matrix products, no n x m SVD):
+    # Fc = U diag(sv) W', the directions with no weight dropped
+    s2, W = np.linalg.eigh(Fc.T @ Fc)
+    keep = s2 > (s2.max() if s2.size else 0.0) * 1e-10
+    s2, W = s2[keep], W[:, keep]
+    sv = np.sqrt(s2)
+    U = (Fc @ W) / sv[None, :]
+    c = U.T @ yc
+    scale = float(s2.mean()) if s2.size else 1.0     # the mean positive squared value
+    best = None
+    U2 = U * U
+    for tau in TAUS:
+        lam = tau * scale
+        f = s2 / (s2 + lam)
+        h = 1.0 / n + U2 @ f
+        fit = U @ (f * c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loo = float(np.sum(((yc - fit) / (1.0 - h)) ** 2))
+        if np.isfinite(loo) and (best is None or loo < best[0]):
+            best = (loo, lam)
+    loo, lam = best if best is not None else (np.inf, TAUS[-1] * scale)
+    coef = W @ (sv / (s2 + lam) * c) if sv.size else np.zeros(F.shape[1])
+    return loo, lam, coef, ymean - float(fmean @ coef)
+
+
 class EnergyKernelRidge:
     """Kernel ridge regression on the distance-induced (energy) kernel; see the module."""
 
@@ -75,33 +108,7 @@ class EnergyKernelRidge:
         self.root_ = ((V[:, keep] / np.sqrt(s[keep])[None, :]) @ V[:, keep].T if keep.any()
                       else np.zeros((L.shape[0], L.shape[0])))
         F = self._features(X)
-        fmean, ymean = F.mean(axis=0), float(y.mean())
-        Fc, yc = F - fmean, y - ymean
-        # the thin SVD of Fc from its m x m Gram matrix (two matrix products, no n x m SVD):
-        # Fc = U diag(sv) W', the directions with no weight dropped
-        s2, W = np.linalg.eigh(Fc.T @ Fc)
-        keep = s2 > (s2.max() if s2.size else 0.0) * 1e-10
-        s2, W = s2[keep], W[:, keep]
-        sv = np.sqrt(s2)
-        U = (Fc @ W) / sv[None, :]
-        Wt = W.T
-        c = U.T @ yc
-        scale = float(s2.mean()) if s2.size else 1.0     # the mean positive squared value
-        best = None
-        U2 = U * U
-        for tau in TAUS:
-            lam = tau * scale
-            f = s2 / (s2 + lam)
-            h = 1.0 / n + U2 @ f
-            fit = U @ (f * c)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                loo = float(np.sum(((yc - fit) / (1.0 - h)) ** 2))
-            if np.isfinite(loo) and (best is None or loo < best[0]):
-                best = (loo, lam)
-        lam = best[1] if best is not None else TAUS[-1] * scale
-        self.alpha_ = lam
-        self.coef_ = Wt.T @ (sv / (s2 + lam) * c) if sv.size else np.zeros(F.shape[1])
-        self.intercept_ = ymean - float(fmean @ self.coef_)
+        self.loo_, self.alpha_, self.coef_, self.intercept_ = ridge_loo(F, y)
         self.norm_ = float(np.linalg.norm(self.coef_))
         return self
 
