@@ -39,14 +39,17 @@ DESIGNS = ("iid", "ar0.3", "ar0.5", "ar0.8", "arma", "garch", "var")
 #: x_t = 0.6 x_{t-s} + e_t (s = 4, 12, 52), and ARFIMA(0, d, 0) by its MA weights
 #: psi_k = psi_{k-1} (k - 1 + d) / k, truncated at 2 000 lags
 EXTRA = ("sar4", "sar12", "sar52", "arfima0.2", "arfima0.3", "arfima0.4")
+#: and for the series diagnostics: t(3) noise, a random walk, an integrated AR(1) (phi 0.5),
+#: a d = 3 VAR(1) whose largest eigenvalue is 0.9 (A = 0.6 I + 0.1 (all ones))
+DIAGNOSTIC = ("t3", "rw", "iar0.5", "var0.9")
 BURN = 200
 
 
 def simulate(design, T, rng, shift=0.0):
     n = T + BURN
-    if design == "var":
+    if design in ("var", "var0.9"):
         d = 3
-        A = np.full((d, d), 0.1) + 0.4 * np.eye(d)
+        A = np.full((d, d), 0.1) + (0.4 if design == "var" else 0.6) * np.eye(d)
         L = np.linalg.cholesky(0.7 * np.eye(d) + 0.3)
         e = rng.normal(size=(n, d)) @ L.T
         x = np.zeros((n, d))
@@ -57,6 +60,14 @@ def simulate(design, T, rng, shift=0.0):
         x = np.zeros(n)
         if design == "iid":
             x = e
+        elif design == "t3":
+            x = rng.standard_t(3, size=n)
+        elif design == "rw":
+            x = np.cumsum(e)
+        elif design == "iar0.5":
+            for t in range(1, n):
+                x[t] = 0.5 * x[t - 1] + e[t]
+            x = np.cumsum(x)
         elif design.startswith("sar"):
             s_ = int(design[3:])
             e = rng.normal(size=n + 10 * s_)
@@ -111,7 +122,7 @@ def main():
     ap.add_argument("--T", type=int, nargs="+", default=[200, 500])
     ap.add_argument("--R", type=int, default=199)
     ap.add_argument("--designs", nargs="+", default=list(DESIGNS),
-                    help=f"of {', '.join(DESIGNS + EXTRA)}")
+                    help=f"of {', '.join(DESIGNS + EXTRA + DIAGNOSTIC)}")
     ap.add_argument("--resampling", nargs="+", default=["permutation", "block"])
     ap.add_argument("--power", action="store_true",
                     help="a change in the mean of --shift sd at T/2, iid and ar0.3")

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["SeriesDependenceWarning", "lag1_autocorrelations", "is_time_index",
-           "serial_dependence_note"]
+           "serial_dependence_note", "adf_t", "local_whittle_d", "seasonal_peak",
+           "series_findings"]
 
 #: standard errors of the iid lag-1 autocorrelation (1/sqrt(n)) past which a variable counts as
 #: serially dependent: without a time index, and with one
@@ -74,3 +75,149 @@ def serial_dependence_note(X, Y, index=None, names=("x", "y")):
             "exchangeable rows and rejects far too often for two autocorrelated series, even "
             "independent ones (spurious dependence). Use cross_distance_correlation_test (block "
             "resampling), `perm_blocks=` for blocks of rows, or difference the series first.")
+
+
+# -- the dependence a block resampler cannot see ------------------------------------------------
+
+#: the Dickey-Fuller test's 5 % critical value for the t statistic of a regression with a
+#: constant (asymptotic; MacKinnon 2010): above it a unit root is not rejected
+ADF_CRITICAL = -2.86
+#: one-sided 1 % normal quantile: the local Whittle d-hat past it (in its standard errors)
+#: counts as long memory, as does a seasonal lag past the Bonferroni 1 % limit
+LONG_MEMORY_Z = 2.326
+#: ... and d-hat at least this large (a tiny d on a very long series is no trap)
+LONG_MEMORY_D = 0.1
+#: the diagnostics need this many rows (fewer: the result says that nothing was checked)
+MIN_SERIES = 50
+
+
+def adf_t(x):
+    """The augmented Dickey-Fuller t statistic of ``x`` (1-D): ``Δx_t = a + b x_{t-1} +
+    Σ_{j≤p} c_j Δx_{t-j} + e_t`` with ``p = ⌊(n - 1)^{1/3}⌋`` lagged differences (Said and
+    Dickey 1984), ``b̂ / se(b̂)``; +inf for a constant series (no evidence against a unit root
+    is no evidence at all, and the caller skips constants)."""
+    x = np.asarray(x, dtype=np.float64)
+    x = x - x.mean()
+    top = float(np.max(np.abs(x)))
+    if not top > 0:
+        return math.inf
+    x = x / top                     # units of the largest deviation: no square overflows
+    n = x.size
+    p = int((n - 1) ** (1.0 / 3.0))
+    dx = np.diff(x)                 # dx[t] = x[t+1] - x[t]
+    rows = dx.size - p
+    A = np.empty((rows, 2 + p))
+    A[:, 0] = 1.0
+    A[:, 1] = x[p:n - 1]
+    for j in range(1, p + 1):
+        A[:, 1 + j] = dx[p - j:dx.size - j]
+    y = dx[p:]
+    beta, _, rank, _ = np.linalg.lstsq(A, y, rcond=None)
+    if rank < A.shape[1] or rows <= A.shape[1]:
+        return math.inf
+    resid = y - A @ beta
+    s2 = float(resid @ resid) / (rows - A.shape[1])
+    cov = s2 * np.linalg.inv(A.T @ A)
+    se = math.sqrt(cov[1, 1]) if cov[1, 1] > 0 else 0.0
+    return float(beta[1] / se) if se > 0 else (-math.inf if beta[1] < 0 else math.inf)
+
+
+def local_whittle_d(x):
+    """``(d̂, se)``: Robinson's (1995) local Whittle estimate of the memory parameter ``d`` of
+    ``x`` after an AR(1) prewhitening (``x_t - r_1 x_{t-1}``, so that short-range
+    autocorrelation is not taken for long memory), on the first ``m = ⌊n^0.65⌋`` Fourier
+    frequencies, with its standard error ``1/(2√m)``."""
+    from scipy.optimize import minimize_scalar
+
+    x = np.asarray(x, dtype=np.float64)
+    x = x - x.mean()
+    top = float(np.max(np.abs(x)))
+    if not top > 0:
+        return 0.0, math.inf
+    x = x / top
+    r1 = float(lag1_autocorrelations(x)[0])
+    e = x[1:] - r1 * x[:-1]
+    n = e.size
+    m = max(4, int(n ** 0.65))
+    f = np.fft.rfft(e - e.mean())[1:m + 1]
+    I = (f.real ** 2 + f.imag ** 2)
+    lam = 2.0 * math.pi * np.arange(1, I.size + 1) / n
+    loglam = np.log(lam)
+    if not np.any(I > 0):
+        return 0.0, math.inf
+
+    def objective(d):
+        return math.log(float(np.mean(np.exp(2.0 * d * loglam) * I))) - 2.0 * d * float(loglam.mean())
+    d = float(minimize_scalar(objective, bounds=(-0.49, 0.99), method="bounded",
+                              options={"xatol": 1e-6}).x)
+    return d, 1.0 / (2.0 * math.sqrt(I.size))
+
+
+def seasonal_peak(x):
+    """``(lag, r)``: the lag ``k`` in 2 … ⌊n/4⌋ whose autocorrelation is largest in size among
+    those past the Bonferroni 1 % limit with Bartlett's standard errors (as
+    :func:`._blocks.seasonal_reach`) **and** larger in size than the lag-1 autocorrelation (an
+    AR series' own decay never is); None when there is none."""
+    from scipy.special import ndtri
+
+    x = np.asarray(x, dtype=np.float64)
+    x = x - x.mean()
+    top = float(np.max(np.abs(x)))
+    n, last = x.size, x.size // 4
+    if not top > 0 or last < 2:
+        return None
+    x = x / top
+    f = np.fft.rfft(x, 2 * n)
+    acov = np.fft.irfft(f.real ** 2 + f.imag ** 2, 2 * n)[:last + 1]
+    rho = acov[1:] / acov[0]
+    z = float(ndtri(1.0 - 0.005 / last))
+    cum = np.concatenate([[0.0], np.cumsum(rho[:-1] ** 2)])
+    se = np.sqrt((1.0 + 2.0 * cum) / n)
+    ok = (np.abs(rho) > z * se) & (np.abs(rho) > abs(rho[0]))
+    ok[0] = False
+    if not ok.any():
+        return None
+    k = int(np.argmax(np.where(ok, np.abs(rho), -1.0)))
+    return k + 1, float(rho[k])
+
+
+def series_findings(E, names):
+    """What a block resampler cannot handle in the columns of ``E`` (n, d; residuals or raw
+    series), as ``(findings, figures)``: ``findings`` a list of ``(kind, sentence)`` with
+    kind 'unit root', 'long memory', 'seasonal' or 'too short', ``figures`` a dict of the
+    worst figure per diagnostic (the ADF t, d-hat and its z, the seasonal lag and r)."""
+    E = np.asarray(E, dtype=np.float64)
+    E = E[:, None] if E.ndim == 1 else E
+    n = E.shape[0]
+    if n < MIN_SERIES:
+        return ([("too short", f"the series has {n} rows; the unit-root, long-memory and "
+                 f"seasonality checks need at least {MIN_SERIES}, so none was made")],
+                {"rows": n})
+    out, fig = [], {"rows": n}
+    cols = [j for j in range(E.shape[1]) if np.any(E[:, j] != E[0, j])]
+    ts = {j: adf_t(E[:, j]) for j in cols}
+    lw = {j: local_whittle_d(E[:, j]) for j in cols}
+    sp = {j: seasonal_peak(E[:, j]) for j in cols}
+    if cols:
+        fig["adf_t"] = max(ts.values())
+        fig["d_hat"] = max(v[0] for v in lw.values())
+    for j in cols:
+        name = names[j] if j < len(names) else f"column {j}"
+        if ts[j] > ADF_CRITICAL:
+            out.append(("unit root", f"{name} looks integrated (augmented Dickey-Fuller t = "
+                        f"{ts[j]:.2f}, a unit root not rejected at 5 %: critical value "
+                        f"{ADF_CRITICAL}); difference it (np.diff) before testing"))
+        d, se = lw[j]
+        if d / se > LONG_MEMORY_Z and d >= LONG_MEMORY_D:
+            out.append(("long memory", f"{name} shows long memory (local Whittle d = {d:.2f} ± "
+                        f"{se:.2f} after AR(1) prewhitening); blocks of any practical length "
+                        "miss part of it: fractionally difference the series or read the p-value "
+                        "as too small"))
+        if sp[j] is not None:
+            k, r = sp[j]
+            fig.setdefault("seasonal_lag", k)
+            out.append(("seasonal", f"{name} has a strong autocorrelation at lag {k} (r = "
+                        f"{r:.2f}, beyond lag 1's): seasonality the blocks cut through; take "
+                        f"seasonal differences (x_t - x_(t-{k})) or pass block_size= of several "
+                        f"periods"))
+    return out, fig

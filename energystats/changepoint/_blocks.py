@@ -34,10 +34,10 @@ import numpy as np
 
 from .._core._blocks import block_length, draw_block_permutations, lag1_autocorrelation
 
-__all__ = ["auto_block_length", "draw_block_permutations", "lag1_autocorrelation"]
+__all__ = ["auto_block_length", "draw_block_permutations", "lag1_autocorrelation", "residuals"]
 
 
-def _residuals(Z, segments):
+def residuals(Z, segments):
     """The rows minus their segment's mean, segment after segment."""
     return np.vstack([Z[a:b] - Z[a:b].mean(axis=0) for a, b in segments])
 
@@ -58,6 +58,6 @@ def auto_block_length(Z, segments):
     of the residuals and :data:`SQUARES_FACTOR` times that of their squares (dependence in
     the variance, as in a GARCH series, shows there), rounded up, and at most a third of the
     shortest segment (:func:`energystats._core._blocks.block_length`)."""
-    E = _residuals(Z, segments)
+    E = residuals(Z, segments)
     shortest = min(b - a for a, b in segments)
     return block_length(E, BLOCK_FACTOR, SQUARES_FACTOR, shortest // 3)

@@ -159,6 +159,13 @@ class EDivisiveResult(_Segmentation):
         The change points (positions) that lie at most max(2, 5 % of the part) rows beyond
         ``min_size`` from an end of the part they split: there the constraint binds or nearly
         binds (a warning says so).
+    series_checks : tuple of str
+        With tests: what the time-series diagnostics saw (a unit root in the series; long
+        memory or a seasonal lag in the residuals of the segments found; a block longer than
+        T/4), one
+        sentence each, each also a ``SeriesDependenceWarning``; or that the series is too short
+        for them (fewer than 50 rows: nothing checked, no warning).  Empty when nothing was
+        seen.
     """
 
     changepoints: np.ndarray
@@ -184,6 +191,7 @@ class EDivisiveResult(_Segmentation):
     block_sizes: tuple = ()
     lag1_autocorrelation: float = float("nan")
     at_boundary: tuple = ()
+    series_checks: tuple = ()
 
     def __repr__(self):
         return (f"EDivisiveResult(changepoints={[int(c) for c in self.changepoints]}, "

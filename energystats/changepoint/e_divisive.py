@@ -13,6 +13,7 @@ from .._core._dask import is_dask, use_dask
 from .._core._engine import normalise
 from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
+from .._core._serial import SeriesDependenceWarning, series_findings
 from .._core._validation import available_cores, check_n_threads, is_int, seeded_rng, warn
 from ._results import ChangePointWarning, EDivisiveResult, index_labels, segment_labels
 from . import _blocks
@@ -296,6 +297,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     cps = np.sort(np.asarray(st.found, dtype=np.intp))
     rho1 = _blocks.lag1_autocorrelation(Zw, st.segments)
     _warn_findings(st.edge, index, min_size, rho1, T, resampling, testing)
+    checks = _series_checks(Zw, st, cols, T, testing)
     return EDivisiveResult(
         changepoints=cps, changepoint_labels=index_labels(cps, index),
         labels=segment_labels(cps, T), statistics=np.asarray(st.stats, dtype=np.float64),
@@ -306,7 +308,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         exponent=met.param if met.name == "energy" else float("nan"), sig_level=float(sig_level),
         pvalue_method=pvalue_method if testing else None, columns=cols, index=index, data=Z,
         resampling=resampling if testing else None, block_sizes=tuple(st.blocks),
-        lag1_autocorrelation=rho1, at_boundary=tuple(sorted(st.edge)))
+        lag1_autocorrelation=rho1, at_boundary=tuple(sorted(st.edge)), series_checks=checks)
 
 
 def _check_search(T, min_size, kappa, resampling, block_size):
@@ -531,6 +533,48 @@ def _stage_test(on_dask, n_threads, nt):
     from . import _dask
 
     return _dask.stage_pvalue, (1 if n_threads is None else nt)
+
+
+#: the lag-1 autocorrelation within the segments found above which a unit root in the series
+#: is reported (a random walk cut into pieces keeps about 0.9 in each; independent rows
+#: around shifted means keep none)
+UNIT_ROOT_RHO1 = 0.5
+
+
+def _series_checks(Zw, st, cols, T, testing):
+    """The time-series diagnostics (:func:`energystats._core._serial.series_findings`): a unit
+    root in the series, long memory and seasonality in the residuals of the segments found,
+    and a block longer than T/4; each finding a
+    SeriesDependenceWarning, all of them the result's ``series_checks``."""
+    if not testing:
+        return ()
+    names = [str(c) for c in cols] if cols is not None else \
+        (["the series"] if Zw.shape[1] == 1 else [f"column {j}" for j in range(Zw.shape[1])])
+    # a unit root in the series itself (the segments found would cut a random walk into
+    # level pieces), counted only when the residuals of the segments stay persistent (a large
+    # shift in the mean of independent rows also keeps a Dickey-Fuller test from rejecting);
+    # long memory and seasonality in the residuals (a shift left in would look like memory)
+    E = _blocks.residuals(Zw, st.segments)
+    raw = series_findings(Zw, names)[0]
+    within = series_findings(E, names)[0]
+    persistent = _blocks.lag1_autocorrelation(Zw, st.segments) > UNIT_ROOT_RHO1
+    found = ([f for f in raw if f[0] == "too short" or (f[0] == "unit root" and persistent)]
+             + [f for f in within if f[0] in ("long memory", "seasonal")])
+    texts = [text for _, text in found]
+    long_blocks = [b for b in st.blocks if b > T / 4]
+    if long_blocks:
+        texts.append(f"a block of {max(long_blocks)} rows is longer than T/4 = {T / 4:g}: so few "
+                     "blocks cannot show a change (the permuted series are near copies of the "
+                     "observed one); use a smaller block_size")
+    for kind, text in found:
+        if kind != "too short":
+            also = (" — or a change the tests did not accept left in the residuals"
+                    if kind == "long memory" else "")
+            warn(f"`e_divisive`: {text}{also} (the p-values assume dependence that the "
+                 "resampling sees).", SeriesDependenceWarning)
+    if long_blocks:
+        warn(f"`e_divisive`: {texts[-1]}.", SeriesDependenceWarning)
+    return tuple(texts)
 
 
 def _warn_findings(edge, index, min_size, rho1, T, resampling, testing):

@@ -32,7 +32,8 @@ from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
 from .._core._permutation import pvalue_from_null
 from .._core._sequential import check_resamples
-from .._core._validation import check_n_threads, is_int, seeded_rng
+from .._core._serial import SeriesDependenceWarning, series_findings
+from .._core._validation import check_n_threads, is_int, seeded_rng, warn
 from ._input import _check_estimator
 from ._timeseries import PermutedLags, lag_statistics
 
@@ -412,6 +413,17 @@ class CrossDistanceCorrelationTestResult(_LagPlot):
     alpha : float
     n_samples : int
     columns_x, columns_y : list or None
+    valid : bool
+        False when the test cannot hold its level on these series: a unit root in x or y (two
+        integrated series look dependent to any resampling of rows, the spurious dependence of
+        Granger and Newbold 1974); ``validity`` says why.
+    validity : str
+        The reason ``valid`` is False ('' otherwise).
+    series_checks : tuple of str
+        What the time-series diagnostics saw in x and y (a unit root, long memory, a seasonal
+        lag; a block longer than n/4), one sentence each, each also a
+        ``SeriesDependenceWarning``; or that the series are too short for them (fewer than 50
+        rows: nothing checked, no warning).
     """
 
     statistic: float
@@ -432,6 +444,9 @@ class CrossDistanceCorrelationTestResult(_LagPlot):
     n_samples: int = 0
     columns_x: list | None = None
     columns_y: list | None = None
+    valid: bool = True
+    validity: str = ""
+    series_checks: tuple = ()
 
     def to_frame(self):
         """One row per lag: ``cross_dcor``, ``statistic`` (:math:`n - |j|` times dCov²), ``pvalue``,
@@ -446,7 +461,8 @@ class CrossDistanceCorrelationTestResult(_LagPlot):
         return (f"CrossDistanceCorrelationTestResult(statistic={self.statistic:.6g}, "
                 f"pvalue={self.pvalue:.4g}, lags={_lag_text(self.lags)}, "
                 f"resampling={self.resampling!r}, block_length={self.block_length}, "
-                f"n_resamples={self.n_resamples}, seed={self.seed}, n_samples={self.n_samples})")
+                f"n_resamples={self.n_resamples}, seed={self.seed}, n_samples={self.n_samples}"
+                + ("" if self.valid else ", valid=False") + ")")
 
 
 def _lag_text(lags):
@@ -672,9 +688,34 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
         perms = draw_block_permutations(gen, n, [(0, n)], R, b)
     Q, p, lag_p, crit, null = _permutation_results(engine, perms, obs_stats, obs_dcor, w, alpha)
     back = lambda v: sy.apply(sx.apply(v))           # noqa: E731 (degree one in each variable)
+    valid, validity, checks = _cross_checks(X, Y, cx, cy, b, n)
     return CrossDistanceCorrelationTestResult(
         back(Q), p, L, dcor, back(np.array([(n - abs(j)) * v for j, v in zip(L, st[0])])), lag_p,
-        crit, w, back(null), resampling, b, R, seed, kernel, alpha, n, cx, cy)
+        crit, w, back(null), resampling, b, R, seed, kernel, alpha, n, cx, cy, valid, validity,
+        checks)
+
+
+def _cross_checks(X, Y, cx, cy, b, n):
+    """``(valid, validity, series_checks)`` of the cross test: the time-series diagnostics on
+    x and y (each finding a SeriesDependenceWarning; a unit root makes the test invalid)."""
+    found = []
+    for V, cols, name in ((X, cx, "x"), (Y, cy, "y")):
+        names = ([f"{name}[{c!r}]" for c in cols] if cols is not None else
+                 [name] if V.shape[1] == 1 else [f"{name}[:, {j}]" for j in range(V.shape[1])])
+        found += series_findings(V, names)[0]
+    if b > n / 4:
+        found.append(("long block", f"a block of {b} rows is longer than n/4 = {n / 4:g}: so few "
+                      "blocks barely move y against x; use a smaller block_length"))
+    roots = [text for kind, text in found if kind == "unit root"]
+    texts = [text for _, text in found]
+    for kind, text in found:
+        if kind != "too short":
+            warn(f"`cross_distance_correlation_test`: {text}.", SeriesDependenceWarning)
+    if roots:
+        return False, ("a unit root: " + "; ".join(roots) + ". Two integrated series look "
+                       "dependent to any resampling of their rows; the p-value is not valid"), \
+            tuple(texts)
+    return True, "", tuple(texts)
 
 
 def block_length_rule(E, n):

@@ -137,6 +137,7 @@ def _rejection_rate(draw, n_series, R=99, seed=0, **kw):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("law", ["gaussian", "t3"])
+@pytest.mark.filterwarnings("ignore::energystats.SeriesDependenceWarning")  # ~1 % a series, by design
 def test_level_no_change(law):
     n = 300
     draw = {"gaussian": lambda g: g.normal(size=(200, 1)),
@@ -167,6 +168,7 @@ def _correlation_change(g):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::energystats.SeriesDependenceWarning")  # ~1 % a series, by design
 @pytest.mark.parametrize("kind,draw,floor", [("mean", _mean_change, 0.9),
                                               ("variance", _variance_change, 0.9),
                                               ("correlation", _correlation_change, 0.8)])
@@ -423,6 +425,7 @@ def _ar1(rng, T, phi, d=1, burn=100):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::energystats.SeriesDependenceWarning")  # ~1 % a series, by design
 def test_block_test_holds_its_level_on_ar1_noise():
     """AR(1) noise, phi = 0.5, no change: the permutation test found a change in most series
     (90 % at T = 500 in the audit); the block permutation test holds alpha = 0.05 within a
@@ -602,6 +605,7 @@ def test_fixed_end_split_against_the_reference(seed):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::energystats.SeriesDependenceWarning")  # ~1 % a series, by design
 def test_fixed_end_holds_its_level_and_sees_a_change_in_correlation():
     """iid noise: level 0.05 within 3 binomial SE (150 series); a change in correlation only
     (d = 2, rho 0 -> 0.8 at T/2, T = 500): kappa='end' finds it far more often than the
