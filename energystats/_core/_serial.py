@@ -154,19 +154,23 @@ def local_whittle_d(x):
 
 
 def seasonal_peak(x):
-    """``(lag, r)``: the lag ``k`` in 2 … ⌊n/4⌋ whose autocorrelation is largest in size among
+    """``(lag, r)``: the lag ``k`` in 2 … ⌊n/4⌋ whose autocorrelation (of the normal scores
+    of the values) is largest in size among
     those past the Bonferroni 1 % limit with Bartlett's standard errors (as
     :func:`._blocks.seasonal_reach`) **and** larger in size than the lag-1 autocorrelation (an
     AR series' own decay never is); None when there is none."""
     from scipy.special import ndtri
 
+    from scipy.stats import rankdata
+
     x = np.asarray(x, dtype=np.float64)
-    x = x - x.mean()
-    top = float(np.max(np.abs(x)))
     n, last = x.size, x.size // 4
-    if not top > 0 or last < 2:
+    if last < 2 or np.all(x == x[0]):
         return None
-    x = x / top
+    # on the normal scores of the values (their mid-ranks): heavy tails (t(3)) make the
+    # autocorrelations of the raw values stray beyond Bartlett's limits
+    x = ndtri((rankdata(x) - 0.5) / n)
+    x = x - x.mean()
     f = np.fft.rfft(x, 2 * n)
     acov = np.fft.irfft(f.real ** 2 + f.imag ** 2, 2 * n)[:last + 1]
     rho = acov[1:] / acov[0]
