@@ -42,7 +42,8 @@ DESIGNS = ("iid", "ar0.3", "ar0.5", "ar0.8", "arma", "garch", "var")
 EXTRA = ("sar4", "sar12", "sar52", "arfima0.2", "arfima0.3", "arfima0.4")
 #: and for the series diagnostics: t(3) noise, a random walk, an integrated AR(1) (phi 0.5),
 #: a d = 3 VAR(1) whose largest eigenvalue is 0.9 (A = 0.6 I + 0.1 (all ones))
-DIAGNOSTIC = ("t3", "rw", "iar0.5", "var0.9")
+#: and an AR(1) 0.8 observed with as much white noise (an ARMA(1,1): short memory)
+DIAGNOSTIC = ("t3", "rw", "iar0.5", "var0.9", "arn0.8")
 BURN = 200
 
 
@@ -63,6 +64,10 @@ def simulate(design, T, rng, shift=0.0):
             x = e
         elif design == "t3":
             x = rng.standard_t(3, size=n)
+        elif design == "arn0.8":
+            for t in range(1, n):
+                x[t] = 0.8 * x[t - 1] + e[t]
+            x = x + rng.normal(size=n)
         elif design == "rw":
             x = np.cumsum(e)
         elif design == "iar0.5":

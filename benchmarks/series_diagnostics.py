@@ -27,7 +27,8 @@ from changepoint_level import simulate  # noqa: E402
 from energystats._core._serial import series_findings  # noqa: E402
 
 CELLS = ([("iid", T) for T in (100, 500, 2000)] + [("t3", T) for T in (100, 500, 2000)]
-         + [("ar0.5", 500), ("ar0.8", 500), ("arma", 500), ("garch", 500), ("var", 500)]
+         + [("ar0.5", 500), ("ar0.8", 500), ("arma", 500), ("garch", 500), ("var", 500),
+            ("arn0.8", 200), ("arn0.8", 500)]
          + [("sar4", 480), ("sar12", 480), ("sar52", 520), ("arfima0.2", 500), ("arfima0.3", 500),
             ("arfima0.4", 500), ("var0.9", 500), ("rw", 200), ("rw", 500), ("iar0.5", 200)])
 KINDS = ("unit root", "long memory", "seasonal")

@@ -23,7 +23,7 @@ from ._frames import grouped_data, match_columns, select_frame
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
     short_list)
 
-__all__ = ["sample_matrix", "SampleMatrix", "condensed_as_square", "grouped_input", "paired_variables", "variable", "strata_labels"]
+__all__ = ["sample_matrix", "time_series", "same_times", "SampleMatrix", "condensed_as_square", "grouped_input", "paired_variables", "variable", "strata_labels"]
 
 
 # -- one sample matrix -----------------------------------------------------------
@@ -78,6 +78,41 @@ def condensed_as_square(X, name="X"):
     if np.ndim(X) == 1 and not hasattr(X, "__dask_graph__"):
         return as_square_matrix(X, name)
     return X
+
+
+def time_series(X, columns=None, name="X"):
+    """``(X, index, columns)``: a series as a validated (T, d) float64 array, with its index
+    and columns (a named Series' name as its column) — the one input rule of every function
+    that reads rows in time order.  An index of times or numbers must increase: rows out of
+    time order are refused (a search or a lag on shuffled rows finds nothing, silently)."""
+    s = sample_matrix(X, columns=columns, dtype=np.float64, name=name)
+    cols = s.columns
+    if cols is None and isinstance(X, pd.Series) and X.name is not None:
+        cols = [X.name]
+    index = s.index
+    if index is not None and len(index) > 1 and not isinstance(index, pd.RangeIndex) \
+            and (isinstance(index, (pd.DatetimeIndex, pd.PeriodIndex, pd.TimedeltaIndex))
+                 or pd.api.types.is_numeric_dtype(index.dtype)) \
+            and not index.is_monotonic_increasing:
+        bad = int(np.flatnonzero(~(np.asarray(index[1:]) >= np.asarray(index[:-1])))[0])
+        raise ValueError(f"`{name}`: the rows must be in time order, but the index decreases at "
+                         f"position {bad + 1} ({index[bad]!r} then {index[bad + 1]!r}); sort "
+                         f"it first (`{name}.sort_index()`).")
+    return s.X, index, cols
+
+
+def same_times(ix, iy, names=("x", "y")):
+    """Two series read side by side must carry the same times: where both have an index that
+    is not a plain range, the indexes must be equal (both are in time order already, so the
+    same labels are the same positions); otherwise a ValueError naming both."""
+    if ix is None or iy is None or isinstance(ix, pd.RangeIndex) or isinstance(iy, pd.RangeIndex):
+        return
+    if not ix.equals(iy):
+        diff = ix.symmetric_difference(iy)
+        raise ValueError(f"`{names[0]}` and `{names[1]}` are paired time by time, but their "
+                         f"indexes differ ({len(diff)} label(s) in one only, e.g. "
+                         f"{list(diff[:3])!r}); align them first (`{names[0]}, {names[1]} = "
+                         f"{names[0]}.align({names[1]}, join='inner')`).")
 
 
 # -- grouped data ----------------------------------------------------------------

@@ -13,7 +13,8 @@ from .._core._engine import Scale, normalise, pairwise_values
 from .._core._metrics import resolve_metric
 from .._core._validation import as_labels, check_n_threads, warn
 from ._results import EAggloResult, index_labels
-from .e_divisive import check_exponent, series_input
+from .._core._input import time_series
+from .e_divisive import check_exponent
 
 __all__ = ["e_agglo"]
 
@@ -345,7 +346,7 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", c
     >>> es.e_agglo(noise).changepoints.tolist(), es.e_agglo(noise, penalty=0).changepoints.size
     ([], 67)
     """
-    Z, index, cols = series_input(X, columns)
+    Z, index, cols = time_series(X, columns)
     T = Z.shape[0]
     alpha = check_exponent(exponent)
     nt = check_n_threads(n_threads)

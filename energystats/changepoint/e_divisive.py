@@ -13,6 +13,7 @@ from .._core._dask import is_dask, use_dask
 from .._core._engine import normalise
 from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
+from .._core._input import time_series
 from .._core._serial import SeriesDependenceWarning, series_findings
 from .._core._validation import available_cores, check_n_threads, is_int, seeded_rng, warn
 from ._results import ChangePointWarning, EDivisiveResult, index_labels, segment_labels
@@ -36,28 +37,6 @@ def check_exponent(exponent):
         raise ValueError(f"`exponent` must be a number in (0, 2) for the change-point searches "
                          f"(at 2 the divergence compares means only); got {exponent!r}.")
     return float(exponent)
-
-
-def series_input(X, columns, name="X"):
-    """The series as a validated (T, d) float64 array, with its index and columns (a named
-    Series' name as its column).  An index of times or numbers must increase: rows out of
-    time order are refused (a search on shuffled rows finds nothing, silently)."""
-    import pandas as pd
-
-    s = sample_matrix(X, columns=columns, dtype=np.float64, name=name)
-    cols = s.columns
-    if cols is None and isinstance(X, pd.Series) and X.name is not None:
-        cols = [X.name]
-    index = s.index
-    if index is not None and len(index) > 1 and not isinstance(index, pd.RangeIndex) \
-            and (isinstance(index, (pd.DatetimeIndex, pd.PeriodIndex, pd.TimedeltaIndex))
-                 or pd.api.types.is_numeric_dtype(index.dtype)) \
-            and not index.is_monotonic_increasing:
-        bad = int(np.flatnonzero(~(np.asarray(index[1:]) >= np.asarray(index[:-1])))[0])
-        raise ValueError(f"`{name}`: the rows must be in time order, but the index decreases at "
-                         f"position {bad + 1} ({index[bad]!r} then {index[bad + 1]!r}); sort "
-                         f"it first (`X.sort_index()`).")
-    return s.X, index, cols
 
 
 RESAMPLING = ("permutation", "block")
@@ -271,7 +250,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
     2          100  200     100
     """
     on_dask = _backend_iv(backend, X, progress)
-    Z, index, cols = series_input(X, columns)
+    Z, index, cols = time_series(X, columns)
     T = Z.shape[0]
     min_size, end_only = _check_search(T, min_size, kappa, resampling, block_size)
     met = _check_metric(metric, exponent, sigma, check_negative_type)

@@ -7,7 +7,7 @@ import os
 import time
 
 from .._core._errors import CLIError
-from ._common import _columns_option, _draw_seed, _note, _print_json, _progress, _read, _record, _speak
+from ._common import _columns_option, _draw_seed, _excluded, _note, _print_json, _progress, _read, _record, _speak
 
 #: the defaults of the options left at None so that a combination that ignores them is refused
 DEFAULTS = {"min_size": 30, "resamples": 199, "sig_level": 0.05, "pvalue_method": "full"}
@@ -109,7 +109,9 @@ def _load_series(args, path):
     if args.time_column is not None and args.time_column in (split_names(args.columns) or ()):
         raise CLIError(f"option --columns: {args.time_column!r} is the --time-column; it cannot "
                        "also be a column of the series.")
-    cols, left_out = numeric_columns(df, split_names(args.columns), exclude=extra,
+    wanted = split_names(args.columns)
+    excluded = _excluded(args, df, path, wanted)
+    cols, left_out = numeric_columns(df, wanted, exclude=tuple(extra) + tuple(excluded),
                                      numeric_only=args.numeric_only, path=path)
     n0 = df.shape[0]
     skip = df[cols + extra].isna().any(axis=1).to_numpy() if args.dropna else None
@@ -120,6 +122,8 @@ def _load_series(args, path):
     args.time_note = ""
     index, where = _time_labels(args, df, path)
     note = f"{path}: {n0} rows; columns used: {', '.join(cols)}{args.time_note}"
+    if excluded:
+        note += f"; left out (--exclude): {', '.join(map(str, excluded))}"
     if left_out:
         note += f"; left out (--numeric-only): {', '.join(map(str, left_out))}"
     if df.shape[0] < n0:

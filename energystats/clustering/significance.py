@@ -376,6 +376,12 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
     opts = _clustering_iv(X, n_clusters, metric, exponent, sigma, algorithm, init, n_init,
                           max_iter, seed_obs, n_threads, engine,
                           check_negative_type=check_negative_type)
+    n_rows = int(np.shape(X)[0])
+    if n_clusters > n_rows // 2:
+        raise ValueError(f"`n_clusters`={n_clusters} for {n_rows} rows: cluster_test compares "
+                         "the between-cluster dispersion with the total, which needs at least two "
+                         f"rows a cluster on average (n_clusters <= n // 2 = {n_rows // 2}); with "
+                         "one row a cluster S/T is 1 whatever the data.")
     labels, disp, _ = _fit(opts)
     obs = _stat(disp)
     labels_out = labels if opts["index"] is None else pd.Series(labels, index=opts["index"], name="cluster")

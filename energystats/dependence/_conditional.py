@@ -36,7 +36,11 @@ def rule_bandwidth(Z, rule):
     :math:`0.9\\min(\\hat\\sigma, \\mathrm{IQR}/1.34) n^{-1/5}` (with R's fall-backs when that
     minimum is 0)."""
     n, d = Z.shape
-    sd = Z.std(axis=0, ddof=1)
+    # each column's standard deviation in units of a power of two of its largest magnitude
+    # (exact to scale back), so that no square overflows (z x 1e300) or underflows (z x 1e-300)
+    top = np.max(np.abs(Z), axis=0) if n else np.zeros(d)
+    shift = np.where(top > 0, np.frexp(np.where(top > 0, top, 1.0))[1], 0)
+    sd = np.ldexp((np.ldexp(Z, -shift[None, :])).std(axis=0, ddof=1), shift)
     if rule == "scott":
         return sd * n ** (-1.0 / (d + 4))
     if rule == "half-scott":
@@ -44,7 +48,7 @@ def rule_bandwidth(Z, rule):
     if rule == "silverman":
         return sd * (n * (d + 2) / 4.0) ** (-1.0 / (d + 4))
     q75, q25 = np.percentile(Z, [75, 25], axis=0)
-    lo = np.minimum(sd, (q75 - q25) / 1.34)
+    lo = np.minimum(sd, (q75 / 1.34 - q25 / 1.34))
     out = np.empty(d)
     for j in range(d):  # R: lo <- min(sd, IQR/1.34); if 0: sd, then |x[1]|, then 1
         v = lo[j] if lo[j] > 0 else sd[j] if sd[j] > 0 else abs(Z[0, j]) if Z[0, j] != 0 else 1.0

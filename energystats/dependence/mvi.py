@@ -79,13 +79,16 @@ def _product_sum(A2, B2):
 def _check_pairs(n, work, what):
     """Refuse more than :data:`MAX_PAIRS` square roots; ``work(n)`` counts them."""
     if work(n) > MAX_PAIRS:
-        largest = n
-        while largest > 2 and work(largest) > MAX_PAIRS:
-            largest -= 1 if largest < 64 else max(1, largest // 64)
+        # the exact largest n allowed (work grows with n): bisection between 2 and n
+        lo, hi = 2, n
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if work(mid) <= MAX_PAIRS else (lo, mid)
+        largest = lo
         raise ValueError(
             f"`x` and `y` have n={n} rows: {what} takes about {work(n):.2g} square roots (n⁴ "
             f"grows fast), more than the {MAX_PAIRS:.0e} allowed (about a minute); the largest n "
-            f"is about {largest}. Use a random subsample of the rows, or independence_test "
+            f"accepted is {largest}. Use a random subsample of the rows, or independence_test "
             "(distance covariance, O(n²) per permutation, also consistent against all "
             "alternatives).")
 

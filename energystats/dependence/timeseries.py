@@ -28,7 +28,7 @@ import pandas as pd
 
 from .._core._blocks import block_length as _block_length, draw_block_permutations
 from .._core._engine import pairwise_values
-from .._core._input import sample_matrix
+from .._core._input import same_times, time_series
 from .._core._metrics import resolve_metric
 from .._core._permutation import pvalue_from_null
 from .._core._sequential import check_resamples
@@ -49,14 +49,18 @@ CROSS_BLOCK_FACTOR, CROSS_SQUARES_FACTOR = 2.0, 3.0
 
 # -- input -------------------------------------------------------------------------
 
-def _series(x, name):
-    """``(X, columns)``: the series as a float64 (n, d) array, rows in time order."""
-    s = sample_matrix(x, name=name, dtype=np.float64)
-    X = np.ascontiguousarray(s.X, dtype=np.float64)
+def _series(x, name, other=None):
+    """``(X, columns, index)``: the series as a float64 (n, d) array, rows in time order
+    (:func:`energystats._core._input.time_series`: an index of times out of order is refused);
+    ``other`` the index of the series it is paired with (``x``'s), which must be the same."""
+    X, index, cols = time_series(x, name=name)
+    X = np.ascontiguousarray(X, dtype=np.float64)
     if X.shape[0] > 0 and np.all(X == X[0]):
         raise ValueError(f"`{name}` is constant (all its rows are equal): its distance variance is 0 "
                          "and the distance correlations are undefined (0/0).")
-    return X, s.columns
+    if other is not None:
+        same_times(other[0], index)
+    return X, cols, index
 
 
 def _auto_lags(lags, n):
@@ -206,7 +210,7 @@ def auto_distance_correlation(x, *, lags=None, estimator="V", exponent=1.0, metr
     Name: adcf, dtype: float64
     """
     _check_estimator(estimator)
-    X, _ = _series(x, "x")
+    X, _, _ = _series(x, "x")
     n = X.shape[0]
     if n < 5:
         raise ValueError(f"`x` must have at least 5 rows (a lag needs at least 4 pairs); got {n}.")
@@ -267,8 +271,8 @@ def cross_distance_correlation(x, y, *, lags=None, estimator="V", exponent=1.0, 
     (2, 0.52, True)
     """
     _check_estimator(estimator)
-    X, _ = _series(x, "x")
-    Y, _ = _series(y, "y")
+    X, _, ix = _series(x, "x")
+    Y, _, _ = _series(y, "y", other=(ix,))
     n = X.shape[0]
     if Y.shape[0] != n:
         raise ValueError(f"`x` and `y` must have the same number of rows (times); got {n} and "
@@ -558,7 +562,7 @@ def adcf_test(x, *, lags=None, n_resamples=999, kernel="truncated", alpha=0.05, 
     R = check_resamples(n_resamples, low=1)
     alpha = _check_alpha(alpha)
     gen, seed = seeded_rng(rng)
-    X, cols = _series(x, "x")
+    X, cols, _ = _series(x, "x")
     n = X.shape[0]
     if n < 5:
         raise ValueError(f"`x` must have at least 5 rows (a lag needs at least 4 pairs); got {n}.")
@@ -652,8 +656,8 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
     if resampling not in ("block", "permutation"):
         raise ValueError(f"`resampling` must be 'block' or 'permutation'; got {resampling!r}.")
     gen, seed = seeded_rng(rng)
-    X, cx = _series(x, "x")
-    Y, cy = _series(y, "y")
+    X, cx, ix = _series(x, "x")
+    Y, cy, _ = _series(y, "y", other=(ix,))
     n = X.shape[0]
     if Y.shape[0] != n:
         raise ValueError(f"`x` and `y` must have the same number of rows (times); got {n} and "

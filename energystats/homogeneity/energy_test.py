@@ -7,6 +7,7 @@ import numpy as np
 from .._core import _asymptotic, _permutation, _sequential
 from .._core._group_sums import DEFAULT_MEMORY_BUDGET
 from .._core._grouped import _EnergyStatistic, _Unit
+from .._core._validation import warn
 from ._dask import _dask_energy_asymptotic, _dask_test
 from ._finish import _energy_gamma_finish, _energy_test_finish, _pooled_dvar_u
 from ._setup import _prepare_any
@@ -286,6 +287,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     if unit.layout.df_between < 1:
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
     unit.layout.warn_idle("strata")
+    _warn_single_rows(lab)
     stat = _energy_statistic(unit.layout, estimator, st.strata is not None)
     _sequential.check_rule_options(sequential_h, alpha)  # checked even where unused
     if pvalue_method == _asymptotic.ASYMPTOTIC:
@@ -306,6 +308,17 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         [engine], unit.cells, [unit.identity], stat, n_resamples=st.R, rng=st.gen, exact=exact,
         progress=progress, strata=unit.strata, rule=rule, tolerance=stat.tolerance)
     return _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine.name, rule)
+
+
+def _warn_single_rows(lab):
+    """A group of one row has no within-group distances: the test then asks only whether that
+    one point is unusual among the others (its p-value no smaller than 1/N); say so."""
+    one = [g for g, m in zip(lab.groups, lab.sizes) if m == 1]
+    if one:
+        warn(f"`energy_test`: group(s) {one[:5]} hold a single row: a one-row sample has no "
+             "within-sample distances, so the test only asks whether that point is unusual "
+             f"among the other {int(lab.sizes.sum()) - 1} rows (its p-value is at least "
+             f"1/{int(lab.sizes.sum())}), not whether two distributions differ.", UserWarning)
 
 
 class _EnergyStatisticU(_EnergyStatistic):

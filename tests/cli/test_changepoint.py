@@ -265,3 +265,23 @@ def test_kappa_end_is_passed_on(tmp_path):
     assert json.loads(stdout)["changepoints"] == want.changepoints.tolist()
     rc, _, err = run_cli("changepoint", path, "--kappa", "end", "--agglo")
     assert rc == 2 and "option --kappa: not used by --agglo" in err
+
+
+def test_exclude_leaves_a_text_column_out(tmp_path):
+    """``-x txt`` was ignored by changepoint (it still complained about the text column;
+    issue 51): the column is left out, the note says so, and the answer is the one without it;
+    a column that does not exist is an error naming the option."""
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({"a": np.r_[g.normal(size=40), g.normal(3, 1, size=40)], "txt": ["u"] * 80})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    df[["a"]].to_csv(tmp_path / "a.csv", index=False)
+    code, out, err = run_cli("changepoint", tmp_path / "t.csv", "-x", "txt", "--k", "1",
+                             "--min-size", "5", "--format", "json")
+    assert code == 0, err
+    assert "left out (--exclude): txt" in err
+    code2, out2, _ = run_cli("changepoint", tmp_path / "a.csv", "--k", "1", "--min-size", "5",
+                             "--format", "json")
+    assert _strict_json(out)["changepoints"] == _strict_json(out2)["changepoints"]
+    code, _, err = run_cli("changepoint", tmp_path / "t.csv", "-x", "nope")
+    _no_traceback(code, err)
+    assert "no column 'nope' (option --exclude)" in err

@@ -310,3 +310,11 @@ def test_small_reference_fits_run_one_at_a_time():
     assert _reference_workers(100, 2, 99) == 1
     assert _reference_workers(SHORT_N, 2, 99) == 1
     assert _reference_workers(SHORT_N + 1, 2, 99, engine="streamed") == 2
+
+
+@pytest.mark.parametrize("k", [11, 20])
+def test_more_clusters_than_half_the_rows_is_refused(k):
+    """k = n ran a meaningless check for seconds (S/T = 1 whatever the data; issue 51)."""
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(ValueError, match=r"`n_clusters`=%d for 20 rows.*n // 2 = 10" % k):
+        es.cluster_test(X, n_clusters=k, rng=0)

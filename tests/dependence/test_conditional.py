@@ -371,3 +371,16 @@ class TestConditionalIndependenceTest:
             es.conditional_independence_test(x, y, z, rng=True)
         with pytest.raises(ValueError, match="`bandwidth` must be finite"):
             es.conditional_independence_test(x, y, z, bandwidth=-1.0)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 2.0 ** 900, 2.0 ** -900])
+def test_default_bandwidth_scales_with_z(scale):
+    """The default bandwidth at z x 1e+-300 said 'z is constant' (its standard deviation's
+    square overflowed or underflowed; issue 51): the rule now scales with z, and the
+    conditional dCor, which does not depend on z's units, is the same."""
+    g = np.random.default_rng(0)
+    x, y, z = g.normal(size=60), g.normal(size=60), g.normal(size=60)
+    base = es.conditional_distance_correlation(x, y, z)
+    res = es.conditional_distance_correlation(x, y, z * scale)
+    assert res.statistic == pytest.approx(base.statistic, rel=1e-12)
+    np.testing.assert_allclose(res.bandwidth, base.bandwidth * scale, rtol=1e-12)

@@ -118,8 +118,24 @@ class TestIndependenceCoefficient:
             es.independence_coefficient([1.0, 2.0, 3.0], [2.0, 1.0])
         monkeypatch.setattr(mvi, "MAX_PAIRS", 1e4)
         with pytest.raises(ValueError, match=r"n=30 rows: the coefficient takes about 2e\+05 square "
-                                             r"roots.*largest n is about 14"):
+                                             r"roots.*largest n accepted is 14"):
             es.independence_coefficient(np.arange(30.0), np.arange(30.0) ** 2)
+
+
+def test_the_largest_n_named_is_the_largest_accepted(monkeypatch):
+    """The refusal named n = 441 while 447 was accepted (its search stepped down by n // 64;
+    issue 51): the n it names runs and one more row is refused."""
+    import re
+
+    monkeypatch.setattr(mvi, "MAX_PAIRS", 2e7)
+    g = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="largest n accepted is") as err:
+        es.independence_coefficient(g.normal(size=400), g.normal(size=400))
+    n = int(re.search(r"largest n accepted is (\d+)", str(err.value)).group(1))
+    assert n > 64
+    es.independence_coefficient(g.normal(size=n), g.normal(size=n))
+    with pytest.raises(ValueError, match=f"n={n + 1} rows"):
+        es.independence_coefficient(g.normal(size=n + 1), g.normal(size=n + 1))
 
 
 class TestIndependenceCoefficientTest:
@@ -200,5 +216,5 @@ class TestIndependenceCoefficientTest:
             es.independence_coefficient_test(x, x**2, rng=True)
         monkeypatch.setattr(mvi, "MAX_PAIRS", 1e4)
         with pytest.raises(ValueError, match="n=10 rows: the test with n_resamples=999 takes "
-                                             "about.*largest n is about 3"):
+                                             "about.*largest n accepted is 3"):
             es.independence_coefficient_test(x, x**2, n_resamples=999)

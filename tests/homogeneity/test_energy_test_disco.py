@@ -982,3 +982,15 @@ class TestSeparatedGroups:
         tied, total = _count_separating(small["a"].to_numpy())
         marg = es.disco(small, by=["a", "b"], conditional=False, exact=True)
         assert marg.exact and marg.pvalue[0] == tied / total
+
+
+def test_a_one_row_group_is_named():
+    """A new user's one-row group ran without a word (issue 51): the test then only asks
+    whether that point is unusual among the others; a warning says so (and the answer is the
+    exact one: the point's rank among the N relabellings)."""
+    g = np.random.default_rng(0)
+    X = g.normal(size=(31, 2))
+    groups = np.r_[np.zeros(30), 1]
+    with pytest.warns(UserWarning, match=r"group\(s\) \[1.0\] hold a single row.*at least 1/31"):
+        res = es.energy_test(X, labels=groups, rng=0, n_resamples=99)
+    assert res.exact and res.sizes.tolist() == [30, 1]
