@@ -101,7 +101,15 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
+#: subpackages reachable as attributes (``es.datasets.load_nile()``), imported on first use
+_SUBMODULES = ("datasets",)
+
+
 def __getattr__(name):
+    if name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+        globals()[name] = value
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'energystats' has no attribute {name!r}")
@@ -111,4 +119,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))

@@ -4,6 +4,7 @@ with scikit-bio's result fields.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -16,7 +17,8 @@ from .disco import disco
 __all__ = ["permanova"]
 
 
-def permanova(D, grouping, column=None, permutations=999, rng=None, exact=None):
+def permanova(D, grouping, column=None, n_resamples=999, rng=None, exact=None, *,
+              permutations=None):
     r"""PERMANOVA (Anderson 2001) on a dissimilarity matrix: pseudo-F and permutation p-value.
 
     A thin wrapper over :func:`disco`: DISCO with index 2 (the squared
@@ -36,15 +38,19 @@ def permanova(D, grouping, column=None, permutations=999, rng=None, exact=None):
         there; extra rows are ignored), as in scikit-bio.
     column : str, optional
         With a DataFrame ``grouping``: the grouping column (required then).
-    permutations : int, default 999
+    n_resamples : int, default 999
         Number of random relabellings, 0 to 10⁹; ``0`` gives the pseudo-F
-        only (``pvalue=None``).
+        only (``pvalue=None``).  (The name every other test of the package
+        uses.)
+    permutations : int, optional
+        scikit-bio's name for ``n_resamples``: still accepted, with a
+        ``DeprecationWarning``; giving both is an error.
     rng : int, numpy.random.Generator or None
         Source of the relabellings (as in :func:`disco`); the seed is
         recorded in the result.
     exact : bool or None, default None
         As in :func:`disco`: ``None`` enumerates every distinct relabelling
-        when there are at most ``permutations`` of them (then the p-value is
+        when there are at most ``n_resamples`` of them (then the p-value is
         exact, where scikit-bio would still draw at random).
 
     Returns
@@ -110,8 +116,15 @@ def permanova(D, grouping, column=None, permutations=999, rng=None, exact=None):
     p-value                                 0.666667
     number of permutations                         6
     """
-    if not is_int(permutations) or not 0 <= permutations <= 10**9:
-        raise ValueError(f"`permutations` must be an integer in [0, 10**9]; got {permutations!r}.")
+    if permutations is not None:
+        if n_resamples != 999:
+            raise TypeError("`permutations` is the old name of `n_resamples`; give one of them "
+                            f"(got permutations={permutations!r} and n_resamples={n_resamples!r}).")
+        warnings.warn("`permanova(permutations=)` is deprecated: use `n_resamples=`, the name "
+                      "every other test of energystats uses.", DeprecationWarning, stacklevel=2)
+        n_resamples = permutations
+    if not is_int(n_resamples) or not 0 <= n_resamples <= 10**9:
+        raise ValueError(f"`n_resamples` must be an integer in [0, 10**9]; got {n_resamples!r}.")
     mat, ids = _matrix(D)
     labels = _grouping(grouping, column, ids, mat.shape[0])
     # squared in units where the largest dissimilarity is in [0.5, 1), so that no square
@@ -120,7 +133,7 @@ def permanova(D, grouping, column=None, permutations=999, rng=None, exact=None):
     top = float(mat.max()) if mat.size else 0.0
     e = math.frexp(top)[1] if top > 0.0 else 0
     mat = np.ldexp(mat, -e)
-    res = disco(mat * mat, labels=labels, metric="precomputed", n_resamples=permutations,
+    res = disco(mat * mat, labels=labels, metric="precomputed", n_resamples=n_resamples,
                 rng=rng, exact=exact)
     if e:
         res = replace(res, between=float(np.ldexp(res.between, 2 * e)),

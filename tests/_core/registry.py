@@ -96,7 +96,7 @@ REGISTRY: dict[str, Entry] = {
         {"statistic": 0, "pvalue": 0, "between": 1, "within": 1}, random=True,
         memory=lambda X, b: es.disco(*_split3(X), n_resamples=NR, rng=0, memory_budget=b)),
     "permanova": Entry(
-        lambda X, s: es.permanova(es.pairwise(X), np.repeat([0, 1], N // 2), permutations=NR,
+        lambda X, s: es.permanova(es.pairwise(X), np.repeat([0, 1], N // 2), n_resamples=NR,
                                   rng=s),
         {"statistic": 0, "pvalue": 0, "null_distribution": 0}, random=True),
     "dispersion": Entry(lambda X, s: es.dispersion(X, np.repeat([0, 1], N // 2)),

@@ -70,7 +70,7 @@ def test_exact_pvalue_and_scikit_bio_within_its_monte_carlo_error(D, grouping, F
     """Few objects: every relabelling is enumerated (exact p-value, checked against exact
     arithmetic); scikit-bio's published p-value, from 999 random permutations, lies within
     4 binomial standard errors of it."""
-    res = es.permanova(D, grouping, permutations=999)
+    res = es.permanova(D, grouping, n_resamples=999)
     arrangements = all_relabellings(grouping)
     assert res.exact and res.n_permutations == len(arrangements)
     F = anderson_f(D, grouping)
@@ -92,12 +92,12 @@ def test_against_scikit_bio_with_its_own_permutations(D, grouping, F_skbio, p_sk
     ids = IDS4 if len(D) == 4 else IDS6
     dm = skbio.DistanceMatrix(D, ids)
     sk = sk_permanova(dm, grouping, permutations=99, seed=42, engine="cython")
-    res = es.permanova(dm, grouping, permutations=0)
+    res = es.permanova(dm, grouping, n_resamples=0)
     assert res.statistic == pytest.approx(float(sk["test statistic"]), rel=1e-12)
     assert res.pvalue is None
     _, codes = np.unique(grouping, return_inverse=True)
     rng = get_rng(42)
-    null = np.array([es.permanova(D, rng.permutation(codes), permutations=0).statistic
+    null = np.array([es.permanova(D, rng.permutation(codes), n_resamples=0).statistic
                      for _ in range(99)])
     # ties (the 4-object cases have 3 distinct values) are counted as >=, as scikit-bio does
     count = np.sum(null >= res.statistic * (1 - 1e-12))
@@ -109,7 +109,7 @@ def test_to_frame_is_scikit_bio_table():
     from skbio.stats.distance import permanova as sk_permanova
 
     dm = skbio.DistanceMatrix(DM_NO_TIES, IDS4)
-    ours = es.permanova(dm, GROUPING_EQUAL, permutations=0).to_frame()["PERMANOVA results"]
+    ours = es.permanova(dm, GROUPING_EQUAL, n_resamples=0).to_frame()["PERMANOVA results"]
     theirs = sk_permanova(dm, GROUPING_EQUAL, permutations=0)
     assert list(ours.index) == list(theirs.index)
     for a, b in zip(ours, theirs):
@@ -148,8 +148,8 @@ def test_scikit_bio_frame_series_data():
     dm = DistanceMatrix.read(os.path.join(here, "frameSeries_dm.tsv"))
     grouping = pd.read_csv(os.path.join(here, "frameSeries_grouping.tsv"), sep="\t", index_col=0)
     sk = sk_permanova(dm, grouping, column="tumor", permutations=0)
-    a = es.permanova(dm, grouping, column="tumor", permutations=0)
-    b = es.permanova(dm, grouping["tumor"], permutations=0)
+    a = es.permanova(dm, grouping, column="tumor", n_resamples=0)
+    b = es.permanova(dm, grouping["tumor"], n_resamples=0)
     assert a.statistic == b.statistic == pytest.approx(float(sk["test statistic"]), rel=1e-12)
     assert a.sample_size == 42 and a.n_groups == 2
 
@@ -162,7 +162,7 @@ def test_is_one_way_anova_on_euclidean_distances():
     xs = [rng.normal(loc=m, size=n) for m, n in ((0.0, 7), (0.5, 5), (1.0, 9))]
     x = np.concatenate(xs)
     D = np.abs(x[:, None] - x[None, :])
-    res = es.permanova(D, np.repeat([0, 1, 2], [7, 5, 9]), permutations=0)
+    res = es.permanova(D, np.repeat([0, 1, 2], [7, 5, 9]), n_resamples=0)
     assert res.statistic == pytest.approx(stats.f_oneway(*xs).statistic, rel=1e-12)
 
 
@@ -171,7 +171,7 @@ def test_is_disco_with_index_two():
     X = rng.normal(size=(20, 3))
     g = np.repeat([0, 1], 10)
     D = es.pairwise(X)
-    p = es.permanova(D, g, permutations=99, rng=5)
+    p = es.permanova(D, g, n_resamples=99, rng=5)
     d = es.disco(D * D, labels=g, metric="precomputed", n_resamples=99, rng=5)
     assert (p.statistic, p.pvalue, p.seed) == (d.statistic, d.pvalue, d.seed) == (
         p.disco.statistic, p.disco.pvalue, 5)
@@ -215,5 +215,16 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match=r"at least 2 groups"):
         es.permanova(DM_TIES, ["a"] * 4)
     for bad in (-1, 2.5, 10**12):
-        with pytest.raises(ValueError, match=r"`permutations` must be an integer in \[0, 10\*\*9\]"):
-            es.permanova(DM_TIES, GROUPING_EQUAL, permutations=bad)
+        with pytest.raises(ValueError, match=r"`n_resamples` must be an integer in \[0, 10\*\*9\]"):
+            es.permanova(DM_TIES, GROUPING_EQUAL, n_resamples=bad)
+
+
+def test_permutations_is_a_deprecated_alias():
+    """``n_resamples=`` as every other test; scikit-bio's ``permutations=`` still works, with a
+    DeprecationWarning, and gives the same answer; both at once is an error (issue 52)."""
+    new = es.permanova(DM_TIES, GROUPING_EQUAL, n_resamples=0)
+    with pytest.warns(DeprecationWarning, match="use `n_resamples=`"):
+        old = es.permanova(DM_TIES, GROUPING_EQUAL, permutations=0)
+    assert old.statistic == new.statistic and old.pvalue is None
+    with pytest.raises(TypeError, match="old name of `n_resamples`"):
+        es.permanova(DM_TIES, GROUPING_EQUAL, n_resamples=5, permutations=5)
