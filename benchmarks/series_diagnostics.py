@@ -3,9 +3,10 @@ they should stay silent: <= 5 %) and on the designs whose dependence block resam
 see (seasonal AR, ARFIMA, random walks, a near-unit-root VAR), where they should warn.
 
 Each cell draws ``--reps`` series (fixed seeds; the designs of ``changepoint_level.py``) and
-runs ``energystats._core._serial.series_findings`` on the raw series, the check that
-``e_divisive(resampling='block')`` runs on the residuals of its segments and
-``cross_distance_correlation_test`` on x and y.  Prints, per cell, the share of series with
+runs ``energystats._core._serial.series_findings`` on the raw series: the checks that
+``cross_distance_correlation_test`` runs on x and y, and that ``e_divisive`` (with tests, any
+resampling) runs on the series (unit root) and on the residuals of its segments (long memory,
+seasonality).  Prints, per cell, the share of series with
 any finding and with each kind, with binomial standard errors.
 
     python benchmarks/series_diagnostics.py --reps 300

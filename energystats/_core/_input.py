@@ -102,17 +102,19 @@ def time_series(X, columns=None, name="X"):
 
 
 def same_times(ix, iy, names=("x", "y")):
-    """Two series read side by side must carry the same times: where both have an index that
-    is not a plain range, the indexes must be equal (both are in time order already, so the
-    same labels are the same positions); otherwise a ValueError naming both."""
-    if ix is None or iy is None or isinstance(ix, pd.RangeIndex) or isinstance(iy, pd.RangeIndex):
+    """Two series read side by side must carry the same times: where both have an index, the
+    indexes must be equal (both are in time order already, so the same labels are the same
+    positions); otherwise a ValueError naming both.  A plain array on either side is taken by
+    position."""
+    if ix is None or iy is None or ix.equals(iy):
         return
-    if not ix.equals(iy):
-        diff = ix.symmetric_difference(iy)
-        raise ValueError(f"`{names[0]}` and `{names[1]}` are paired time by time, but their "
-                         f"indexes differ ({len(diff)} label(s) in one only, e.g. "
-                         f"{list(diff[:3])!r}); align them first (`{names[0]}, {names[1]} = "
-                         f"{names[0]}.align({names[1]}, join='inner')`).")
+    diff = ix.symmetric_difference(iy) if not (ix.has_duplicates or iy.has_duplicates) else []
+    how = (f"{len(diff)} label(s) in one only, e.g. {list(diff[:3])!r}" if len(diff) else
+           "the same labels in another order or with other repeats" if len(ix) == len(iy) else
+           f"{len(ix)} and {len(iy)} rows")
+    raise ValueError(f"`{names[0]}` and `{names[1]}` are paired time by time, but their indexes "
+                     f"differ ({how}); align them first (`{names[0]}, {names[1]} = "
+                     f"{names[0]}.align({names[1]}, join='inner')`) or pass arrays.")
 
 
 # -- grouped data ----------------------------------------------------------------

@@ -37,13 +37,30 @@ class SeriesDependenceWarning(UserWarning):
     resampling can see; the message names what was seen, with the figure, and what to do."""
 
 
+def _centred_unit(x):
+    """``x`` (1-D) centred and divided by its largest deviation, or None when it is constant:
+    scaled by a power of two of its largest magnitude first, so that neither the mean (values
+    near 1e308) nor the squares (1e+-300) overflow or underflow."""
+    x = np.asarray(x, dtype=np.float64)
+    big = float(np.max(np.abs(x))) if x.size else 0.0
+    if not big > 0:
+        return None
+    x = np.ldexp(x, -int(np.frexp(big)[1]))
+    x = x - x.mean()
+    top = float(np.max(np.abs(x)))
+    return x / top if top > 0 else None
+
+
 def lag1_autocorrelations(A):
     """The lag-1 autocorrelation of each column of ``A`` (n, d) in row order (0 for a constant
     column): ``sum (a_t - m)(a_{t+1} - m) / sum (a_t - m)^2``."""
     A = np.asarray(A, dtype=np.float64)
     A = A[:, None] if A.ndim == 1 else A
+    # each column times a power of two first (its mean cannot overflow), then in units of its
+    # largest deviation, so that no square overflows or underflows
+    big = np.max(np.abs(A), axis=0) if A.shape[0] else np.zeros(A.shape[1])
+    A = np.ldexp(A, -np.frexp(np.where(big > 0, big, 1.0))[1])
     C = A - A.mean(axis=0)
-    # in units of each column's largest deviation, so that no square overflows or underflows
     top = np.max(np.abs(C), axis=0)
     top[top == 0] = 1.0
     C = C / top
@@ -99,14 +116,15 @@ def adf_t(x):
     Σ_{j≤p} c_j Δx_{t-j} + e_t`` with ``p = ⌊(n - 1)^{1/3}⌋`` lagged differences (Said and
     Dickey 1984), ``b̂ / se(b̂)``; +inf for a constant series (no evidence against a unit root
     is no evidence at all, and the caller skips constants)."""
-    x = np.asarray(x, dtype=np.float64)
-    x = x - x.mean()
-    top = float(np.max(np.abs(x)))
-    if not top > 0:
+    x = _centred_unit(x)            # units of the largest deviation: no square overflows
+    if x is None:
         return math.inf
-    x = x / top                     # units of the largest deviation: no square overflows
     n = x.size
-    p = int((n - 1) ** (1.0 / 3.0))
+    p = int(round((n - 1) ** (1.0 / 3.0)))
+    while p ** 3 > n - 1:           # the exact integer cube root (a float root of 64 is 3.99...)
+        p -= 1
+    while (p + 1) ** 3 <= n - 1:
+        p += 1
     dx = np.diff(x)                 # dx[t] = x[t+1] - x[t]
     rows = dx.size - p
     A = np.empty((rows, 2 + p))
@@ -153,12 +171,10 @@ def local_whittle_d(x):
     on the first ``m = ⌊n^0.65⌋`` Fourier frequencies, with its standard error ``1/(2√m)``."""
     from scipy.optimize import minimize_scalar
 
-    x = np.asarray(x, dtype=np.float64)
-    x = x - x.mean()
-    top = float(np.max(np.abs(x)))
-    if not top > 0:
+    x = _centred_unit(x)
+    if x is None:
         return 0.0, math.inf
-    e = _prewhiten(x / top)
+    e = _prewhiten(x)
     n = e.size
     m = max(4, int(n ** 0.65))
     f = np.fft.rfft(e - e.mean())[1:m + 1]
@@ -207,20 +223,25 @@ def seasonal_peak(x):
     return k + 1, float(rho[k])
 
 
-def series_findings(E, names):
+def series_findings(E, names, *, use=None, unit_root=None, block_arg="block_size"):
     """What a block resampler cannot handle in the columns of ``E`` (n, d; residuals or raw
     series), as ``(findings, figures)``: ``findings`` a list of ``(kind, sentence)`` with
-    kind 'unit root', 'long memory', 'seasonal' or 'too short', ``figures`` a dict of the
-    worst figure per diagnostic (the ADF t, d-hat and its z, the seasonal lag and r)."""
+    kind 'unit root', 'long memory', 'seasonal' or 'too short'; ``figures`` a dict with the
+    rows, the largest ADF t and the largest d-hat over the columns checked.  ``use`` (a
+    boolean mask) leaves columns out (the caller's constants: residuals of exact segment
+    means are rounding noise), ``unit_root`` limits the unit-root finding to the columns it
+    marks; ``block_arg`` is the name of the caller's block-length argument."""
     E = np.asarray(E, dtype=np.float64)
     E = E[:, None] if E.ndim == 1 else E
-    n = E.shape[0]
+    n, d = E.shape
     if n < MIN_SERIES:
         return ([("too short", f"the series has {n} rows; the unit-root, long-memory and "
                  f"seasonality checks need at least {MIN_SERIES}, so none was made")],
                 {"rows": n})
+    use = np.ones(d, bool) if use is None else np.asarray(use, bool)
+    unit_root = np.ones(d, bool) if unit_root is None else np.asarray(unit_root, bool)
     out, fig = [], {"rows": n}
-    cols = [j for j in range(E.shape[1]) if np.any(E[:, j] != E[0, j])]
+    cols = [j for j in range(d) if use[j] and np.any(E[:, j] != E[0, j])]
     ts = {j: adf_t(E[:, j]) for j in cols}
     lw = {j: local_whittle_d(E[:, j]) for j in cols}
     sp = {j: seasonal_peak(E[:, j]) for j in cols}
@@ -229,21 +250,20 @@ def series_findings(E, names):
         fig["d_hat"] = max(v[0] for v in lw.values())
     for j in cols:
         name = names[j] if j < len(names) else f"column {j}"
-        if ts[j] > ADF_CRITICAL:
+        if unit_root[j] and ts[j] > ADF_CRITICAL:
             out.append(("unit root", f"{name} looks integrated (augmented Dickey-Fuller t = "
                         f"{ts[j]:.2f}, a unit root not rejected at 5 %: critical value "
                         f"{ADF_CRITICAL}); difference it (np.diff) before testing"))
-        d, se = lw[j]
-        if d / se > LONG_MEMORY_Z and d >= LONG_MEMORY_D:
-            out.append(("long memory", f"{name} shows long memory (local Whittle d = {d:.2f} ± "
+        dh, se = lw[j]
+        if dh / se > LONG_MEMORY_Z and dh >= LONG_MEMORY_D:
+            out.append(("long memory", f"{name} shows long memory (local Whittle d = {dh:.2f} ± "
                         f"{se:.2f} after AR prewhitening); blocks of any practical length "
                         "miss part of it: fractionally difference the series or read the p-value "
                         "as too small"))
         if sp[j] is not None:
             k, r = sp[j]
-            fig.setdefault("seasonal_lag", k)
             out.append(("seasonal", f"{name} has a strong autocorrelation at lag {k} (r = "
                         f"{r:.2f}, beyond lag 1's): seasonality the blocks cut through; take "
-                        f"seasonal differences (x_t - x_(t-{k})) or pass block_size= of several "
+                        f"seasonal differences (x_t - x_(t-{k})) or pass {block_arg}= of several "
                         f"periods"))
     return out, fig

@@ -680,8 +680,11 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
                              f"block_length={block_length!r} with resampling='permutation'.")
         b = 1
     elif block_length is None:
-        E = np.hstack([X - X.mean(axis=0), Y - Y.mean(axis=0)])
-        # scale-free rule: each column by a power of two to [0.5, 1), so no square under/overflows
+        # scale-free rule: each column by a power of two (its mean cannot overflow), centred,
+        # then again to [0.5, 1), so no square under/overflows
+        E = np.hstack([X, Y])
+        E = np.ldexp(E, -np.frexp(np.max(np.abs(E), axis=0))[1])
+        E = E - E.mean(axis=0)
         E = np.ldexp(E, -np.frexp(np.max(np.abs(E), axis=0))[1])
         b = block_length_rule(E, n)
     else:
@@ -714,7 +717,8 @@ def _cross_checks(X, Y, cx, cy, b, n):
     for V, cols, name in ((X, cx, "x"), (Y, cy, "y")):
         names = ([f"{name}[{c!r}]" for c in cols] if cols is not None else
                  [name] if V.shape[1] == 1 else [f"{name}[:, {j}]" for j in range(V.shape[1])])
-        found += series_findings(V, names)[0]
+        found += [f for f in series_findings(V, names, block_arg="block_length")[0]
+                  if f not in found]
     if b > n / 4:
         found.append(("long block", f"a block of {b} rows is longer than n/4 = {n / 4:g}: so few "
                       "blocks barely move y against x; use a smaller block_length"))

@@ -287,7 +287,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     if unit.layout.df_between < 1:
         raise ValueError("`strata`: no stratum holds two groups, so there is nothing to compare.")
     unit.layout.warn_idle("strata")
-    _warn_single_rows(lab)
+    _warn_single_rows(lab, st.strata)
     stat = _energy_statistic(unit.layout, estimator, st.strata is not None)
     _sequential.check_rule_options(sequential_h, alpha)  # checked even where unused
     if pvalue_method == _asymptotic.ASYMPTOTIC:
@@ -310,15 +310,18 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     return _energy_test_finish(st, unit, stat, observed, null, is_exact, obs_M, engine.name, rule)
 
 
-def _warn_single_rows(lab):
+def _warn_single_rows(lab, strata):
     """A group of one row has no within-group distances: the test then asks only whether that
-    one point is unusual among the others (its p-value no smaller than 1/N); say so."""
+    one point is unusual among the others; say so (with two groups and no strata its p-value
+    is at least 1/N: N relabellings, one per point left alone)."""
     one = [g for g, m in zip(lab.groups, lab.sizes) if m == 1]
     if one:
+        N = int(lab.sizes.sum())
+        bound = (f" (its p-value is at least 1/{N})" if strata is None and lab.k == 2 else "")
         warn(f"`energy_test`: group(s) {one[:5]} hold a single row: a one-row sample has no "
-             "within-sample distances, so the test only asks whether that point is unusual "
-             f"among the other {int(lab.sizes.sum()) - 1} rows (its p-value is at least "
-             f"1/{int(lab.sizes.sum())}), not whether two distributions differ.", UserWarning)
+             "within-sample distances, so for it the test only asks whether that point is "
+             f"unusual among the others{bound}, not whether two distributions differ.",
+             UserWarning)
 
 
 class _EnergyStatisticU(_EnergyStatistic):

@@ -17,7 +17,7 @@ from .disco import disco
 __all__ = ["permanova"]
 
 
-def permanova(D, grouping, column=None, n_resamples=999, rng=None, exact=None, *,
+def permanova(D, grouping, column=None, n_resamples=None, rng=None, exact=None, *,
               permutations=None):
     r"""PERMANOVA (Anderson 2001) on a dissimilarity matrix: pseudo-F and permutation p-value.
 
@@ -38,8 +38,8 @@ def permanova(D, grouping, column=None, n_resamples=999, rng=None, exact=None, *
         there; extra rows are ignored), as in scikit-bio.
     column : str, optional
         With a DataFrame ``grouping``: the grouping column (required then).
-    n_resamples : int, default 999
-        Number of random relabellings, 0 to 10⁹; ``0`` gives the pseudo-F
+    n_resamples : int, optional
+        Number of random relabellings (default 999), 0 to 10⁹; ``0`` gives the pseudo-F
         only (``pvalue=None``).  (The name every other test of the package
         uses.)
     permutations : int, optional
@@ -117,12 +117,14 @@ def permanova(D, grouping, column=None, n_resamples=999, rng=None, exact=None, *
     number of permutations                         6
     """
     if permutations is not None:
-        if n_resamples != 999:
+        if n_resamples is not None:
             raise TypeError("`permutations` is the old name of `n_resamples`; give one of them "
                             f"(got permutations={permutations!r} and n_resamples={n_resamples!r}).")
         warnings.warn("`permanova(permutations=)` is deprecated: use `n_resamples=`, the name "
                       "every other test of energystats uses.", DeprecationWarning, stacklevel=2)
         n_resamples = permutations
+    if n_resamples is None:
+        n_resamples = 999
     if not is_int(n_resamples) or not 0 <= n_resamples <= 10**9:
         raise ValueError(f"`n_resamples` must be an integer in [0, 10**9]; got {n_resamples!r}.")
     mat, ids = _matrix(D)

@@ -184,3 +184,42 @@ def test_a_block_longer_than_a_quarter_warns():
     with pytest.warns(es.SeriesDependenceWarning, match="longer than n/4"):
         es.cross_distance_correlation_test(x, g.normal(size=200), block_length=60,
                                            n_resamples=49, rng=1)
+
+
+def test_the_cross_test_at_the_edge_of_float64():
+    """Values near 1e307: the mean of a column overflowed before it was scaled (the block rule
+    and the diagnostics); now the answer is the one at scale 1."""
+    g = np.random.default_rng(0)
+    x, y = g.uniform(1, 1.7, 100), g.normal(size=100)
+    a = es.cross_distance_correlation_test(x, y, lags=1, n_resamples=19, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = es.cross_distance_correlation_test(x * 1e307, y, lags=1, n_resamples=19, rng=1)
+    assert (a.pvalue, a.block_length, a.valid) == (b.pvalue, b.block_length, b.valid)
+    assert _serial.adf_t(x * 1e307) == pytest.approx(_serial.adf_t(x), rel=1e-9)
+
+
+def test_one_persistent_column_does_not_make_another_integrated():
+    """Column 0 an AR(1) 0.8, column 1 iid with a shift of 6: the shift is found and column 1
+    is not called integrated because column 0 is persistent."""
+    g = np.random.default_rng(0)
+    a = _ar1(g, 240, 0.8)
+    b = g.normal(size=240)
+    b[120:] += 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = es.e_divisive(np.column_stack([a, b]), rng=0, n_resamples=99, resampling="block")
+    assert 120 in res.changepoints.tolist() and res.series_checks == ()
+
+
+def test_adf_lag_order_is_the_integer_cube_root():
+    """n - 1 = 64: four lagged differences (a float cube root gives 3.999...)."""
+    x = np.random.default_rng(1).normal(size=65)
+    n, p = 65, 4
+    dx = np.diff(x)
+    A = np.column_stack([np.ones(n - 1 - p), x[p:n - 1]] + [dx[p - j:n - 1 - j] for j in range(1, p + 1)])
+    y = dx[p:]
+    beta, *_ = np.linalg.lstsq(A, y, rcond=None)
+    r = y - A @ beta
+    cov = (r @ r / (len(y) - A.shape[1])) * np.linalg.inv(A.T @ A)
+    assert _serial.adf_t(x) == pytest.approx(beta[1] / math.sqrt(cov[1, 1]), rel=1e-9)

@@ -54,3 +54,13 @@ def test_a_plain_array_beside_an_indexed_series_is_paired_by_position():
     a = es.cross_distance_correlation(x, y.to_numpy())
     b = es.cross_distance_correlation(x.to_numpy(), y.to_numpy())
     pd.testing.assert_series_equal(a, b)
+
+
+def test_the_message_says_how_the_indexes_differ():
+    from energystats._core._input import same_times
+
+    with pytest.raises(ValueError, match="the same labels in another order"):
+        same_times(pd.Index(["a", "b", "c"]), pd.Index(["b", "a", "c"]))
+    with pytest.raises(ValueError, match="2 label"):
+        same_times(pd.RangeIndex(0, 10), pd.RangeIndex(1, 11))
+    same_times(pd.RangeIndex(0, 10), None)               # an array: by position
