@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from ._display import notebook_display
 from . import _permutation
 
 __all__ = ["DispersionResult", "dispersion_from_sums"]
@@ -184,6 +185,7 @@ def _column_keys(stats):
     return key
 
 
+@notebook_display
 @dataclass(frozen=True)
 class DispersionResult:
     r"""Energy decomposition of a partition: :math:`W + S = T`.

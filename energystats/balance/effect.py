@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core._dask import use_dask
 from .._core._permutation import DegenerateStatisticWarning
 from .._core._validation import align_labels, check_n_threads, is_int, seeded_rng, short_list, warn
@@ -28,6 +29,7 @@ MAX_FAILED = 0.05
 PARALLEL_AFTER_S = 2.0
 
 
+@notebook_display
 @dataclass(frozen=True)
 class EffectResult:
     r"""Result of :func:`weighted_effect`.

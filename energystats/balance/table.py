@@ -10,6 +10,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core._metrics import resolve_metric
 from .._core._validation import check_n_threads, short_list
 from .._core._validation import warn as _warn
@@ -38,6 +39,7 @@ class BalanceWarning(UserWarning):
     weighting, or two levels' ranges of a covariate do not overlap (:func:`balance_table`)."""
 
 
+@notebook_display
 @dataclass(frozen=True)
 class BalanceTableResult:
     r"""Result of :func:`balance_table`.

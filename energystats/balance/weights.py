@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core._metrics import _real
 from .._core._validation import check_n_threads, seeded_rng, short_list
 from . import _cells, _design, _forms, _programme, _qp
@@ -17,6 +18,7 @@ __all__ = ["energy_balancing_weights", "independence_weights", "BalancingWeights
 ESTIMANDS = ("ATE", "ATT", "ATC")
 
 
+@notebook_display
 @dataclass(frozen=True)
 class BalancingWeightsResult:
     r"""Result of :func:`energy_balancing_weights`.
@@ -118,6 +120,7 @@ class BalancingWeightsResult:
                 + ("" if self.cells is None else f", cells={self.cells}") + ")")
 
 
+@notebook_display
 @dataclass(frozen=True)
 class IndependenceWeightsResult:
     r"""Result of :func:`independence_weights`.

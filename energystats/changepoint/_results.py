@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from .._core._display import notebook_display
 
 __all__ = ["EDivisiveResult", "EAggloResult", "ChangePointWarning"]
 
@@ -107,6 +108,7 @@ class _Segmentation:
         return ax
 
 
+@notebook_display
 @dataclass(frozen=True, eq=False)
 class EDivisiveResult(_Segmentation):
     """The result of :func:`energystats.e_divisive`.
@@ -201,6 +203,7 @@ class EDivisiveResult(_Segmentation):
                 f"n_resamples={list(self.n_resamples)}, seed={self.seed})")
 
 
+@notebook_display
 @dataclass(frozen=True, eq=False)
 class EAggloResult(_Segmentation):
     """The result of :func:`energystats.e_agglo`.

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core import _engine
 from .._core._frames import select_frame
 from .._core._grouped import DispersionResult
@@ -391,6 +392,7 @@ class EnergyClustering(*_Bases):
 
 # -- functional twin -----------------------------------------------------------
 
+@notebook_display
 @dataclass(frozen=True)
 class EnergyClusteringResult:
     r"""Result of :func:`energy_clustering`.

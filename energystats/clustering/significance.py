@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from . import _engine as _ce
 from .._core import _engine, _memory, _sequential
 from .._lib import _hartigan
@@ -32,6 +33,7 @@ class AntiConservativeWarning(UserWarning):
     """A requested procedure rejects far more often than its nominal level."""
 
 
+@notebook_display
 @dataclass(frozen=True)
 class ClusterTestResult:
     r"""Result of :func:`cluster_test`.

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core import _dask
 from .._core._pair_sums import _power, _times_pow2
 
 __all__ = ["DistanceStatsResult"]
 
 
+@notebook_display
 @dataclass(frozen=True)
 class DistanceStatsResult:
     r"""Distance covariance, variances and correlation, V and U forms (:func:`distance_stats`).

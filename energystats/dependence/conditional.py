@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core import _engine, _memory, _sequential
 from .._core._input import paired_variables, variable
 from .._core._metrics import resolve_metric
@@ -24,6 +25,7 @@ __all__ = ["conditional_distance_correlation", "conditional_independence_test",
            "ConditionalDistanceCorrelationResult", "ConditionalIndependenceTestResult"]
 
 
+@notebook_display
 @dataclass(frozen=True)
 class ConditionalDistanceCorrelationResult:
     r"""Result of :func:`conditional_distance_correlation`.
@@ -79,6 +81,7 @@ class ConditionalDistanceCorrelationResult:
                              "weight": self.local_weights}, index=index)
 
 
+@notebook_display
 @dataclass(frozen=True)
 class ConditionalIndependenceTestResult:
     r"""Result of :func:`conditional_independence_test`.

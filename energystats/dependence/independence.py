@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from . import _dask as _dep_dask
 from .._core import _asymptotic, _dask, _dask_pair_sums, _sequential, _serial
 from .._core._input import paired_variables, strata_labels
@@ -25,6 +26,7 @@ __all__ = ["independence_test", "IndependenceTestResult", "distance_correlation_
 
 # -- permutation test of independence ---------------------------------------------
 
+@notebook_display
 @dataclass(frozen=True)
 class IndependenceTestResult:
     r"""Result of :func:`independence_test`.
@@ -429,6 +431,7 @@ def _independence_finish(est, obs, null, VU, sx, sy, statistic, n, total, is_exa
                                   est.columns_x, est.columns_y, strata_groups)
 
 
+@notebook_display
 @dataclass(frozen=True)
 class DistanceCorrelationTTestResult:
     r"""Result of :func:`distance_correlation_ttest`.

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from . import _dask as _dep_dask
 from .._core import _dask
 from .._core._metrics import resolve_metric
@@ -45,6 +46,7 @@ def _adjust(p, method):
     return out
 
 
+@notebook_display
 @dataclass(frozen=True)
 class DistanceCorrelationMatrixResult:
     r"""Result of :func:`distance_correlation_matrix`.

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core import _dask, _sequential
 from .._core._input import variable
 from .._core._pair_sums import _constancy
@@ -20,6 +21,7 @@ __all__ = ["mutual_independence_test", "MutualIndependenceTestResult"]
 
 # -- mutual independence ------------------------------------------------------------
 
+@notebook_display
 @dataclass(frozen=True)
 class MutualIndependenceTestResult:
     r"""Result of :func:`mutual_independence_test`.

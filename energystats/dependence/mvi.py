@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._core._display import notebook_display
 from .._core import _sequential
 from .._core._input import paired_variables
 from ._centring import _squared_distances
@@ -206,6 +207,7 @@ def _coefficient_sqr(A2, B2):
 
 # -- the test -------------------------------------------------------------------------
 
+@notebook_display
 @dataclass(frozen=True)
 class IndependenceCoefficientTestResult:
     r"""Result of :func:`independence_coefficient_test`.

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core import _dask, _dask_pair_sums, _sequential
 from .._core._input import variable
 from .._core._metrics import compiled_only, resolve_metric
@@ -190,6 +191,7 @@ def _pdcor_from(pxy, px, py, aa, bb):
     return pxy / math.sqrt(px * py)
 
 
+@notebook_display
 @dataclass(frozen=True)
 class PartialDistanceTestResult:
     r"""Result of :func:`partial_distance_correlation_test`.

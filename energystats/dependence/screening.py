@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core import _dask
 from .._core._input import paired_variables, variable
 from .._core._metrics import resolve_metric
@@ -19,6 +20,7 @@ from .matrix import ADJUSTMENTS, _adjust
 __all__ = ["distance_correlation_screen", "ScreeningResult"]
 
 
+@notebook_display
 @dataclass(frozen=True)
 class ScreeningResult:
     r"""Result of :func:`distance_correlation_screen`.

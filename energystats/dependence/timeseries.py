@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core._blocks import block_length as _block_length, draw_block_permutations
 from .._core._engine import pairwise_values
 from .._core._input import same_times, time_series
@@ -328,6 +329,7 @@ class _LagPlot:
                              "weight": self.weights}, index=pd.Index(self.lags, name="lag"))
 
 
+@notebook_display
 @dataclass(frozen=True, eq=False)
 class ADCFTestResult(_LagPlot):
     r"""Result of :func:`adcf_test`.
@@ -392,6 +394,7 @@ class ADCFTestResult(_LagPlot):
                 f"n_resamples={self.n_resamples}, seed={self.seed}, n_samples={self.n_samples})")
 
 
+@notebook_display
 @dataclass(frozen=True, eq=False)
 class CrossDistanceCorrelationTestResult(_LagPlot):
     r"""Result of :func:`cross_distance_correlation_test`.

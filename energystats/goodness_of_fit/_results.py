@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core._permutation import pvalue_se
 
 __all__ = ["GoodnessOfFitResult", "PoissonTestsResult"]
 
 
+@notebook_display
 @dataclass(frozen=True)
 class GoodnessOfFitResult:
     r"""Result of :func:`normality_test`, :func:`poisson_test` and :func:`gof_test`.
@@ -87,6 +89,7 @@ class GoodnessOfFitResult:
                 f"n_resamples={self.n_resamples})")
 
 
+@notebook_display
 @dataclass(frozen=True)
 class PoissonTestsResult:
     """Result of ``poisson_test(..., statistic='all')``: one :class:`GoodnessOfFitResult` per

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._display import notebook_display
 from .._core import _sequential
 from .._core._validation import short_list
 
@@ -28,6 +29,7 @@ def _fmt_seed(seed):
     return "" if seed is None else f", seed={seed}"
 
 
+@notebook_display
 @dataclass(frozen=True)
 class EnergyTestResult:
     r"""Result of :func:`energy_test`.
@@ -169,6 +171,7 @@ class EnergyTestResult:
         return pd.DataFrame(row, index=pd.Index(["energy test"], name="test"))
 
 
+@notebook_display
 @dataclass(frozen=True)
 class DiscoResult:
     r"""Result of :func:`disco`: a distance-components (ANOVA-like) table.
@@ -398,6 +401,7 @@ class DiscoResult:
         return f"DISCO (distance components; F test, {how}){what}\n{table}{notes}"
 
 
+@notebook_display
 @dataclass(frozen=True)
 class PermanovaResult:
     r"""Result of :func:`permanova`, with scikit-bio's fields.
