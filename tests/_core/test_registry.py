@@ -62,20 +62,41 @@ def test_same_seed_same_result_and_seed_recorded(name):
         assert a.seed == 7, f"{name}'s result does not record the seed it was given"
 
 
-@pytest.mark.parametrize("k", [-300, -40, 40, 300])
+@pytest.mark.parametrize("k", [-900, -300, -40, 40, 300, 900])
 @pytest.mark.parametrize("name", _names(lambda e: e.magnitudes))
 def test_magnitudes_scale_as_declared(name, k):
-    # 2**k scales every difference, square, square root and sum exactly (no overflow or
-    # underflow of the squares of 2**±300 · N(0, 1)), so the fields agree to rounding
+    # 2**k scales every difference, square, square root and sum exactly; at 2**±300 no square
+    # of the data over- or underflows, at 2**±900 they all would, and the package's working
+    # units must keep every field whose answer is a finite float64 (|k · degree| <= 1000)
     entry = REGISTRY[name]
     X = _data()
     base = values(entry, _run(entry, X))
     scaled = values(entry, _run(entry, X * 2.0**k))
     for field, degree in entry.fields.items():
+        if abs(k * degree) > 1000:
+            continue                  # the answer itself is outside float64
         want = base[field] * 2.0 ** (k * degree)
         got = scaled[field]
         assert np.all(np.isfinite(got)), (name, field, k, got)
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=0, err_msg=f"{name}.{field} at 2**{k}")
+
+
+@pytest.mark.parametrize("c", [1e300, 1e-300])
+@pytest.mark.parametrize("name", _names(lambda e: e.magnitudes))
+def test_decimal_extremes_scale_as_declared(name, c):
+    # 1e±300 is not a power of two: the data change by rounding (relative 1e-16), so the
+    # fields agree to a looser tolerance; every field whose answer is a finite float64 must be
+    entry = REGISTRY[name]
+    X = _data()
+    base = values(entry, _run(entry, X))
+    scaled = values(entry, _run(entry, X * c))
+    for field, degree in entry.fields.items():
+        if abs(300 * degree) > 307:
+            continue                  # the answer itself is outside float64
+        want = base[field] * c ** degree if degree else base[field]
+        got = scaled[field]
+        assert np.all(np.isfinite(got)), (name, field, c, got)
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=0, err_msg=f"{name}.{field} at {c}")
 
 
 @pytest.mark.parametrize("name", _names(lambda e: True))
