@@ -23,7 +23,7 @@ from ._frames import grouped_data, match_columns, select_frame
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
     short_list)
 
-__all__ = ["sample_matrix", "time_series", "same_times", "SampleMatrix", "condensed_as_square", "grouped_input", "paired_variables", "variable", "strata_labels"]
+__all__ = ["sample_matrix", "time_series", "same_times", "paired_indexes", "SampleMatrix", "condensed_as_square", "grouped_input", "paired_variables", "variable", "strata_labels"]
 
 
 # -- one sample matrix -----------------------------------------------------------
@@ -309,6 +309,18 @@ def paired_variables(x, y, data=None, with_index=False, names=("x", "y")):
         raise ValueError(f"`{nx}` and `{ny}` have different indexes: the rows must be paired. "
                          f"Align them first (e.g. `{ny} = {ny}.loc[{nx}.index]`) or pass arrays.")
     return (X, Y, cx, cy, ix if ix is not None else iy) if with_index else (X, Y, cx, cy)
+
+
+def paired_indexes(*named):
+    """Refuse variables read as paired rows whose pandas indexes differ: ``named`` holds
+    ``(index or None, argument name)`` pairs; plain arrays (None) are taken by position."""
+    have = [(ix, nm) for ix, nm in named if ix is not None]
+    for ix, nm in have[1:]:
+        if not ix.equals(have[0][0]):
+            first = have[0][1]
+            raise ValueError(f"`{first}` and `{nm}` have different indexes: the rows must be "
+                             f"paired. Align them first (e.g. `{nm} = {nm}.loc[{first}.index]`) "
+                             "or pass arrays.")
 
 
 def strata_labels(strata, index, n):

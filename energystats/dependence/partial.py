@@ -11,7 +11,7 @@ import pandas as pd
 
 from .._core._display import notebook_display
 from .._core import _dask, _dask_pair_sums, _sequential
-from .._core._input import variable
+from .._core._input import paired_indexes, variable
 from .._core._metrics import compiled_only, resolve_metric
 from .._core._validation import check_n_threads, warn
 from ._centring import _u_centred, u_product
@@ -27,7 +27,14 @@ def _projection(A, C):
     return A - (u_product(A, C) / cc) * C if cc > 0 else A
 
 
+def _check_paired(x, y, z, data):
+    """x, y and z are paired by row: pandas inputs with different indexes are refused."""
+    paired_indexes(*[(variable(v, data, name)[2], name) for v, name in ((x, "x"), (y, "y"),
+                                                                         (z, "z"))])
+
+
 def _partial(x, y, z, data, exponent, metric, sigma, n_threads, check_negative_type=True):
+    _check_paired(x, y, z, data)
     met = resolve_metric(metric, exponent, sigma, check_negative_type=check_negative_type)
     nt = check_n_threads(n_threads)
     A, sx = _u_centred(x, "x", data, met, nt)
@@ -120,6 +127,8 @@ def _partial_inputs(x, y, z, data, exponent, metric, sigma, n_threads, check_neg
         raise TypeError("`data=` (column names) is not available with Dask input; pass the columns "
                         "as Dask arrays.")
     V = []
+    if in_memory:
+        _check_paired(x, y, z, data)
     for v, name in ((x, "x"), (y, "y"), (z, "z")):
         if in_memory:
             v = variable(v, data, name)[0]  # the threads input layer (column names)
