@@ -290,7 +290,8 @@ def _working_units(X0, names):
     # from the data: a constant column's centred values need not be 0 (its mean is rounded)
     const = [names[j] for j in range(p) if _constancy(X0[:, j:j + 1], False)]
     if const:
-        raise ValueError(f"constant column(s) {const[:8]}: their distance correlations are undefined (0/0).")
+        raise ValueError(f"`data`: constant column(s) {const[:8]}: their distance correlations are "
+                         "undefined (0/0); leave them out (`columns=`).")
     # working units per column (dCor is scale-free): a power of two, no overflow
     return np.ldexp(X, -np.frexp(np.max(np.abs(X), axis=0))[1])
 

@@ -219,8 +219,8 @@ def _mutual_prepare(blocks, names, exponent, split=False):
     centred = [np.asarray(b, dtype=np.float64) - np.asarray(b, dtype=np.float64).mean(axis=0) for b in blocks]
     for j, b in enumerate(blocks):
         if _constancy(np.asarray(b), False):  # from the data: a rounded mean leaves c ≠ 0
-            raise ValueError(f"variable {names[j]!r} is constant: its distance correlations are "
-                             "undefined (0/0).")
+            raise ValueError(f"`variables`: variable {names[j]!r} is constant: its distance "
+                             "correlations are undefined (0/0); leave it out.")
     e = math.frexp(max(float(np.max(np.abs(c))) for c in centred))[1]
     sq = [_squared_distances(np.ldexp(c, -e)) for c in centred]
     return sq, _mutual_statistic(sq, exponent)

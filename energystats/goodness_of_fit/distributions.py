@@ -196,8 +196,8 @@ def gof_test(x, dist, *, known_params=None, fit=True, n_resamples=999, rng=None,
     law = family.frozen(params)
     mu = float(law.mean())
     if not np.isfinite(mu):
-        raise ValueError(f"{name} with parameters {units(params)} has no finite mean: the "
-                         "energy statistic needs E|Z| < ∞.")
+        raise ValueError(f"`x`: {name} with parameters {units(params)} (fitted to `x`, or as "
+                         "given) has no finite mean: the energy statistic needs E|Z| < ∞.")
     stat, bound = (float(a[0]) for a in _energy_1d(family, v[None, :], params, nt))
     gen, seed = seeded_rng(rng)
     null = _bootstrap(R, max(1, min(R, BATCH_DOUBLES // (4 * n))), gen,

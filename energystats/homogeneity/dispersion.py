@@ -211,3 +211,7 @@ def _warn_undefined_f(res, n=None):
             why = f"n = k = {n} (every group a single point)"
         warn(f"`dispersion`: F is NaN: it needs at least 2 groups and more points than groups; "
              f"got {why}. W, S and T are given.", DegenerateStatisticWarning)
+    elif res.W == 0 and res.S == 0:
+        warn("`dispersion`: F is NaN (0/0): every distance is 0 (all rows identical), so there "
+             "is no dispersion within or between the groups. W, S and T are given (all 0).",
+             DegenerateStatisticWarning)

@@ -100,6 +100,26 @@ def test_decimal_extremes_scale_as_declared(name, c):
 
 
 @pytest.mark.parametrize("name", _names(lambda e: True))
+def test_constant_data_is_refused_or_named(name):
+    # all 16 rows identical: a clear error naming an argument, or a result whose undefined
+    # fields (NaN) come with a DegenerateStatisticWarning -- never a silent NaN
+    entry = REGISTRY[name]
+    X = np.ones((16, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = entry.call(X, 7)
+        except (ValueError, TypeError) as exc:
+            assert "`" in str(exc), (name, str(exc))
+            return
+    got = values(entry, res)
+    nan = [f for f, v in got.items() if np.any(np.isnan(np.asarray(v, dtype=float)))]
+    if nan:
+        assert any(issubclass(w.category, es.DegenerateStatisticWarning) for w in caught), \
+            (name, nan, [str(w.message)[:80] for w in caught])
+
+
+@pytest.mark.parametrize("name", _names(lambda e: True))
 def test_duplicated_rows(name):
     # every row twice (rows 2i and 2i+1 equal): ties in every distance matrix and in every split
     entry = REGISTRY[name]

@@ -476,6 +476,7 @@ class TestEnergyTest:
         with pytest.raises(ValueError, match="at least 2 groups"):
             es.energy_test(np.arange(10.0), labels=np.zeros(10))
 
+    @pytest.mark.filterwarnings("ignore:.*hold a single row")  # the one-row-group warning, expected
     def test_sample_of_one_point_is_a_group(self):
         # as R's eqdist.etest: a one-point group is allowed (its g(C, C) = 0); the
         # numbers against R are in tests/_core/test_trust.py
