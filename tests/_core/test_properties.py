@@ -246,6 +246,7 @@ def test_dispersion_against_reference(data, metric, method):
     check_dispersion(res, X, labels, *metric)
 
 
+@pytest.mark.filterwarnings("ignore:.*hold a single row")  # the one-row-group warning, expected
 @given(groups(min_groups=2), metrics, st.sampled_from(["auto", "pairwise", "streamed"]))
 def test_energy_test_statistic_against_reference(data, metric, method):
     X, labels = data

@@ -187,6 +187,7 @@ class TestRefusedInput:
 
 # -- one-point groups ---------------------------------------------------------------
 
+@pytest.mark.filterwarnings("ignore:.*hold a single row")  # the one-row-group warning, expected
 class TestOnePointGroups:
     """As R's eqdist.etest and disco, a group may hold one point (its g(C, C) = 0)."""
 
