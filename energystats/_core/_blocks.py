@@ -33,9 +33,11 @@ def _flat_top(t):
     return np.where(t <= 0.5, 1.0, np.where(t <= 1.0, 2.0 * (1.0 - t), 0.0))
 
 
-def politis_white(x, reach=True):
+def politis_white(x, reach=True, info=None):
     """Politis-White-Patton block length (a float in [1, min(3√n, n/3)]) of the circular block
-    bootstrap for one series ``x`` (1-D); 1.0 for a constant series."""
+    bootstrap for one series ``x`` (1-D); 1.0 for a constant series.  ``info`` (a dict), when
+    given, receives the rule's inputs: ``m_hat`` (the lag of the first run of insignificant
+    autocorrelations) and ``reach`` (the last significant lag up to n/4, 0 without ``reach``)."""
     n = x.size
     x = x - x.mean()
     var = float(x @ x) / n
@@ -61,6 +63,8 @@ def politis_white(x, reach=True):
     # monthly data: lags 1..11 insignificant) or the slow decay of long memory is seen where
     # the rule's first run of insignificant lags stops early
     far = seasonal_reach(x, acov, n) if reach else 0
+    if info is not None:
+        info.update(m_hat=int(m_hat), reach=int(far))
     if far > m_hat:
         m_hat = far
         lags = min(2 * m_hat, n - 1)
@@ -103,15 +107,26 @@ def seasonal_reach(x, acov, n):
     return int(hit[-1] + 1) if hit.size else 0
 
 
-def block_length(E, factor, squares_factor, cap):
+def block_length(E, factor, squares_factor, cap, rule=None):
     """The block length (an int in [1, max(1, cap)]): the largest over the columns of ``E``
     (n, d) of ``factor`` times :func:`politis_white` of the column and ``squares_factor``
     times that of its squares (their first lags only: the squares of heavy-tailed rows have
-    outlying far autocorrelations), rounded up."""
-    L = max(max(factor * politis_white(E[:, j]),
-                squares_factor * politis_white(E[:, j] ** 2, reach=False))
-            for j in range(E.shape[1]))
-    return int(max(1, min(math.ceil(L), cap)))
+    outlying far autocorrelations), rounded up.  ``rule`` (a dict), when given, receives the
+    rule's inputs: per column the two lengths and the lags they came from, the factors and
+    the cap."""
+    cols = []
+    for j in range(E.shape[1]):
+        a, b = {}, {}
+        cols.append({"length": politis_white(E[:, j], info=a),
+                     "length_squares": politis_white(E[:, j] ** 2, reach=False, info=b),
+                     "m_hat": a.get("m_hat", 0), "reach": a.get("reach", 0),
+                     "m_hat_squares": b.get("m_hat", 0)})
+    L = max(max(factor * c["length"], squares_factor * c["length_squares"]) for c in cols)
+    out = int(max(1, min(math.ceil(L), cap)))
+    if rule is not None:
+        rule.update(columns=cols, factor=factor, squares_factor=squares_factor, cap=int(cap),
+                    block=out)
+    return out
 
 
 def lag1_autocorrelation(Z, segments):

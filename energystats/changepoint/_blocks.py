@@ -52,7 +52,7 @@ BLOCK_FACTOR = 2.0
 SQUARES_FACTOR = 3.0
 
 
-def auto_block_length(Z, segments):
+def auto_block_length(Z, segments, rule=None):
     """The block length L (an int >= 1) for the segmentation ``segments`` of ``Z``: the
     largest over the columns of :data:`BLOCK_FACTOR` times the Politis-White-Patton length
     of the residuals and :data:`SQUARES_FACTOR` times that of their squares (dependence in
@@ -60,4 +60,4 @@ def auto_block_length(Z, segments):
     shortest segment (:func:`energystats._core._blocks.block_length`)."""
     E = residuals(Z, segments)
     shortest = min(b - a for a, b in segments)
-    return block_length(E, BLOCK_FACTOR, SQUARES_FACTOR, shortest // 3)
+    return block_length(E, BLOCK_FACTOR, SQUARES_FACTOR, shortest // 3, rule)

@@ -161,6 +161,12 @@ class EDivisiveResult(_Segmentation):
         The change points (positions) that lie at most max(2, 5 % of the part) rows beyond
         ``min_size`` from an end of the part they split: there the constraint binds or nearly
         binds (a warning says so).
+    block_rules : tuple of dict
+        With 'block': the inputs of each test's block length, in the order of
+        ``block_sizes`` — per column of the residuals the Politis–White length of the column and
+        of its squares, the lag of its first run of insignificant autocorrelations (``m_hat``)
+        and its last significant lag up to T/4 (``reach``), the factors and the cap; or
+        ``{'block_size': L}`` when ``block_size`` was given.
     series_checks : tuple of str
         With tests: what the time-series diagnostics saw (a unit root in the series; long
         memory or a seasonal lag in the residuals of the segments found; a block longer than
@@ -194,6 +200,7 @@ class EDivisiveResult(_Segmentation):
     lag1_autocorrelation: float = float("nan")
     at_boundary: tuple = ()
     series_checks: tuple = ()
+    block_rules: tuple = field(default=(), repr=False)
 
     def __repr__(self):
         return (f"EDivisiveResult(changepoints={[int(c) for c in self.changepoints]}, "

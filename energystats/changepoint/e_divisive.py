@@ -287,6 +287,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         exponent=met.param if met.name == "energy" else float("nan"), sig_level=float(sig_level),
         pvalue_method=pvalue_method if testing else None, columns=cols, index=index, data=Z,
         resampling=resampling if testing else None, block_sizes=tuple(st.blocks),
+        block_rules=tuple(st.block_rules),
         lag1_autocorrelation=rho1, at_boundary=tuple(sorted(st.edge)), series_checks=checks)
 
 
@@ -402,6 +403,7 @@ class _Stages:
     used: list = field(default_factory=list)
     decisions: list = field(default_factory=list)
     blocks: list = field(default_factory=list)
+    block_rules: list = field(default_factory=list)
     edge: list = field(default_factory=list)
     rejected: object = None
     rej_stat: object = None
@@ -467,9 +469,11 @@ def _test_stage(tests, st, Zw, q, pos, seg, min_size, met_w, end_only):
         # in them would look like dependence and inflate the blocks
         i = st.segments.index(seg)
         trial = st.segments[:i] + [(seg[0], pos), (pos, seg[1])] + st.segments[i + 1:]
+        inputs = {"block_size": int(tests.block_size)} if tests.block_size is not None else {}
         block = int(tests.block_size) if tests.block_size is not None else \
-            _blocks.auto_block_length(Zw, trial)
+            _blocks.auto_block_length(Zw, trial, inputs)
         st.blocks.append(block)
+        st.block_rules.append(inputs)
     p, n_used, decision = tests.run(
         Zw, st.segments, q, min_size, met_w, tests.n_threads, stage_gen, tests.R, rule,
         tests.progress, f"test {len(st.found) + 1}: permutations", block=block, end_only=end_only)

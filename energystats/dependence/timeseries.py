@@ -426,6 +426,12 @@ class CrossDistanceCorrelationTestResult(_LagPlot):
         Granger and Newbold 1974); ``validity`` says why.
     validity : str
         The reason ``valid`` is False ('' otherwise).
+    block_rule : dict or None
+        The inputs of the automatic block length: per column of x and then of y the
+        Politis–White length of the column and of its squares, the lag of its first run of
+        insignificant autocorrelations (``m_hat``) and its last significant lag up to n/4
+        (``reach``), the factors (2 and 3) and the cap n/4; None with ``block_length`` given
+        or ``resampling='permutation'``.
     series_checks : tuple of str
         What the time-series diagnostics saw in x and y (a unit root, long memory, a seasonal
         lag; a block longer than n/4), one sentence each, each also a
@@ -454,6 +460,7 @@ class CrossDistanceCorrelationTestResult(_LagPlot):
     valid: bool = True
     validity: str = ""
     series_checks: tuple = ()
+    block_rule: dict | None = field(default=None, repr=False)
 
     def to_frame(self):
         """One row per lag: ``cross_dcor``, ``statistic`` (:math:`n - |j|` times dCov²), ``pvalue``,
@@ -677,6 +684,7 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
         raise ValueError(f"`x` and `y` must have at least 8 rows; got {n}.")
     L = _cross_lags(lags, n)
     w = _kernel_weights(kernel, L)
+    rule = None
     if resampling == "permutation":
         if block_length not in (None, 1):
             raise ValueError(f"`block_length` applies to resampling='block'; got "
@@ -689,7 +697,8 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
         E = np.ldexp(E, -np.frexp(np.max(np.abs(E), axis=0))[1])
         E = E - E.mean(axis=0)
         E = np.ldexp(E, -np.frexp(np.max(np.abs(E), axis=0))[1])
-        b = block_length_rule(E, n)
+        rule = {}
+        b = block_length_rule(E, n, rule)
     else:
         if not is_int(block_length) or not 1 <= block_length <= n // 2:
             raise ValueError(f"`block_length` must be an integer in [1, n_samples // 2 = {n // 2}]; "
@@ -710,7 +719,7 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
     return CrossDistanceCorrelationTestResult(
         back(Q), p, L, dcor, back(np.array([(n - abs(j)) * v for j, v in zip(L, st[0])])), lag_p,
         crit, w, back(null), resampling, b, R, seed, kernel, alpha, n, cx, cy, valid, validity,
-        checks)
+        checks, rule)
 
 
 def _cross_checks(X, Y, cx, cy, b, n):
@@ -737,7 +746,8 @@ def _cross_checks(X, Y, cx, cy, b, n):
     return True, "", tuple(texts)
 
 
-def block_length_rule(E, n):
+def block_length_rule(E, n, rule=None):
     """The automatic block length of :func:`cross_distance_correlation_test` for the centred
-    columns ``E`` of both series (:data:`CROSS_BLOCK_FACTOR`, :data:`CROSS_SQUARES_FACTOR`)."""
-    return _block_length(E, CROSS_BLOCK_FACTOR, CROSS_SQUARES_FACTOR, n // 4)
+    columns ``E`` of both series (:data:`CROSS_BLOCK_FACTOR`, :data:`CROSS_SQUARES_FACTOR`;
+    ``rule``, a dict, receives the rule's inputs)."""
+    return _block_length(E, CROSS_BLOCK_FACTOR, CROSS_SQUARES_FACTOR, n // 4, rule)

@@ -51,3 +51,34 @@ def test_reach_against_a_loop():
             want = k
     assert _blocks.seasonal_reach(x, acov, n) == want
     assert _blocks.seasonal_reach(g.normal(size=3), np.array([1.0]), 3) == 0
+
+
+def test_the_rule_inputs_are_recorded():
+    """The result records what the block length came from (issue 50 item 1): per column the
+    Politis-White lengths and lags; the block is the rule applied to them."""
+    import math
+    import warnings
+
+    import energystats as es
+
+    x = _seasonal(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")           # the seasonal warning: not the point here
+        res = es.e_divisive(x, resampling="block", n_resamples=19, rng=1)
+        cross = es.cross_distance_correlation_test(x, np.random.default_rng(5).normal(size=480),
+                                                   n_resamples=19, rng=1)
+    rule = res.block_rules[0]
+    col = rule["columns"][0]
+    assert col["reach"] >= 12 and col["m_hat"] < col["reach"]
+    want = max(rule["factor"] * col["length"], rule["squares_factor"] * col["length_squares"])
+    assert res.block_sizes[0] == min(math.ceil(want), rule["cap"]) == rule["block"]
+    crule = cross.block_rule
+    assert len(crule["columns"]) == 2 and crule["cap"] == 120
+    want = max(max(crule["factor"] * c["length"], crule["squares_factor"] * c["length_squares"])
+               for c in crule["columns"])
+    assert cross.block_length == min(math.ceil(want), 120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fixed = es.cross_distance_correlation_test(x, x[::-1].copy(), block_length=10,
+                                                   n_resamples=19, rng=1)
+    assert fixed.block_rule is None
