@@ -38,7 +38,11 @@ class ConditionalDistanceCorrelationResult:
         ``ConditionalDcorr(use_cov=False)``, R ``cdcsis::cdcor``).
     test_statistic : float
         :math:`T = n^{-1}\sum_i \omega(z_i)\,\mathcal{V}^2(x, y \mid z_i)`,
-        the statistic of :func:`conditional_independence_test`.
+        the statistic of :func:`conditional_independence_test`.  Through the
+        density weights :math:`\omega = 12\hat f^4` it goes as the scale of z
+        to the power :math:`-4d` (and as x's and y's scales): at z scaled by
+        1e±300 its value lies outside float64 (0 or inf) although the
+        p-value, which compares T with its resamples, is unchanged.
     local_cdcor : ndarray, shape (n,)
         :math:`\rho^2(x, y \mid z_i)` at each observed :math:`z_i` (0 where a
         local distance variance is 0).
