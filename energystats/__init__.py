@@ -60,6 +60,7 @@ _EXPORTS = {
     "DistanceCorrelationTTestResult": "dependence",
     "IndependenceTestResult": "dependence",
     "distance_correlation_screen": "dependence",
+    "distance_correlation_scores": "dependence",
     "independence_coefficient": "dependence",
     "independence_coefficient_test": "dependence",
     "IndependenceCoefficientTestResult": "dependence",

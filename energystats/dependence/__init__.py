@@ -33,6 +33,7 @@ from .partial import (PartialDistanceTestResult, partial_distance_correlation,
 from .mvi import (IndependenceCoefficientTestResult, independence_coefficient,
                   independence_coefficient_test)
 from .screening import ScreeningResult, distance_correlation_screen
+from .scores import distance_correlation_scores
 from .statistics import (distance_correlation, distance_correlation_sqr, distance_covariance,
                          distance_covariance_sqr, distance_stats)
 from .timeseries import (ADCFTestResult, CrossDistanceCorrelationTestResult, adcf_test,
@@ -47,7 +48,7 @@ __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_s
            "partial_distance_correlation_test", "PartialDistanceTestResult",
            "mutual_independence_test", "MutualIndependenceTestResult",
            "distance_correlation_matrix", "DistanceCorrelationMatrixResult",
-           "distance_correlation_screen", "ScreeningResult",
+           "distance_correlation_screen", "distance_correlation_scores", "ScreeningResult",
            "independence_coefficient", "independence_coefficient_test",
            "IndependenceCoefficientTestResult",
            "auto_distance_correlation", "cross_distance_correlation", "adcf_test",

@@ -118,6 +118,10 @@ REGISTRY: dict[str, Entry] = {
                                                     n_resamples=NR, adjust=None, rng=s),
         {"statistic": 0, "pvalue": 0}, random=True,
         notes="streamed over the features (no n×n matrix), so no memory budget"),
+    "distance_correlation_scores": Entry(
+        lambda X, s: SimpleNamespace(**dict(zip(("scores", "pvalues"),
+                                                es.distance_correlation_scores(X[:, :2], X[:, 2])))),
+        {"scores": 0, "pvalues": 0}),
     "independence_coefficient": Entry(lambda X, s: es.independence_coefficient(*_xyz(X)[:2]), {"": 0},
                                       notes="O(n⁴) by its definition (no O(n²) form is known), "
                                             "refused past n = 447 instead of a memory budget"),
