@@ -11,9 +11,8 @@ import numpy as np
 from .._core import _sequential
 from .._core._dask import is_dask, use_dask
 from .._core._engine import normalise
-from .._core._input import sample_matrix
-from .._core._metrics import resolve_metric
 from .._core._input import time_series
+from .._core._metrics import resolve_metric
 from .._core._serial import SeriesDependenceWarning, series_findings
 from .._core._validation import available_cores, check_n_threads, is_int, seeded_rng, warn
 from ._results import ChangePointWarning, EDivisiveResult, index_labels, segment_labels
