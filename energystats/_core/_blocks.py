@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-__all__ = ["politis_white", "seasonal_reach", "block_length", "draw_block_permutations", "lag1_autocorrelation"]
+__all__ = ["politis_white", "seasonal_reach", "block_length", "draw_block_permutations", "lag1_autocorrelation",
+           "lag1_autocorrelations"]
 
 
 def _flat_top(t):
@@ -129,17 +130,24 @@ def block_length(E, factor, squares_factor, cap, rule=None):
     return out
 
 
-def lag1_autocorrelation(Z, segments):
-    """The largest |lag-1 autocorrelation| over the columns of the residuals within the
-    segments (pairs of rows inside one segment only); 0 for constant columns."""
+def lag1_autocorrelations(Z, segments):
+    """Each column's signed lag-1 autocorrelation of the residuals within the segments (each
+    segment's rows minus their mean; pairs of rows inside one segment only); 0 for a constant
+    column."""
     num = np.zeros(Z.shape[1])
     den = np.zeros(Z.shape[1])
     for a, b in segments:
         e = Z[a:b] - Z[a:b].mean(axis=0)
         num += np.sum(e[1:] * e[:-1], axis=0)
         den += np.sum(e * e, axis=0)
-    ok = den > 0
-    return float(np.max(np.abs(num[ok] / den[ok]))) if ok.any() else 0.0
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def lag1_autocorrelation(Z, segments):
+    """The largest |lag-1 autocorrelation| over the columns of the residuals within the
+    segments (:func:`lag1_autocorrelations`); 0 for constant columns."""
+    r = lag1_autocorrelations(Z, segments)
+    return float(np.max(np.abs(r))) if r.size else 0.0
 
 
 def draw_block_permutations(gen, T, segments, count, L):

@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core._blocks import block_length, draw_block_permutations, lag1_autocorrelation
+from .._core._blocks import (block_length, draw_block_permutations, lag1_autocorrelation,
+                             lag1_autocorrelations)
 
-__all__ = ["auto_block_length", "draw_block_permutations", "lag1_autocorrelation", "residuals"]
+__all__ = ["auto_block_length", "draw_block_permutations", "lag1_autocorrelation",
+           "lag1_autocorrelations", "residuals"]
 
 
 def residuals(Z, segments):

@@ -523,19 +523,6 @@ def _stage_test(on_dask, n_threads, nt):
 UNIT_ROOT_RHO1 = 0.5
 
 
-def lag1_autocorrelations_within(E, segments):
-    """Each column's signed lag-1 autocorrelation of the residuals ``E``, pairs of rows inside
-    one segment only (0 for a constant column)."""
-    num = np.zeros(E.shape[1])
-    den = np.zeros(E.shape[1])
-    top = np.max(np.abs(E), axis=0)
-    U = E / np.where(top > 0, top, 1.0)
-    for a, b in segments:
-        num += np.sum(U[a + 1:b] * U[a:b - 1], axis=0)
-        den += np.sum(U[a:b] * U[a:b], axis=0)
-    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-
-
 def _series_checks(Zw, st, cols, T, testing):
     """The time-series diagnostics (:func:`energystats._core._serial.series_findings`): a unit
     root in the series, long memory and seasonality in the residuals of the segments found,
@@ -553,7 +540,7 @@ def _series_checks(Zw, st, cols, T, testing):
     # a column whose residuals are rounding noise (exact segment means) is constant
     live = np.max(np.abs(E), axis=0) > 1e-12 * np.max(np.abs(Zw), axis=0)
     # each column's own signed lag-1 autocorrelation within the segments
-    persistent = lag1_autocorrelations_within(E, st.segments) > UNIT_ROOT_RHO1
+    persistent = _blocks.lag1_autocorrelations(Zw, st.segments) > UNIT_ROOT_RHO1
     raw = series_findings(Zw, names, use=live, unit_root=persistent)[0]
     within = series_findings(E, names, use=live)[0]
     found = ([f for f in raw if f[0] in ("too short", "unit root")]

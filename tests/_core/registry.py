@@ -137,7 +137,7 @@ REGISTRY: dict[str, Entry] = {
     "cross_distance_correlation_test": Entry(
         lambda X, s: es.cross_distance_correlation_test(X[:, 0], X[:, 1:], lags=2, n_resamples=NR,
                                                         rng=s),
-        {"statistic": 2, "pvalue": 0}, random=True),
+        {"statistic": 2, "pvalue": 0, "valid": 0, "block_length": 0}, random=True),
     "conditional_distance_correlation": Entry(
         lambda X, s: es.conditional_distance_correlation(*_xyz(X)), {"statistic": 0, "test_statistic": -2},
         notes="T = mean of 12 f(z)^4 cdCov^2: degree 2 from x and y, -4 from the density of z"),

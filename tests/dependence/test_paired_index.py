@@ -33,6 +33,7 @@ CALLS = {
     "distance_correlation_ttest": lambda y: es.distance_correlation_ttest(X, y).statistic,
     "independence_coefficient": lambda y: es.independence_coefficient(X, y),
     "distance_correlation_screen": lambda y: es.distance_correlation_screen(X, y).statistic,
+    "distance_correlation_scores": lambda y: np.concatenate(es.distance_correlation_scores(X, y)),
     "independence_weights": lambda y: es.independence_weights(X, y).weights,
     "cross_distance_correlation": lambda y: es.cross_distance_correlation(X[["a"]], y).to_numpy(),
 }

@@ -26,6 +26,35 @@ def test_scores_and_pvalues_are_the_packages_own_per_feature():
         assert pvalues[j] == want
 
 
+def _u_centred(v):
+    a = np.abs(v[:, None] - v[None, :])
+    n = len(v)
+    A = a - a.sum(1)[:, None] / (n - 2) - a.sum(0)[None, :] / (n - 2) + a.sum() / ((n - 1) * (n - 2))
+    np.fill_diagonal(A, 0.0)
+    return A
+
+
+def test_pvalues_against_a_plain_numpy_chi_square_test():
+    """Independent of the package: the U-centred matrices by hand, R* = (A.B)/sqrt((A.A)(B.B))
+    and p = P(chi2_1 >= n R* + 1) (Shen, Panda and Vogelstein 2022); the V-statistic dCor by
+    double centring."""
+    from scipy.stats import chi2
+
+    X, y = _design(n=80, p=12)
+    scores, pvalues = es.distance_correlation_scores(X, y)
+    B = _u_centred(y)
+    by = np.abs(y[:, None] - y[None, :])
+    Bd = by - by.mean(0) - by.mean(1)[:, None] + by.mean()
+    for j in (0, 3, 7):
+        A = _u_centred(X[:, j])
+        r = (A * B).sum() / np.sqrt((A * A).sum() * (B * B).sum())
+        assert pvalues[j] == pytest.approx(chi2.sf(80 * r + 1, 1), rel=1e-8, abs=1e-300)
+        ax = np.abs(X[:, j][:, None] - X[:, j][None, :])
+        Ad = ax - ax.mean(0) - ax.mean(1)[:, None] + ax.mean()
+        v = np.sqrt((Ad * Bd).mean() / np.sqrt((Ad * Ad).mean() * (Bd * Bd).mean()))
+        assert scores[j] == pytest.approx(v, rel=1e-10)
+
+
 def test_select_k_best_in_a_pipeline_picks_the_active_features():
     sklearn = pytest.importorskip("sklearn")
     from sklearn.feature_selection import SelectFdr, SelectKBest
