@@ -7,7 +7,7 @@ documentation's conventions page for how every number relates to R
 
 The public names are imported on first use (PEP 562), so ``import
 energystats`` is cheap and does not import scikit-learn (only the clustering
-estimator uses it, when it is installed).
+estimator and the screening selector use it, when it is installed).
 """
 from __future__ import annotations
 
@@ -61,6 +61,7 @@ _EXPORTS = {
     "IndependenceTestResult": "dependence",
     "distance_correlation_screen": "dependence",
     "distance_correlation_scores": "dependence",
+    "DistanceCorrelationSelector": "dependence",
     "independence_coefficient": "dependence",
     "independence_coefficient_test": "dependence",
     "IndependenceCoefficientTestResult": "dependence",

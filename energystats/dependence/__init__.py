@@ -7,6 +7,9 @@
 * :mod:`.mutual` — :func:`mutual_independence_test`;
 * :mod:`.matrix` — :func:`distance_correlation_matrix`;
 * :mod:`.screening` — :func:`distance_correlation_screen` (DC-SIS);
+* :mod:`.scores` — :func:`distance_correlation_scores` (for scikit-learn's univariate selectors);
+* :mod:`.selector` — :class:`DistanceCorrelationSelector` (DC-SIS as a scikit-learn selector;
+  imported on first use, so that this package does not import scikit-learn);
 * :mod:`.mvi` — :func:`independence_coefficient` and :func:`independence_coefficient_test`
   (R ``mvI``, ``mvI.test``; Bakirov, Rizzo and Székely 2006);
 * :mod:`.conditional` — :func:`conditional_distance_correlation` and
@@ -49,6 +52,7 @@ __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_s
            "mutual_independence_test", "MutualIndependenceTestResult",
            "distance_correlation_matrix", "DistanceCorrelationMatrixResult",
            "distance_correlation_screen", "distance_correlation_scores", "ScreeningResult",
+           "DistanceCorrelationSelector",
            "independence_coefficient", "independence_coefficient_test",
            "IndependenceCoefficientTestResult",
            "auto_distance_correlation", "cross_distance_correlation", "adcf_test",
@@ -56,3 +60,22 @@ __all__ = ["distance_covariance", "distance_correlation", "distance_covariance_s
            "CrossDistanceCorrelationTestResult",
            "conditional_distance_correlation", "ConditionalDistanceCorrelationResult",
            "conditional_independence_test", "ConditionalIndependenceTestResult"]
+
+
+#: public names defined in modules imported on first use (PEP 562): name -> module
+_LAZY = {"DistanceCorrelationSelector": ".selector"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -122,6 +122,9 @@ REGISTRY: dict[str, Entry] = {
         lambda X, s: SimpleNamespace(**dict(zip(("scores", "pvalues"),
                                                 es.distance_correlation_scores(X[:, :2], X[:, 2])))),
         {"scores": 0, "pvalues": 0}),
+    "DistanceCorrelationSelector": Entry(
+        lambda X, s: es.DistanceCorrelationSelector(k=2, n_rounds=2).fit(X[:, :2], X[:, 2]),
+        {"scores_": 0, "pvalues_": 0, "ranking_": 0}),
     "independence_coefficient": Entry(lambda X, s: es.independence_coefficient(*_xyz(X)[:2]), {"": 0},
                                       notes="O(n⁴) by its definition (no O(n²) form is known), "
                                             "refused past n = 447 instead of a memory budget"),

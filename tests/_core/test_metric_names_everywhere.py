@@ -248,6 +248,13 @@ def _dependence_issue43():
             return _fields(got, fields), _fields(exp, fields)
         return f
 
+    def selector(m):
+        x, y, _ = _xyz(m)
+        fields = ["scores_", "pvalues_", "ranking_"]
+        got = es.DistanceCorrelationSelector(k=1, metric=m, **_CK).fit(x, y)
+        exp = es.DistanceCorrelationSelector(k=1, metric=_per_pair(m)).fit(x, y)
+        return _fields(got, fields), _fields(exp, fields)
+
     rnd, lags = dict(n_resamples=NR, rng=3), dict(lags=2)
     return {
         "auto_distance_correlation": {"": by_callable(es.auto_distance_correlation, [""], 1, **lags)},
@@ -264,6 +271,7 @@ def _dependence_issue43():
             "": by_callable(es.conditional_independence_test, ["statistic", "pvalue"], 3, **rnd)},
         "distance_correlation_screen": {
             "": by_callable(es.distance_correlation_screen, ["statistic", "ranking"], 2)},
+        "DistanceCorrelationSelector": {"": selector},
     }
 
 
@@ -277,7 +285,8 @@ REFUSED = {**{("e_divisive", m): "change-point searches"
            ("e_divisive", "sqeuclidean"): "compares means only",
            **{("e_divisive", m): "change-point searches" for m, _ in PAIRS},
            # the screen computes dCor column by column: one V, VI for 3 features cannot apply
-           **{("distance_correlation_screen", m): "but the data have 1 feature"
+           **{(f, m): "but the data have 1 feature"
+              for f in ("distance_correlation_screen", "DistanceCorrelationSelector")
               for m in ("seuclidean", "mahalanobis")}}
 
 
