@@ -98,6 +98,11 @@ _EXPORTS = {
     "EDivisiveResult": "changepoint",
     "e_agglo": "changepoint",
     "EAggloResult": "changepoint",
+    "e_cp3o": "changepoint",
+    "ECp3oResult": "changepoint",
+    "EDivisive": "changepoint",
+    "EAgglo": "changepoint",
+    "ECp3o": "changepoint",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -446,3 +446,176 @@ cdef _maxima_serial(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
     if failed:
         raise MemoryError(f"no memory for the work rows of a segment of {maxlen} rows")
     return out_arr
+
+
+# -- e.cp3o (Zhang, James & Matteson 2017): windowed E-statistics and their dynamic programme ---
+#
+# Rows Z_0 … Z_{T-1}; a change point s ends a segment (its last row, ecp's convention); with
+# u < s < t the left segment is rows u+1 … s, the right one s+1 … t.  δ ≥ 2 rows on each side
+# of s form the windows; the caller passes, for every s with δ-1 ≤ s ≤ T-δ-1,
+#   wl[s] = Σ ρ over the pairs within rows s-δ+1 … s      (δ(δ-1)/2 pairs),
+#   wr[s] = Σ ρ over the pairs within rows s+1 … s+δ,
+#   bt[s] = Σ ρ over rows s-δ+1 … s × rows s+1 … s+δ      (δ² pairs),
+# and d1[i] = ρ(Z_i, Z_{i+1}).  The rest of each segment enters its within mean through its
+# consecutive pairs only (cheap and unbiased for iid rows):
+#   Ŵ_L = (wl[s] + Σ_{i=u+2}^{s-δ+1} ρ(Z_{i-1}, Z_i)) / (δ(δ-1)/2 + s-u-δ),
+#   Ŵ_R = (wr[s] + Σ_{i=s+δ+1}^{t}  ρ(Z_{i-1}, Z_i)) / (δ(δ-1)/2 + t-s-δ),
+#   E(u, s, t) = (2 bt[s]/δ² − Ŵ_L − Ŵ_R) · (s-u)(t-s)/(t-u)².
+# The consecutive sums come from prefix sums carried in double-double, so a far outlier earlier
+# in the series costs no digits of a later difference.
+
+cdef inline double _cons(const double* ch, const double* cl, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """Σ ρ(Z_{i-1}, Z_i) for i = a+1 … b (0 when b ≤ a)."""
+    if b <= a:
+        return 0.0
+    return (ch[b] - ch[a]) + (cl[b] - cl[a])
+
+
+cdef inline double _cp3o_stat(Py_ssize_t u, Py_ssize_t s, Py_ssize_t t, Py_ssize_t delta,
+                              double pairs, const double* wl, const double* wr, const double* bt,
+                              const double* ch, const double* cl) noexcept nogil:
+    cdef double left = (wl[s] + _cons(ch, cl, u + 1, s - delta + 1)) / (pairs + <double>(s - u - delta))
+    cdef double right = (wr[s] + _cons(ch, cl, s + delta, t)) / (pairs + <double>(t - s - delta))
+    cdef double e = 2.0 * bt[s] / (<double>delta * <double>delta) - left - right
+    cdef double span = <double>(t - u)
+    return e * (<double>(s - u) * <double>(t - s)) / (span * span)
+
+
+cdef _cp3o_prefix(const double[::1] d1):
+    """The double-double prefix sums (hi, lo) of d1, with a leading 0: c[i] = Σ_{j<i} d1[j]."""
+    cdef Py_ssize_t n = d1.shape[0], i
+    ch_arr = np.zeros(n + 1)
+    cl_arr = np.zeros(n + 1)
+    cdef double[::1] ch = ch_arr, cl = cl_arr
+    cdef double h = 0.0, l = 0.0, s, v, e
+    with nogil:
+        for i in range(n):
+            s = h + d1[i]          # TwoSum of h and d1[i], the error folded into l
+            v = s - h
+            e = (h - (s - v)) + (d1[i] - v) + l
+            h = s + e
+            l = e - (h - s)
+            ch[i + 1] = h
+            cl[i + 1] = l
+    return ch_arr, cl_arr
+
+
+def cp3o_statistic(const double[::1] d1, const double[::1] wl, const double[::1] wr,
+                   const double[::1] bt, Py_ssize_t delta, Py_ssize_t u, Py_ssize_t s,
+                   Py_ssize_t t):
+    """E(u, s, t) above (tests; no checks beyond the caller's)."""
+    ch_arr, cl_arr = _cp3o_prefix(d1)
+    cdef double[::1] ch = ch_arr, cl = cl_arr
+    return _cp3o_stat(u, s, t, delta, 0.5 * delta * (delta - 1), &wl[0], &wr[0], &bt[0],
+                      &ch[0], &cl[0])
+
+
+def cp3o_path(const double[::1] d1, const double[::1] wl, const double[::1] wr,
+              const double[::1] bt, Py_ssize_t delta, double[:, ::1] F, Py_ssize_t[:, ::1] A,
+              int n_threads=1):
+    """ecp's dynamic programme, into F (K×T, -inf where none) and A (K×T, -1 where none):
+    F[0, t] = max_s E(-1, s, t); F[k, t] = max_s F[k-1, s] + E(A[k-1, s], s, t) — the last
+    segment is scored against the one before it in the best k-change fit of rows 0 … s, not
+    against every earlier boundary (which would cost T³).  Segments have ≥ δ+1 rows; ties go
+    to the smallest s.  Each t is one task (threads split the t's; the result does not depend
+    on the thread count).  Returns 1 when cancelled, else 0."""
+    cdef Py_ssize_t T = wl.shape[0], K = F.shape[0], k, t, s, u, lo
+    cdef double pairs = 0.5 * delta * (delta - 1), best, val
+    ch_arr, cl_arr = _cp3o_prefix(d1)
+    cdef double[::1] ch = ch_arr, cl = cl_arr
+    cdef const double* pwl = &wl[0]
+    cdef const double* pwr = &wr[0]
+    cdef const double* pbt = &bt[0]
+    cdef const double* pch = &ch[0]
+    cdef const double* pcl = &cl[0]
+    cdef Py_ssize_t bs
+    for k in range(K):
+        if es_cp_cancelled():
+            return 1
+        lo = (k + 1) * (delta + 1) - 1          # the smallest s with k+1 segments before it
+        for t in prange(lo + delta + 1, T, num_threads=max(1, n_threads), schedule="dynamic",
+                        chunksize=16, nogil=True):
+            if es_cp_cancelled():
+                continue
+            best = -INFINITY
+            bs = -1
+            for s in range(lo, t - delta):
+                if k == 0:
+                    val = _cp3o_stat(-1, s, t, delta, pairs, pwl, pwr, pbt, pch, pcl)
+                else:
+                    if F[k - 1, s] == -INFINITY:
+                        continue
+                    u = A[k - 1, s]
+                    val = F[k - 1, s] + _cp3o_stat(u, s, t, delta, pairs, pwl, pwr, pbt, pch, pcl)
+                if val > best:
+                    best = val
+                    bs = s
+            F[k, t] = best
+            A[k, t] = bs
+    return 1 if es_cp_cancelled() else 0
+
+
+def cp3o_exact(const double[::1] d1, const double[::1] wl, const double[::1] wr,
+               const double[::1] bt, Py_ssize_t delta, Py_ssize_t K, int n_threads=1):
+    """The exact maximum of Σ_i E(τ_{i-1}, τ_i, τ_{i+1}) (τ_0 = -1, τ_{k+1} = T-1) over every
+    segmentation with k = 1 … K change points and segments of ≥ δ+1 rows, by a programme on the
+    last two boundaries: G_k(s, t) = max_u G_{k-1}(u, s) + E(u, s, t).  O(K·T³) time and
+    O(K·T²) memory: for short series (the caller bounds T).  Returns (gof, changepoints, cancelled):
+    gof[k-1] the maximum with k changes (-inf when none fits), changepoints[k-1] its boundaries."""
+    cdef Py_ssize_t T = wl.shape[0], k, t, s, u, lo, bu
+    cdef double pairs = 0.5 * delta * (delta - 1), best, val, g
+    ch_arr, cl_arr = _cp3o_prefix(d1)
+    cdef double[::1] ch = ch_arr, cl = cl_arr
+    G_arr = np.full((K, T, T), -np.inf)
+    B_arr = np.full((K, T, T), -1, dtype=np.intp)
+    cdef double[:, :, ::1] G = G_arr
+    cdef Py_ssize_t[:, :, ::1] B = B_arr
+    cdef const double* pwl = &wl[0]
+    cdef const double* pwr = &wr[0]
+    cdef const double* pbt = &bt[0]
+    cdef const double* pch = &ch[0]
+    cdef const double* pcl = &cl[0]
+    for k in range(K):
+        if es_cp_cancelled():
+            return None, None, True
+        lo = (k + 1) * (delta + 1) - 1
+        for t in prange(lo + delta + 1, T, num_threads=max(1, n_threads), schedule="dynamic",
+                        nogil=True):
+            if es_cp_cancelled():
+                continue
+            for s in range(lo, t - delta):
+                if k == 0:
+                    G[0, s, t] = _cp3o_stat(-1, s, t, delta, pairs, pwl, pwr, pbt, pch, pcl)
+                    continue
+                best = -INFINITY
+                bu = -1
+                for u in range(k * (delta + 1) - 1, s - delta):
+                    g = G[k - 1, u, s]
+                    if g == -INFINITY:
+                        continue
+                    val = g + _cp3o_stat(u, s, t, delta, pairs, pwl, pwr, pbt, pch, pcl)
+                    if val > best:
+                        best = val
+                        bu = u
+                G[k, s, t] = best
+                B[k, s, t] = bu
+    if es_cp_cancelled():
+        return None, None, True
+    gof = np.full(K, -np.inf)
+    cps = []
+    for k in range(K):
+        row = G_arr[k, :, T - 1]
+        if not np.isfinite(row).any():
+            cps.append(np.empty(0, dtype=np.intp))
+            continue
+        s = int(np.argmax(row))                  # ties: the smallest s, as the programme's
+        gof[k] = row[s]
+        out = [s]
+        t = T - 1
+        for kk in range(k, 0, -1):
+            u = B_arr[kk, s, t]
+            out.append(u)
+            t = s
+            s = u
+        cps.append(np.array(out[::-1], dtype=np.intp))
+    return gof, cps, False

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from .._core._display import notebook_display
 
-__all__ = ["EDivisiveResult", "EAggloResult", "ChangePointWarning"]
+__all__ = ["EDivisiveResult", "EAggloResult", "ECp3oResult", "ChangePointWarning"]
 
 
 class ChangePointWarning(UserWarning):
@@ -266,3 +266,72 @@ class EAggloResult(_Segmentation):
     def __repr__(self):
         return (f"EAggloResult(changepoints={[int(c) for c in self.changepoints]}, "
                 f"fit={self.fit:.6g}, penalised_fit={self.penalised_fit:.6g})")
+
+
+@notebook_display
+@dataclass(frozen=True, eq=False)
+class ECp3oResult(_Segmentation):
+    """The result of :func:`energystats.e_cp3o`.
+
+    Attributes
+    ----------
+    changepoints : numpy.ndarray of int
+        The change points of the chosen fit, ascending: the first row of each new segment,
+        by position (ecp's ``estimates``, which number the last row of each segment from 1,
+        are the same numbers).
+    changepoint_labels : list
+        Their index labels (positions for array input).
+    labels : numpy.ndarray of int
+        The segment (0, 1, …) of every row.
+    n_changepoints : int
+        How many change points were chosen.
+    gof : numpy.ndarray
+        The best goodness of fit G with 1, 2, …, ``max_changepoints`` change points (ecp's
+        ``gofM``), in the units of ρ.
+    path_changepoints : list of numpy.ndarray
+        The change points of each of those fits (ecp's ``cpLoc``).
+    chosen_by : str
+        'fixed' (``n_changepoints`` given) or 'ecp rule' (ecp's choice from ``gof``).
+    max_changepoints : int
+        K, the most change points fitted.
+    delta : int
+        The window; segments have at least ``delta + 1`` rows.
+    exponent : float
+    search : str
+        'ecp' (ecp's programme) or 'exact' (the exact maximum of G).
+    columns : list or None
+    index : pandas.Index or None
+    data : numpy.ndarray
+    """
+
+    changepoints: np.ndarray
+    changepoint_labels: list
+    labels: np.ndarray
+    n_changepoints: int
+    gof: np.ndarray
+    path_changepoints: list = field(repr=False)
+    chosen_by: str = "ecp rule"
+    max_changepoints: int = 1
+    delta: int = 29
+    exponent: float = 1.0
+    search: str = "ecp"
+    columns: list | None = None
+    index: object = field(default=None, repr=False)
+    data: np.ndarray = field(default=None, repr=False)
+
+    def __repr__(self):
+        return (f"ECp3oResult(changepoints={[int(c) for c in self.changepoints]}, "
+                f"n_changepoints={self.n_changepoints}, chosen_by={self.chosen_by!r}, "
+                f"gof={np.round(self.gof, 4).tolist()})")
+
+    def path_frame(self):
+        """One row per number of change points fitted: ``n_changepoints``, ``gof`` and the
+        ``changepoints`` of that fit (ecp's ``gofM`` and ``cpLoc`` side by side).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return pd.DataFrame({"n_changepoints": np.arange(1, len(self.gof) + 1),
+                             "gof": self.gof,
+                             "changepoints": [c.tolist() for c in self.path_changepoints]})

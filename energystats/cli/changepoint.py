@@ -1,5 +1,6 @@
-"""The command ``changepoint``: E-Divisive (tested splits, or the first ``--k`` untested) or,
-with ``--agglo``, E-Agglo (Matteson & James 2014) on the rows of one file, in file order.
+"""The command ``changepoint``: E-Divisive (tested splits, or the first ``--k`` untested),
+with ``--method agglo`` E-Agglo (Matteson & James 2014), or with ``--method cp3o`` e-cp3o
+(Zhang, James & Matteson 2017), on the rows of one file, in file order.
 """
 from __future__ import annotations
 
@@ -24,9 +25,40 @@ def _given(args, options):
     return [opt for dest, opt in options.items() if getattr(args, dest) is not None]
 
 
+_CP3O_OPTIONS = {"delta": "--delta", "max_k": "--max-k"}
+
+
+def _method(args):
+    """The method: --method, or --agglo (its older spelling); they must agree."""
+    if args.agglo:
+        if args.method not in (None, "agglo"):
+            raise CLIError(f"options --agglo and --method {args.method}: --agglo is --method "
+                           "agglo; give one.")
+        return "agglo"
+    return args.method or "divisive"
+
+
 def _check_options(args):
     """Refuse options that the chosen method would ignore (nothing is dropped silently)."""
-    if args.agglo:
+    args.method = _method(args)
+    if args.method != "cp3o":
+        unused = _given(args, _CP3O_OPTIONS)
+        if unused:
+            raise CLIError(f"option {unused[0]}: only with --method cp3o (e-cp3o).")
+    if args.method == "cp3o":
+        unused = _given(args, {**_TEST_OPTIONS, **_DIVISIVE_OPTIONS, **_AGGLO_OPTIONS,
+                               "min_size": "--min-size"})
+        if unused:
+            raise CLIError(f"option {unused[0]}: not used by --method cp3o (e-cp3o fits 1 ... "
+                           "--max-k change points by dynamic programming, segments of at least "
+                           "--delta + 1 rows, and runs no test); leave it out.")
+        if args.k is not None and args.max_k is not None:
+            raise CLIError("options --k and --max-k: --k fixes the number of change points, "
+                           "--max-k is the most among which ecp's rule chooses; give one.")
+        for opt, v, lo in (("--k", args.k, 1), ("--max-k", args.max_k, 1), ("--delta", args.delta, 2)):
+            if v is not None and v < lo:
+                raise CLIError(f"option {opt}: must be an integer >= {lo}; got {v}.")
+    elif args.method == "agglo":
         unused = _given(args, {**_TEST_OPTIONS, **_DIVISIVE_OPTIONS, "min_size": "--min-size"})
         if unused:
             raise CLIError(f"option {unused[0]}: not used by --agglo (E-Agglo merges segments "
@@ -155,8 +187,10 @@ def _cmd_changepoint(args):
     X = pd.DataFrame(df[cols].to_numpy(dtype=np.float64), columns=cols, index=index)
     T = X.shape[0]
     t0 = time.perf_counter()
-    if args.agglo:
+    if args.method == "agglo":
         res, extra = _run_agglo(args, X, T)
+    elif args.method == "cp3o":
+        res, extra = _run_cp3o(args, X, T)
     else:
         res, extra = _run_divisive(args, X, T)
     _note(args, f"{extra['method']}: {extra['what']} in {time.perf_counter() - t0:.2f} s"
@@ -182,7 +216,10 @@ def _cmd_changepoint(args):
     if "splits" in extra:
         sections.append((extra["splits_title"], extra["splits"]))
     if "summary" in extra:
-        sections.append(("E-Agglo segmentation", extra["summary"]))
+        sections.append((extra.get("summary_title", "E-Agglo segmentation"), extra["summary"]))
+    if extra["method"] == "e_cp3o":
+        sections.append(("the best fit with each number of change points (ecp's gofM and cpLoc)",
+                         extra["path"].set_index("n_changepoints")))
     emit(sections, args.format,
          columns=getattr(args, "columns_used", None))
     if args.format == "text":
@@ -360,6 +397,44 @@ def _run_agglo(args, X, T):
                "runs no significance test).")
     return res, {"method": "e_agglo", "summary": summary, "path": res.path,
                  "what": f"{len(res.path)} segmentations on the merge path", "verdict": verdict}
+
+
+def _run_cp3o(args, X, T):
+    """e-cp3o: the best fits with 1 ... K change points; --k fixes the number, else ecp's rule."""
+    import pandas as pd
+
+    from .. import e_cp3o
+
+    delta = 29 if args.delta is None else args.delta
+    if T < 2 * (delta + 1):
+        raise CLIError(f"option --delta: e-cp3o needs at least 2 (delta + 1) = {2 * (delta + 1)} "
+                       f"rows for one change point; the series has {T} (--delta {delta}).")
+    most = T // (delta + 1) - 1
+    for opt, v in (("--k", args.k), ("--max-k", args.max_k)):
+        if v is not None and v > most:
+            raise CLIError(f"option {opt}: at most T // (delta + 1) - 1 = {most} change points "
+                           f"fit with segments of delta + 1 = {delta + 1} rows in {T} rows; "
+                           f"got {v}.")
+    _note(args, f"e-cp3o on {T} rows, window delta = {delta}"
+                + (f", {args.k} change point(s) (--k)" if args.k is not None else ""))
+    res = e_cp3o(X, n_changepoints=args.k, max_changepoints=args.max_k, delta=delta,
+                 exponent=args.exponent)
+    chosen = ("--k" if res.chosen_by == "fixed" else
+              f"ecp's rule among 1 ... {res.max_changepoints} change points")
+    path = res.path_frame()
+    path["changepoints"] = [", ".join(_text(X.index[int(c)]) for c in cps)
+                            for cps in res.path_changepoints]
+    summary = pd.DataFrame([{"n_changepoints": res.n_changepoints,
+                             "gof": float(res.gof[res.n_changepoints - 1]), "delta": res.delta,
+                             "chosen_by": chosen}],
+                           index=pd.Index(["e_cp3o"], name="method"))
+    at = ", ".join(_text(v) for v in res.changepoint_labels)
+    verdict = (f"result: {res.n_changepoints} change point(s), at {at} ({chosen}; e-cp3o runs "
+               "no significance test and always returns at least one change point: use the "
+               "default method for tested change points).")
+    return res, {"method": "e_cp3o", "summary": summary, "summary_title": "e-cp3o fit",
+                 "path": path, "what": f"fits with 1 to {res.max_changepoints} change points",
+                 "verdict": verdict}
 
 
 def _write_segments(args, path, df, labels):

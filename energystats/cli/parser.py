@@ -445,13 +445,16 @@ def _add_changepoint_command(sub, parents):
                           "autocorrelated series use --resampling block. A change point exactly "
                           "--min-size rows from an end of its part is a warning (the constraint "
                           "binds). --k returns the first k splits untested. "
-                          "--agglo: E-Agglo, merging adjacent segments (no test). Prints the "
+                          "--method agglo: E-Agglo, merging adjacent segments (no test); "
+                          "--method cp3o: e-cp3o (Zhang, James & Matteson 2017), a fixed number "
+                          "of change points by dynamic programming (no test). Prints the "
                           "segment table and every tested split with its p-value; --out writes the "
                           "rows with a segment column."),
         epilog="examples:\n  energystats changepoint data.csv --columns a,b --time-column date "
                "--seed 1\n"
                "  energystats changepoint data.csv --columns a,b --k 3 --out segments.csv\n"
-               "  energystats changepoint data.csv --columns a --agglo --block 10 --penalty 5",
+               "  energystats changepoint data.csv --columns a --agglo --block 10 --penalty 5\n"
+               "  energystats changepoint data.csv --columns a,b --method cp3o --max-k 6",
     )
     p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file, rows in time order")
     p.add_argument("--time-column", metavar="COLUMN",
@@ -459,8 +462,9 @@ def _add_changepoint_command(sub, parents):
                         "be in order): change points and segments are named by them (default: the "
                         "data rows, counting from 1)")
     p.add_argument("--k", type=int, default=None,
-                   help="return the first k splits untested (E-Divisive), or the segmentation "
-                        "with k change points on the merge path (--agglo)")
+                   help="return the first k splits untested (E-Divisive), the segmentation "
+                        "with k change points on the merge path (--agglo), or the best fit with "
+                        "k change points (--method cp3o)")
     p.add_argument("--min-size", type=int, default=None,
                    help="fewest rows of a segment, >= 2 (E-Divisive; default: 30)")
     p.add_argument("--exponent", type=float, default=1.0,
@@ -488,8 +492,20 @@ def _add_changepoint_command(sub, parents):
     p.add_argument("--block-size", type=_int_at_least(1), default=None, metavar="L",
                    help="block length of --resampling block (default: chosen at every test by "
                         "Politis & White's rule)")
+    p.add_argument("--method", choices=("divisive", "agglo", "cp3o"), default=None,
+                   help="divisive (default): E-Divisive with tests; agglo: E-Agglo, merging "
+                        "adjacent segments (no test); cp3o: e-cp3o (R ecp's e.cp3o), the best "
+                        "fit with 1 ... --max-k change points by dynamic programming on "
+                        "windowed E-statistics, the number chosen by ecp's rule or fixed by "
+                        "--k (no test; always at least one change point)")
     p.add_argument("--agglo", action="store_true",
-                   help="E-Agglo instead of E-Divisive: merge adjacent segments, no test")
+                   help="the same as --method agglo")
+    p.add_argument("--delta", type=int, default=None,
+                   help="with --method cp3o: the window of the statistic, >= 2; segments have "
+                        "at least delta+1 rows (default: 29, as ecp)")
+    p.add_argument("--max-k", type=int, default=None,
+                   help="with --method cp3o: the most change points fitted (default: "
+                        "min(5, T // (delta+1) - 1))")
     p.add_argument("--block", type=int, default=None,
                    help="with --agglo: start from segments of this many rows (default: one per "
                         "row; the T x T distance matrix is formed)")

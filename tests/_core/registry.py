@@ -54,6 +54,12 @@ class Entry:
     notes: str = field(default="")
 
 
+def _predicted(estimator, X):
+    """A ruptures-style estimator's full result after ``fit(X).predict()``."""
+    estimator.fit(X).predict()
+    return estimator.result_
+
+
 def _split2(X):
     return X[: N // 2], X[N // 2:]
 
@@ -218,6 +224,17 @@ REGISTRY: dict[str, Entry] = {
                         {"changepoints": 0, "statistics": 1, "pvalues": 0}, random=True),
     "e_agglo": Entry(lambda X, s: es.e_agglo(X, member=np.repeat(np.arange(8), 2)),
                      {"changepoints": 0, "fit": 1, "penalised_fit": 1}),
+    "EDivisive": Entry(lambda X, s: _predicted(es.EDivisive(min_size=3, n_resamples=NR,
+                                                            random_state=s), X),
+                       {"changepoints": 0, "statistics": 1, "pvalues": 0}, random=True,
+                       notes="the estimator's result_ after predict (e_divisive's result)"),
+    "EAgglo": Entry(lambda X, s: _predicted(es.EAgglo(member=np.repeat(np.arange(8), 2)), X),
+                    {"changepoints": 0, "fit": 1, "penalised_fit": 1}),
+    "ECp3o": Entry(lambda X, s: _predicted(es.ECp3o(max_changepoints=3, delta=2), X),
+                   {"changepoints": 0, "gof": 1}),
+    "e_cp3o": Entry(lambda X, s: es.e_cp3o(X, max_changepoints=3, delta=2),
+                    {"changepoints": 0, "gof": 1, "n_changepoints": 0},
+                    notes="no randomness: ecp's probabilistic pruning is not used"),
     "clustering_accuracy": Entry(
         lambda X, s: es.clustering_accuracy((X[:, 0] > 0).astype(int), (X[:, 1] > 0).astype(int)),
         {"": 0}),

@@ -233,7 +233,17 @@ def _changepoint():
         q, tau, _ = best_split(Z, 3, D=_D(Z, m))
         return ({"Q": res.statistics, "tau": res.changepoints}, {"Q": [q], "tau": [tau]})
 
-    return {"e_divisive": {"": e_divisive}}
+    def estimator(m):
+        # the ruptures-style estimator runs e_divisive: the same reference
+        Z = _data(m, d=2)
+        Z[8:] += 1.5
+        est = es.EDivisive(min_size=3, n_changepoints=1, metric=m, **_CK)
+        est.fit(Z).predict()
+        q, tau, _ = best_split(Z, 3, D=_D(Z, m))
+        return ({"Q": est.result_.statistics, "tau": est.result_.changepoints},
+                {"Q": [q], "tau": [tau]})
+
+    return {"e_divisive": {"": e_divisive}, "EDivisive": {"": estimator}}
 
 
 def _dependence_issue43():
@@ -279,11 +289,12 @@ FORMS = {**_homogeneity(), **_distance(), **_dependence(), **_dependence_issue43
          **_changepoint()}
 
 #: (function, metric) -> words the refusal must contain (besides the metric's name)
-REFUSED = {**{("e_divisive", m): "change-point searches"
+REFUSED = {**{(f, m): "change-point searches" for f in ("e_divisive", "EDivisive")
               for m in ("cityblock", "canberra", "hamming", "cosine", "chebyshev")},
            # exponent 2: the divergence compares means only (as `exponent=2` is refused)
-           ("e_divisive", "sqeuclidean"): "compares means only",
-           **{("e_divisive", m): "change-point searches" for m, _ in PAIRS},
+           **{(f, "sqeuclidean"): "compares means only" for f in ("e_divisive", "EDivisive")},
+           **{(f, m): "change-point searches" for f in ("e_divisive", "EDivisive")
+              for m, _ in PAIRS},
            # the screen computes dCor column by column: one V, VI for 3 features cannot apply
            **{(f, m): "but the data have 1 feature"
               for f in ("distance_correlation_screen", "DistanceCorrelationSelector")
@@ -363,7 +374,7 @@ def test_not_negative_type_is_refused_naming_check_negative_type(name, form, met
         warnings.simplefilter("ignore")
         FORMS[name][form](metric)
     msg = str(err.value)
-    if name == "e_divisive" and _key(metric) != "cosine":  # no compiled search: refused before
+    if name in ("e_divisive", "EDivisive") and _key(metric) != "cosine":  # refused before
         assert REFUSED[(name, _key(metric))] in msg, msg
         return
     assert f"metric={_key(metric)!r}" in msg and "refused" in msg, msg
@@ -406,6 +417,15 @@ def _e_divisive_dask(m, backend):
                          block_size=2, backend=backend, **_RND)
 
 
+def _e_divisive_estimator_dask(m, backend):
+    Z = _data(m, d=2)
+    Z[8:] += 1.5
+    est = es.EDivisive(min_size=3, metric=m, sig_level=0.01, resampling="block", block_size=2,
+                       backend=backend, n_resamples=NR, random_state=3)
+    est.fit(Z).predict()
+    return est.result_
+
+
 DASK = [
     ("energy_distance", _dask_call(es.energy_distance, "edist"), [""]),
     ("energy_test", _dask_call(es.energy_test, "grouped", **_RND), ["statistic", "pvalue"]),
@@ -430,6 +450,8 @@ DASK = [
      lambda m, backend: es.EnergyClustering(2, metric=m, random_state=3, backend=backend).fit(_data(m)),
      ["labels_", "W_"]),
     ("e_divisive", _e_divisive_dask, ["rejected_statistic", "rejected_pvalue"]),
+    ("EDivisive", lambda m, backend: _e_divisive_estimator_dask(m, backend),
+     ["rejected_statistic", "rejected_pvalue"]),
     ("distance_correlation_screen", _dask_call(es.distance_correlation_screen, "two"),
      ["statistic", "ranking"]),
 ]

@@ -155,6 +155,25 @@ def test_agglo_finds_the_change_and_k_picks_the_merge_path(series):
     assert len(_strict_json(out)["changepoints"]) == 3
 
 
+def test_cp3o_finds_the_change_with_the_fit_of_the_loops(series):
+    from ..changepoint.test_e_cp3o import ref_gof
+
+    d, df = series
+    code, out, err = run_cli("changepoint", d / "s.csv", "--columns", "a", "--method", "cp3o",
+                             "--delta", "5", "--max-k", "4", "--format", "json")
+    assert code == 0, err
+    rec = _strict_json(out)
+    assert rec["method"] == "e_cp3o" and rec["changepoints"] == [28]
+    assert rec["chosen_by"] == "ecp rule" and len(rec["gof"]) == 4
+    Z = df[["a"]].to_numpy()
+    assert rec["gof"][0] == pytest.approx(ref_gof(Z, 5, 1.0, [27]), rel=1e-12)
+    code, out, err = run_cli("changepoint", d / "s.csv", "--columns", "a", "--method", "cp3o",
+                             "--delta", "5", "--k", "2", "--time-column", "date")
+    assert code == 0, err
+    assert "2 change point(s)" in out and "runs no significance test" in out
+    assert "ecp's gofM and cpLoc" in out and "2026-01-29" in out
+
+
 def test_progress_lines_when_stderr_is_not_a_terminal(series, monkeypatch):
     """Like the other long commands: a progress line every few seconds on stderr."""
     from energystats._core import _progress
@@ -195,6 +214,15 @@ def test_progress_lines_when_stderr_is_not_a_terminal(series, monkeypatch):
     (["--exponent", "2"], "option --exponent: must lie in (0, 2)"),
     (["--time-column", "when"], "no column 'when' (option --time-column)"),
     (["--time-column", "a"], "option --columns: 'a' is the --time-column"),
+    (["--method", "cp3o", "--seed", "1"], "option --seed: not used by --method cp3o"),
+    (["--method", "cp3o", "--min-size", "5"], "option --min-size: not used by --method cp3o"),
+    (["--delta", "3"], "option --delta: only with --method cp3o"),
+    (["--agglo", "--method", "cp3o"], "options --agglo and --method cp3o"),
+    (["--method", "cp3o", "--k", "1", "--max-k", "3"], "options --k and --max-k"),
+    (["--method", "cp3o", "--delta", "5", "--k", "8"],
+     "option --k: at most T // (delta + 1) - 1 = 7 change points"),
+    (["--method", "cp3o", "--delta", "1"], "option --delta: must be an integer >= 2"),
+    (["--method", "cp3o"], "option --delta: e-cp3o needs at least 2 (delta + 1) = 60 rows"),
 ])
 def test_bad_options_are_one_line_in_the_users_words(series, extra, words):
     d, _ = series
