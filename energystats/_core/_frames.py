@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import (Labels, align_labels, as_data, as_labels, check_unique_columns,
-    numeric_columns, short_list)
+    foreign_to_pandas, numeric_columns, short_list)
 
 __all__ = ["grouped_data", "GroupedData", "select_frame", "select_columns", "match_columns"]
 
@@ -53,6 +53,7 @@ def select_frame(X, columns=None, name="X", numeric_only=False):
     With ``columns=None`` a DataFrame keeps every column, unless
     ``numeric_only=True`` leaves the non-numeric ones out.
     """
+    X = foreign_to_pandas(X, name)
     if not isinstance(X, pd.DataFrame):
         if columns is not None:
             raise TypeError(f"`columns` needs `{name}` to be a pandas DataFrame; got {type(X).__name__}.")
@@ -115,6 +116,7 @@ def grouped_data(X, labels=None, *, by=None, columns=None, dropna=False, numeric
     says how many rows and which columns, unless ``dropna=True`` (the number
     of rows dropped is recorded in ``n_dropped``).
     """
+    X = foreign_to_pandas(X, name)
     if by is not None:
         if labels is not None:
             raise TypeError("give either `labels` or `by`, not both.")

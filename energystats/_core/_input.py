@@ -21,7 +21,7 @@ import pandas as pd
 
 from ._frames import grouped_data, match_columns, select_frame
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
-    short_list)
+    foreign_to_pandas, short_list)
 
 __all__ = ["sample_matrix", "time_series", "same_times", "paired_indexes", "SampleMatrix", "condensed_as_square", "grouped_input", "paired_variables", "variable", "strata_labels"]
 
@@ -267,6 +267,8 @@ def grouped_input(samples, labels, by, columns, dropna, numeric_only, fname, all
 
 def variable(v, data, name):
     """One variable as ((n, d) array, columns used, index): from data, a column name or names."""
+    v = foreign_to_pandas(v, name)
+    data = foreign_to_pandas(data, "data")
     if data is not None and (isinstance(v, str) or (isinstance(v, (list, tuple)) and v
                                                    and all(isinstance(c, str) for c in v))):
         if not isinstance(data, pd.DataFrame):

@@ -16,12 +16,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._foreign import foreign_labels, foreign_to_pandas
+
 __all__ = [
     "DataConversionWarning",
     "numeric_columns",
     "column_kind",
     "short_list",
     "as_data",
+    "foreign_to_pandas",
+    "foreign_labels",
     "refuse_sparse",
     "align_labels",
     "as_labels",
@@ -351,6 +355,7 @@ def as_data(X, name="X", *, dtype=None, min_samples=1, allow_1d=True):
     Series/DataFrame input and ``None`` otherwise.
     """
     index = None
+    X = foreign_to_pandas(X, name)
     refuse_sparse(X, name)
     if hasattr(X, "__dask_graph__"):  # np.asarray would compute it, silently
         raise TypeError(f"`{name}` is a Dask collection, and this call has no Dask backend (see the "
@@ -428,6 +433,7 @@ def align_labels(X, labels, name="labels"):
     order are aligned (as pandas does); a mismatched or duplicated index is
     an error.  Plain arrays and lists (on either side) stay positional.
     """
+    labels = foreign_labels(labels, name)
     if not (isinstance(labels, (pd.Series, pd.DataFrame)) and isinstance(X, (pd.Series, pd.DataFrame))):
         return labels
     xi, li = X.index, labels.index
@@ -463,6 +469,7 @@ def as_labels(labels, n_samples, name="labels"):
     """
     if labels is None:
         raise TypeError(f"`{name}` is required.")
+    labels = foreign_labels(labels, name)
     if isinstance(labels, pd.DataFrame):
         raise TypeError(f"`{name}` must be 1-D; got a DataFrame.")
     values = labels
