@@ -16,16 +16,70 @@ import pandas as pd
 
 from .._core import _memory
 from .._core._engine import pairwise_values
+from .._core._formula import formula_design, is_formula
 from .._core._input import sample_matrix
 from .._core._metrics import resolve_metric
-from .._core._validation import align_labels, as_data, as_labels, check_n_threads, short_list
+from .._core._validation import (align_labels, as_data, as_labels, check_n_threads,
+                                  foreign_to_pandas, short_list)
 from . import _design
 
-__all__ = ["covariates_and_treatment", "check_base_weights", "check_weights", "standardise",
-           "distance_matrix", "double_centre", "weighted_dcor", "ess",
+__all__ = ["formula_inputs", "formula_fields", "outcome_column", "covariates_and_treatment",
+           "check_base_weights", "check_weights", "standardise", "distance_matrix", "double_centre", "weighted_dcor", "ess",
            "check_budget", "peak_matrices", "STANDARDIZE"]
 
 STANDARDIZE = ("studentized", "mahalanobis", None)
+
+
+def formula_inputs(X, treatment, data, fname):
+    """``(X, treatment, design)``: a formula ``X`` ('treatment ~ covariates', with ``data=``)
+    as its right side's design (a DataFrame on the index of ``data``, factors expanded as a
+    DataFrame ``X``'s) and its left side's column, with the :class:`FormulaDesign`; other
+    ``X`` as given (and ``design`` None)."""
+    if not is_formula(X):
+        if data is not None:
+            raise TypeError(f"`data` is for a formula `X` such as 'treat ~ age + C(race)'; got "
+                            f"`X` of type {type(X).__name__}: pass the covariates or the formula.")
+        if treatment is None:
+            raise TypeError(f"`{fname}` needs `treatment` (or a formula 'treatment ~ covariates' "
+                            "as `X`, with `data=`).")
+        return X, treatment, None
+    if treatment is not None:
+        hint = " (pass the weights by keyword, `weights=`)" if fname == "balance_table" else ""
+        raise TypeError(f"`X` is a formula ({X!r}), whose left side is the treatment; got "
+                        f"`treatment` too: drop it{hint}.")
+    form = formula_design(X, data, factors=_design.expand_factors, name="X", lhs="one")
+    return form.rhs, form.lhs.iloc[:, 0], form
+
+
+def formula_fields(form):
+    """The result's fields that record a formula call: the formula and the data frame."""
+    return {} if form is None else {"formula": form.formula, "data": form.data}
+
+
+def outcome_column(outcome, data, weights):
+    """``outcome`` as given, or, when it is a column name, that column of ``data`` (by default
+    the data frame the weights were solved on, kept by a formula call); a name that is not a
+    column is a KeyError naming ``outcome``."""
+    if not isinstance(outcome, str):
+        if data is not None:
+            raise TypeError("`data` is for an `outcome` given as a column name; got `outcome` of "
+                            f"type {type(outcome).__name__}.")
+        return outcome
+    where = "`data`"
+    if data is None:
+        data, where = getattr(weights, "data", None), "the data the weights were solved on"
+        if data is None:
+            raise TypeError(f"`outcome`={outcome!r} is a column name, but there is no data frame "
+                            "to read it from: the weights were not solved from a formula with "
+                            "`data=`. Pass `data=` (a DataFrame with that column, rows as the "
+                            "weights'), or the outcome itself.")
+    data = foreign_to_pandas(data, "data")
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"`data` must be a DataFrame; got {type(data).__name__}.")
+    if outcome not in data.columns:
+        raise KeyError(f"`outcome`: column {outcome!r} not found in {where}; it has "
+                       f"{short_list(data.columns)}.")
+    return data[outcome]
 
 
 def covariates_and_treatment(X, treatment, name="treatment"):

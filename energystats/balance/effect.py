@@ -14,7 +14,7 @@ from .._core._display import notebook_display
 from .._core._dask import use_dask
 from .._core._permutation import DegenerateStatisticWarning
 from .._core._validation import align_labels, check_n_threads, is_int, seeded_rng, short_list, warn
-from . import _augment, _design, _effect_point, _outcome, _programme
+from . import _augment, _design, _effect_point, _forms, _outcome, _programme
 
 __all__ = ["weighted_effect", "EffectResult"]
 
@@ -379,9 +379,9 @@ def _check_options(se, ci_method, confidence, n_boot, model):
     return se, (ci_method if se is not None else None)
 
 
-def weighted_effect(outcome, weights, *, outcome_model="auto", covariates=None, n_folds=5,
-                    reference=None, se="auto", n_boot=200, confidence=0.95, ci_method="normal",
-                    rng=None, n_threads=None, progress="auto", backend=None):
+def weighted_effect(outcome, weights, *, data=None, outcome_model="auto", covariates=None,
+                    n_folds=5, reference=None, se="auto", n_boot=200, confidence=0.95,
+                    ci_method="normal", rng=None, n_threads=None, progress="auto", backend=None):
     r"""The treatment effect that balancing weights estimate, with its uncertainty.
 
     For weights from :func:`energy_balancing_weights` (a binary or multi-category
@@ -467,11 +467,17 @@ def weighted_effect(outcome, weights, *, outcome_model="auto", covariates=None, 
 
     Parameters
     ----------
-    outcome : array_like or Series, shape (n,)
+    outcome : array_like, Series or str, shape (n,)
         The outcome of each row of the weights' data (a Series is aligned with the data's
-        index, as the treatment was).
+        index, as the treatment was), or the name of a column of ``data``: by default the
+        ``data`` of a formula call of the weights (``weights.data``), a KeyError if it is not
+        a column there.
     weights : BalancingWeightsResult or IndependenceWeightsResult
         The result of the weighting, which keeps the inputs the resampling needs.
+    data : DataFrame, optional
+        Where an ``outcome`` given by name is read (rows aligned with the weights' by index,
+        or by position for weights of arrays); needed when the weights were not solved from
+        a formula with ``data=``, and it replaces the weights' ``data`` when given.
     outcome_model : {'auto', 'kernel', 'linear', None} or regressor, default 'auto'
         'auto': 'kernel' for a categorical treatment ('linear' when ``covariates`` are
         given), None for a continuous one ('linear' with ``covariates``).
@@ -539,8 +545,18 @@ def weighted_effect(outcome, weights, *, outcome_model="auto", covariates=None, 
     >>> bool(np.isclose(plain.estimate[0], np.average(y[t == 1], weights=w[t == 1])
     ...                                    - np.average(y[t == 0], weights=w[t == 0])))
     True
+
+    Weights from a formula keep their ``data``: the outcome by its column's name.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"t": t, "x0": x[:, 0], "x1": x[:, 1], "y": y})
+    >>> fres = es.energy_balancing_weights("t ~ x0 + x1", data=df)
+    >>> eff = es.weighted_effect("y", fres, outcome_model=None, se=None)
+    >>> bool(eff.estimate[0] == plain.estimate[0])
+    True
     """
     inputs = _weights_inputs(weights)
+    outcome = _forms.outcome_column(outcome, data, weights)
     n = weights.weights.size
     trt = _treatment(inputs, reference, n)
     model, spec = _outcome_model(outcome_model, covariates, trt["kind"])

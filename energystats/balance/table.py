@@ -79,6 +79,8 @@ class BalanceTableResult:
     issues : tuple of str
         What the warning said (also with ``warn=False``); empty when nothing was found or
         without ``weights``.
+    formula : str or None
+        The formula of a formula call (``X`` = 'treat ~ ...'), else None.
     """
 
     table: pd.DataFrame
@@ -91,6 +93,7 @@ class BalanceTableResult:
     thresholds: dict = field(default_factory=dict)
     warning_rules: dict = field(default_factory=dict)
     issues: tuple = ()
+    formula: str | None = None
 
     def to_frame(self):
         """The per-covariate table."""
@@ -313,9 +316,9 @@ def _short(names):
 
 # -- the table ---------------------------------------------------------------------------------
 
-def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=None, focal=None,
-                  thresholds=None, warn=True, treatment_kind="auto", standardize="studentized",
-                  n_threads=None):
+def balance_table(X, treatment=None, weights=None, *, data=None, base_weights=None, estimand=None,
+                  focal=None, thresholds=None, warn=True, treatment_kind="auto",
+                  standardize="studentized", n_threads=None):
     r"""Covariate balance before and after weighting, with R ``cobalt``'s conventions.
 
     What ``cobalt``'s ``bal.tab`` reports: per covariate, the standardised mean difference
@@ -327,20 +330,25 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=Non
 
     Parameters
     ----------
-    X : array_like or DataFrame, shape (n, d)
+    X : array_like, DataFrame or str, shape (n, d)
         Covariates (a DataFrame may also hold the treatment column).  DataFrame columns of
         dtype category, bool, object or string are factors: one 0/1 row per level, named
         ``col_level`` (a factor with two levels: its second level's row only, as ``cobalt``);
-        a missing value in a factor is an error.
+        a missing value in a factor is an error.  Or a formula ``'treat ~ age + C(race)'``
+        with ``data=``, read as by :func:`energy_balancing_weights` (the left side the
+        treatment, factors as in a DataFrame, formulaic's transforms and interactions, no
+        intercept; needs ``pip install energy-statistics[formula]``).
     treatment : array_like, Series or str
         Treatment of each row, or a column of ``X``.  A Series is aligned with a DataFrame
-        ``X`` by index.
+        ``X`` by index.  Not with a formula.
     weights : array_like, Series or result, optional
         The weights to assess (finite, non-negative, not all zero in a level), or a
         :class:`BalancingWeightsResult`/:class:`IndependenceWeightsResult`.  A Series (and a
         result of DataFrame input, through its ``index``) is aligned with a DataFrame ``X``
         by index, as the treatment is: the same labels in any order are reordered, other
         labels are an error.  Without weights only the "before" columns are filled.
+    data : DataFrame, optional
+        The columns of a formula ``X`` (the weights are aligned with its index).
     base_weights : array_like or Series, optional
         Sampling weights: the "before" state (aligned as ``weights``).
     estimand : {'ATE', 'ATT', 'ATC'}, optional
@@ -445,12 +453,19 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=Non
     ('ATT', 1, ['type', 'smd_before', 'smd_after', 'var_ratio_before', 'var_ratio_after', 'ks_before', 'ks_after'])
     >>> bool(bt.energy_after < bt.energy_before)
     True
+
+    From a formula (formulaic), the table of the same columns:
+
+    >>> bt = es.balance_table("t ~ age + smoker", data=df.assign(t=t), weights=res)
+    >>> bt.formula, list(bt.table.index)
+    ('t ~ age + smoker', ['age', 'smoker'])
     """
     if treatment_kind not in KINDS:
         raise ValueError(f"`treatment_kind` must be one of 'auto', 'categorical', 'continuous'; got "
                          f"{treatment_kind!r}.")
     if not isinstance(warn, (bool, np.bool_)):
         raise TypeError(f"`warn` must be True or False; got {warn!r}.")
+    X, treatment, form = _forms.formula_inputs(X, treatment, data, "balance_table")
     weights, res_estimand, res_focal = _unpack_weights(weights, X)
     X, treatment = _split_treatment(X, treatment)
     X, _ = expand_factors(X)
@@ -480,7 +495,8 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=Non
         rules = {"ess_fraction": ESS_FRACTION, "corr": limits.get("corr", IMBALANCE)}
         if w is not None:
             issues = _issues(table, ess, rules, "corr", [])
-        return _finish(table, "continuous", e0, e1, ess, None, None, limits, rules, issues, warn)
+        return _finish(table, "continuous", e0, e1, ess, None, None, limits, rules, issues, warn,
+                       form)
     lab = _forms.treatment_groups(t, n)
     _check_levels(lab, s, w)
     estimand, focal = _estimand_focal(estimand, focal, res_estimand, res_focal, lab.groups)
@@ -495,7 +511,7 @@ def balance_table(X, treatment, weights=None, *, base_weights=None, estimand=Non
                          _no_overlap(Zw, lab, w, pairs, names), focal)
     return _finish(table, "categorical", _level_energy(Zs, lab, s, met, nt),
                    np.nan if w is None else _level_energy(Zs, lab, w, met, nt), ess,
-                   estimand, focal, limits, rules, issues, warn)
+                   estimand, focal, limits, rules, issues, warn, form)
 
 
 def _split_treatment(X, treatment):
@@ -665,7 +681,7 @@ def _issues(table, ess, rules, stat, no_overlap, focal=None):
     return issues
 
 
-def _finish(table, kind, e0, e1, ess, estimand, focal, limits, rules, issues, warn_):
+def _finish(table, kind, e0, e1, ess, estimand, focal, limits, rules, issues, warn_, form=None):
     """The ``_balanced`` columns, the warning, the result."""
     has_after = any(c.endswith("_after") for c in table.columns)
     for stat, thr in limits.items():
@@ -677,4 +693,4 @@ def _finish(table, kind, e0, e1, ess, estimand, focal, limits, rules, issues, wa
         _warn("`balance_table`: " + "; ".join(issues) + ". (Pass warn=False to silence; the "
              "result's `issues` keeps this text.)", BalanceWarning)
     return BalanceTableResult(table, kind, e0, e1, ess, estimand, focal, limits, rules,
-                              tuple(issues))
+                              tuple(issues), None if form is None else form.formula)

@@ -76,6 +76,11 @@ class BalancingWeightsResult:
     iterations : int
         The solver's iterations (OSQP's, Clarabel's), or the first-order solver's products
         with the programme's matrix (each one pass over all pairs of rows).
+    formula : str or None
+        The formula of a formula call (``X`` = 'treat ~ ...'), else None.
+    data : DataFrame or None
+        The ``data`` of a formula call (a reference, not a copy; not shown, not compared),
+        where :func:`~energystats.weighted_effect` reads an outcome given by column name.
     inputs : object
         The checked inputs of the call (covariates as given, treatment, base weights,
         target, options), from which :func:`~energystats.weighted_effect`'s bootstrap
@@ -105,7 +110,9 @@ class BalancingWeightsResult:
     n_constraints: int = 0
     columns: list | None = None
     iterations: int = 0
+    formula: str | None = None
     inputs: object = field(default=None, repr=False, compare=False)
+    data: object = field(default=None, repr=False, compare=False)
 
     def to_frame(self):
         """One row per treatment level: size, ESS, energy distance to the target before/after."""
@@ -158,7 +165,7 @@ class IndependenceWeightsResult:
     lam, standardize :
         The options used.
     index : pandas.Index or None
-    cells, cell_labels, seed, columns, inputs :
+    cells, cell_labels, seed, columns, formula, inputs, data :
         As in :class:`BalancingWeightsResult`.
     """
 
@@ -182,7 +189,9 @@ class IndependenceWeightsResult:
     cell_labels: np.ndarray | None = None
     seed: int | None = None
     columns: list | None = None
+    formula: str | None = None
     inputs: object = field(default=None, repr=False, compare=False)
+    data: object = field(default=None, repr=False, compare=False)
 
     def to_frame(self):
         """One row: the objective's terms, dCor before/after, ESS."""
@@ -277,10 +286,11 @@ def _target_rows(target, columns, d):
     return T
 
 
-def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target=None, improved=True,
-                             base_weights=None, lam=0.0, standardize="studentized", moments=None,
-                             quantiles=None, solver="auto", cells=None, rng=None,
-                             memory_budget=2**30, n_threads=None):
+def energy_balancing_weights(X, treatment=None, *, data=None, estimand="ATE", focal=None,
+                             target=None, improved=True, base_weights=None, lam=0.0,
+                             standardize="studentized", moments=None, quantiles=None,
+                             solver="auto", cells=None, rng=None, memory_budget=2**30,
+                             n_threads=None):
     r"""Energy balancing weights for a binary or multi-category treatment.
 
     The weights of Huling and Mak (2024, "Energy balancing of covariate distributions",
@@ -329,17 +339,31 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
 
     Parameters
     ----------
-    X : array_like or DataFrame, shape (n, d)
-        Covariates (numeric; a DataFrame may also hold the treatment column).
+    X : array_like, DataFrame or str, shape (n, d)
+        Covariates (numeric; a DataFrame may also hold the treatment column; its columns of
+        dtype category, bool, object or string are factors, one 0/1 column per level named
+        ``col_level``, a two-level factor its second level's only).  Or a formula
+        ``'treat ~ age + educ + C(race)'`` with ``data=`` (needs formulaic: ``pip install
+        energy-statistics[formula]``): the left side is the treatment, the right side the
+        covariates, a factor on its own (``C(g)``, or a factor column) expanded as in a
+        DataFrame, so the weights are those of the DataFrame call with the same columns;
+        transforms (``np.log(x)``, ``I(x**2)``) and interactions (``x:z``) are formulaic's
+        columns, and the intercept is dropped (a constant adds nothing to the distances).
+        Rows with missing values are an error, never dropped.
     treatment : array_like, Series or str
         Treatment level of each row, or the name of a column of ``X`` (then not a
-        covariate).  At least 2 levels, each with at least 2 rows.
+        covariate).  At least 2 levels, each with at least 2 rows.  Not with a formula.
+    data : DataFrame, optional
+        The columns of a formula ``X``; kept by the result (``data``), so that
+        :func:`~energystats.weighted_effect` takes the outcome by column name.
     estimand : {'ATE', 'ATT', 'ATC'}
     focal : object, optional
         The target level for 'ATT'/'ATC'; by default level 1 (``True``) for 'ATT' and level
         0 (``False``) for 'ATC' of a 0/1 or boolean treatment, and required otherwise.
     target : array_like or DataFrame, optional
-        Covariates of a target population ('ATE' only): every level is balanced to it.
+        Covariates of a target population ('ATE' only): every level is balanced to it.  With
+        a formula, a DataFrame of the formula's columns, coded as ``data`` (its levels, a
+        transform's learnt state).
     improved : bool, default True
         With 'ATE', add the energy distances between the weighted levels (Huling and Mak's
         improved weights).  With 'ATT'/'ATC' no such terms are added, as in WeightIt: every
@@ -429,8 +453,22 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
     ('firstorder', True)
     >>> bool(abs(fo.objective - res.objective) <= 1e-6 * res.objective)
     True
+
+    From a formula (formulaic), the same weights as from the DataFrame:
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"t": t, "age": x[:, 0], "race": rng.choice(["b", "h", "w"], 60)})
+    >>> res = es.energy_balancing_weights("t ~ age + C(race)", data=df)
+    >>> res.columns, res.formula
+    (['age', 'race_b', 'race_h', 'race_w'], 't ~ age + C(race)')
+    >>> same = es.energy_balancing_weights(df[["age", "race"]], df["t"])
+    >>> bool(np.array_equal(res.weights, same.weights))
+    True
     """
     _qp.check_energy_solver(solver)
+    X, treatment, form = _forms.formula_inputs(X, treatment, data, "energy_balancing_weights")
+    if form is not None and target is not None and not isinstance(target, (np.ndarray, list)):
+        target = form.design(target, "target")     # the formula's columns of the target rows
     inp, index, columns, seedless_rng = _energy_inputs(X, treatment, estimand, focal, target,
                                                        improved, base_weights, lam, standardize,
                                                        moments, quantiles, cells, rng)
@@ -440,7 +478,7 @@ def energy_balancing_weights(X, treatment, *, estimand="ATE", focal=None, target
                                  inp.focal, lam=inp.lam, standardize=inp.standardize, index=index,
                                  seed=seed, moments=inp.moments, quantiles=inp.quantiles,
                                  columns=None if columns is None else list(columns), inputs=inp,
-                                 **fields)
+                                 **fields, **_forms.formula_fields(form))
     _warn_weights(res)
     return res
 
@@ -513,9 +551,9 @@ def _check_quantiles(quantiles, columns, d):
     return out
 
 
-def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardize="studentized",
-                         dimension_adj=True, solver="osqp", cells=None, rng=None,
-                         memory_budget=2**30, n_threads=None):
+def independence_weights(X, treatment=None, *, data=None, base_weights=None, lam=0.0,
+                         standardize="studentized", dimension_adj=True, solver="osqp", cells=None,
+                         rng=None, memory_budget=2**30, n_threads=None):
     r"""Independence weights for a continuous treatment.
 
     The weights of Huling, Greifer and Chen (2023, "Independence weights for causal
@@ -555,10 +593,13 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
 
     Parameters
     ----------
-    X : array_like or DataFrame, shape (n, d)
-        Covariates.
+    X : array_like, DataFrame or str, shape (n, d)
+        Covariates, or a formula ``'dose ~ age + C(race)'`` with ``data=``, read as by
+        :func:`energy_balancing_weights` (the left side the treatment; no intercept).
     treatment : array_like, Series or str
-        The continuous treatment (or a column of ``X``), not constant.
+        The continuous treatment (or a column of ``X``), not constant.  Not with a formula.
+    data : DataFrame, optional
+        The columns of a formula ``X``; kept by the result (``data``).
     base_weights : array_like, optional
         Sampling weights (finite, non-negative, not all zero): the margins' targets.
     lam : float, default 0
@@ -605,6 +646,7 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     """
     _qp.require_solver(solver)
     cells = _cells.check_cells(cells, rng)
+    X, treatment, form = _forms.formula_inputs(X, treatment, data, "independence_weights")
     Z, t, index, columns = _forms.covariates_and_treatment(X, treatment)
     n = Z.shape[0]
     a = _forms.as_treatment_values(t, n)
@@ -631,7 +673,8 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
     if cells is not None:
         res = _independence_cells(Z, a, s, c_a, c_x, lam, dimension_adj, standardize, index,
                                   solver, cells, gen, seed, n_threads, units)
-        res = replace(res, inputs=inp, columns=None if columns is None else list(columns))
+        res = replace(res, inputs=inp, columns=None if columns is None else list(columns),
+                      **_forms.formula_fields(form))
         _warn_weights(res, "independence_weights")
         return res
     Da, Dx = _forms.distance_matrix(a, n_threads), _forms.distance_matrix(Z, n_threads)
@@ -653,7 +696,8 @@ def independence_weights(X, treatment, *, base_weights=None, lam=0.0, standardiz
                                     bool(dimension_adj), dcor_before,
                                     _forms.weighted_dcor(Da, Dx, w), _forms.ess(w), kkt,
                                     info["solver"], lam, standardize, index, inputs=inp,
-                                    columns=None if columns is None else list(columns))
+                                    columns=None if columns is None else list(columns),
+                                    **_forms.formula_fields(form))
     _warn_weights(res, "independence_weights")
     return res
 

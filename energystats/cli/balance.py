@@ -248,7 +248,7 @@ def _json(args, path, cols, t, res, bt, eff):
     overall = "distance correlation" if args.continuous else "energy distance"
     obj = {"command": "balance", "file": path, "treatment": args.treatment,
            "columns": [str(c) for c in cols], "n": int(len(t)),
-           "weights": _record(res, drop=("weights", "index", "cell_labels", "inputs")),
+           "weights": _record(res, drop=("weights", "index", "cell_labels", "inputs", "data", "formula")),
            "balance": {"table": bt.table.reset_index().to_dict(orient="records"),
                        "overall": overall, "before": bt.energy_before,
                        "after": bt.energy_after,
