@@ -60,9 +60,23 @@ def _one_char(text):
 
 
 def _metric_kwargs(args):
-    """Validate --metric/--exponent/--sigma here so errors name the option."""
+    """Validate --metric/--exponent/--sigma here so errors name the option.  A SciPy name with
+    its parameter (``--metric minkowski:p=1.5``, parsed by the parser into ``(name, params)``)
+    is passed on as the library's pair ``metric=(name, params)``."""
     import math
 
+    args.metric = _metric_pair(args.metric)
+    metric, params = args.metric if isinstance(args.metric, tuple) else (args.metric, None)
+    if params is not None:
+        for option, value in (("--exponent", args.exponent), ("--sigma", args.sigma)):
+            if value != 1.0:
+                raise CLIError(f"option {option}: --metric {metric} has no such parameter "
+                               f"(its parameter goes after the colon: --metric "
+                               f"{_metric_text(args.metric)}); got {option} {value:g}.")
+        kw = {"metric": (metric, params), "exponent": 1.0, "sigma": 1.0}
+        if getattr(args, "no_check_negative_type", False):
+            kw["check_negative_type"] = False
+        return kw
     if args.metric == "energy" and not (0.0 < args.exponent <= 2.0):
         raise CLIError(f"option --exponent: must lie in (0, 2]; got {args.exponent:g}.")
     if args.metric in ("laplacian", "gaussian") and not (math.isfinite(args.sigma) and args.sigma > 0):
@@ -85,6 +99,94 @@ def _metric_kwargs(args):
     return kw
 
 
+#: SciPy's names that take a parameter (--metric NAME:KEY=VALUE): the key and an example
+_METRIC_PARAMS = {"minkowski": ("p", "minkowski:p=1.5"), "seuclidean": ("V", "'seuclidean:V=1;2;3'"),
+                  "mahalanobis": ("VI", "'mahalanobis:VI=2;0.5;0.5;1'")}
+
+
+def _metric_pair(text):
+    """--metric's value: a name, or for SciPy's parametrised names NAME:KEY=VALUE[,KEY=VALUE...]
+    (vector values separated by ';', VI's d*d values row by row) as the library's pair
+    ``(NAME, {KEY: VALUE})``, checked by the library's own validators; an error is one line
+    naming the option."""
+    if isinstance(text, tuple):
+        return text
+    name, colon, rest = text.partition(":")
+    if name not in _METRIC_PARAMS:
+        if colon:
+            own = {"energy": " (its parameter is --exponent)", "laplacian": " (its parameter is "
+                   "--sigma)", "gaussian": " (its parameter is --sigma)"}.get(name, "")
+            raise CLIError(f"option --metric: {name} takes no parameter after ':'{own}; only "
+                           f"{', '.join(_METRIC_PARAMS)} do; got {text!r}.")
+        return name
+    key, example = _METRIC_PARAMS[name]
+    if not rest.strip():
+        raise CLIError(f"option --metric: {name} needs its parameter {key}, written "
+                       f"NAME:{key}=VALUE, e.g. --metric {example}.")
+    params = {}
+    for item in rest.split(","):
+        k, eq, v = (s.strip() for s in item.partition("="))
+        if not eq or not k or not v:
+            raise CLIError(f"option --metric: {name}'s parameter must be written KEY=VALUE, e.g. "
+                           f"--metric {example}; got {item.strip()!r}.")
+        if k != key:
+            raise CLIError(f"option --metric: {name} takes the parameter {key} only, e.g. "
+                           f"--metric {example}; got {k!r}.")
+        if k in params:
+            raise CLIError(f"option --metric: the parameter {k} of {name} is given twice.")
+        try:
+            values = [float(x) for x in v.split(";")]
+        except ValueError:
+            raise CLIError(f"option --metric: {k} of {name} must be number(s) separated by ';'; "
+                           f"got {v!r}.") from None
+        if k == "p":
+            if len(values) != 1:
+                raise CLIError(f"option --metric: p of minkowski is one number; got {v!r}.")
+            params[k] = values[0]
+        elif k == "VI":
+            d = int(round(len(values) ** 0.5))
+            if d * d != len(values):
+                raise CLIError(f"option --metric: VI of mahalanobis is a d x d matrix, its d*d "
+                               f"values row by row separated by ';'; got {len(values)} values.")
+            params[k] = [values[i * d:(i + 1) * d] for i in range(d)]
+        else:
+            params[k] = values
+    import re
+
+    from .._core._metrics import resolve_metric
+
+    try:
+        resolve_metric((name, params))
+    except (TypeError, ValueError) as exc:
+        msg = re.sub(r"`(V|VI|p)` of metric='([a-z]+)'", r"\1 of \2", str(exc))
+        raise CLIError(f"option --metric: {msg}") from None
+    return name, params
+
+
+def _metric_text(metric):
+    """``--metric``'s value as the user writes it: ``minkowski:p=1.5``, ``seuclidean:V=1;2``."""
+    if not isinstance(metric, tuple):
+        return metric
+    name, params = metric
+
+    def value(v):
+        if not isinstance(v, list):
+            return f"{v:g}"
+        flat = [x for row in v for x in row] if v and isinstance(v[0], list) else v
+        return ";".join(f"{x:g}" for x in flat)
+
+    return name + ":" + ",".join(f"{k}={value(v)}" for k, v in params.items())
+
+
+def _metric_record(met):
+    """The metric options of a JSON record: ``metric`` (the name), ``metric_params`` (SciPy's
+    parameter, ``{"p": 1.5}``, or null), ``exponent``, ``sigma`` and, when given,
+    ``check_negative_type``."""
+    metric = met["metric"]
+    name, params = metric if isinstance(metric, tuple) else (metric, None)
+    return {**met, "metric": name, "metric_params": params}
+
+
 def _progress(args):
     """Progress (with the time left) on stderr unless --quiet: redrawn in place on a terminal,
     elsewhere (a log, a pipe) a line every few seconds (see energystats._core._progress)."""
@@ -97,19 +199,21 @@ def _read(args, path):
     return read_table(path, fmt=args.input_format, sep=args.sep, decimal=args.decimal)
 
 
-def _load(args, path, *, by=(), columns=None, option="--columns", options=None, by_note=None):
+def _load(args, path, *, by=(), columns=None, option="--columns", options=None, by_note=None,
+          by_option="--by"):
     """Read ``path``; return ``(df, cols)`` with checked columns (and ``by``), rows with
     missing values refused or (``--dropna``) dropped, the values checked (inf, integers beyond
     float64), each message naming the column, its option (``options``: column -> option; default
     --columns for the columns it names) and the data row — each step reported on stderr
-    (``by_note``: what the ``by`` columns are, when they are not groups)."""
+    (``by_note``: what the ``by`` columns are, when they are not groups; ``by_option``: the option
+    that named them)."""
     from ._io import check_cells, check_missing, numeric_columns, split_names
     from .._core._validation import short_list
 
     df = _read(args, path)
     for b in by:
         if b not in df.columns:
-            raise CLIError(f"{path}: no column {b!r} (option --by); the file has "
+            raise CLIError(f"{path}: no column {b!r} (option {by_option}); the file has "
                            f"{short_list(df.columns)}.")
     wanted = split_names(args.columns) if columns is None else columns
     excluded = _excluded(args, df, path, wanted)
@@ -187,10 +291,29 @@ def _user_words(args, msg):
                  r"`metric`\)", "--no-check-negative-type", msg)
     # a warning's "`function`: " prefix names the library function the command called
     msg = re.sub(r"^`[a-z_]+`: ", "", msg)
+    # SciPy's parameter of a metric given as --metric NAME:KEY=VALUE
+    msg = re.sub(r"`(V|VI|p)` of metric='([a-z]+)'", r"\1 of --metric \2", msg)
+    msg = _bare_words(args, msg)
     words = getattr(args, "words", None)
     if not words:
         return _option_words(args, msg)
     return _option_words(args, _column_words(args, words, msg))
+
+
+#: argument names that the library's messages also write without backticks ("use n_resamples >=
+#: 499"), with the destination of the option that sets them
+_BARE = {"n_resamples": "resamples", "block_length": "block_length"}
+
+
+def _bare_words(args, msg):
+    """The library's argument names written bare (:data:`_BARE`) as the command's options."""
+    import re
+
+    options = getattr(args, "option_of", None) or {}
+    for word, dest in _BARE.items():
+        if dest in options:
+            msg = re.sub(rf"(?<![`\w-]){word}(?![`\w])", options[dest], msg)
+    return msg
 
 
 def _option_words(args, msg):

@@ -6,8 +6,8 @@ import os
 import time
 
 from .._core._errors import CLIError
-from ._common import (_columns_option, _draw_seed, _load, _metric_kwargs, _note, _print_json,
-    _pvalue_kwargs, _pvalue_text, _read, _record, _speak, _test_verdict, _verdict)
+from ._common import (_columns_option, _draw_seed, _load, _metric_kwargs, _metric_record, _note,
+    _print_json, _pvalue_kwargs, _pvalue_text, _read, _record, _speak, _test_verdict, _verdict)
 
 
 def _cmd_cluster(args):
@@ -70,7 +70,7 @@ def _cmd_cluster(args):
         _write_labels(args, path, df, labels)
     if args.format == "json":
         obj = {"command": "cluster", "k": args.k, "n": n, "columns": cols, "seed": seed,
-               "algorithm": args.algorithm, **met, "standardize": scaling,
+               "algorithm": args.algorithm, **_metric_record(met), "standardize": scaling,
                "partition": {"W": disp.W, "S": disp.S, "T": disp.T, "F": disp.F, "statistic": stat},
                "clusters": [{"cluster": c, "size": int(s)} for c, s in enumerate(sizes)],
                "check": None}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from .._core._errors import CLIError
-from ._common import (_draw_seed, _load, _metric_kwargs, _note, _note_run, _print_json,
-    _pvalue_kwargs, _speak, _test_verdict)
+from ._common import (_draw_seed, _load, _metric_kwargs, _metric_record, _note, _note_run,
+    _print_json, _pvalue_kwargs, _speak, _test_verdict)
 
 
 def _cmd_dcor(args):
@@ -59,7 +59,8 @@ def _cmd_dcor(args):
             row["statistic"] = res.statistic
             title = "statistic: n dcor_u, chi-square test"
     if args.format == "json":
-        _print_json({"command": "dcor", **row, **met, **({"affine": True} if args.affine else {})})
+        _print_json({"command": "dcor", **row, **_metric_record(met),
+                     **({"affine": True} if args.affine else {})})
         return 0
     kind = "affinely invariant distance correlation (x, y whitened)" if args.affine else \
         "distance correlation"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 
 from .._core._errors import CLIError
-from ._common import (_check_groups, _columns_option, _draw_seed, _load, _metric_kwargs, _note_run,
-    _print_json, _pvalue_kwargs, _pvalue_text, _record, _speak, _test_verdict, _verdict, _with_seed)
+from ._common import (_check_groups, _columns_option, _draw_seed, _load, _metric_kwargs,
+    _metric_record, _note_run, _print_json, _pvalue_kwargs, _pvalue_text, _record, _speak,
+    _test_verdict, _verdict, _with_seed)
 
 
 # -- commands ------------------------------------------------------------------
@@ -46,7 +47,7 @@ def _cmd_distance(args):
         _speak(args, "y", cols, where=f" of {pb}")
         rows.append(_distance_row(pa, pb, da[cols], db[cols], met, energy_distance))
     if args.format == "json":
-        _print_json({"command": "distance", "columns": cols, **met, "pairs": rows})
+        _print_json({"command": "distance", "columns": cols, **_metric_record(met), "pairs": rows})
         return 0
     table = pd.DataFrame(rows).set_index(["a", "b"])
     emit([("energy distance", table)], args.format,

@@ -1,7 +1,7 @@
 """Command-line interface: ``energystats <command>`` or ``python -m energystats``.
 
 Commands: ``distance``, ``test``, ``disco``, ``dcor``, ``dcor-matrix``, ``gof``, ``cluster``,
-``balance``, ``changepoint`` and ``demo``; run
+``balance``, ``changepoint``, ``screen``, ``conditional``, ``lagged``, ``data`` and ``demo``; run
 ``energystats <command> --help`` for the options and an example.  Tables go
 to standard output (``--format text|csv|json``; JSON is one object per
 command whose keys are the fields of the Python result); notes, the seed and

@@ -10,10 +10,14 @@ from ._common import FORMATS, INPUT_FORMATS, _int_at_least, _level, _one_char, _
 from .balance import _cmd_balance
 from .changepoint import _cmd_changepoint
 from .clustering import _cmd_cluster
+from .conditional import _cmd_conditional
+from .data import _cmd_data
 from .demo import _cmd_demo
 from .dependence import _cmd_dcor, _cmd_dcor_matrix
 from .goodness_of_fit import _cmd_gof, _param_value
 from .homogeneity import _cmd_disco, _cmd_distance, _cmd_test
+from .lagged import _cmd_lagged
+from .screening import _cmd_screen
 
 __all__ = ["build_parser"]
 
@@ -62,6 +66,21 @@ def _data_parent():
 #: the refused ones need --no-check-negative-type)
 METRIC_CHOICES = ("energy", "laplacian", "gaussian", "euclidean", "sqeuclidean", "cityblock",
                   "hamming", "canberra", "chebyshev", "cosine", "correlation", "braycurtis")
+
+
+#: SciPy's names that take a parameter, written --metric NAME:KEY=VALUE (parsed by
+#: energystats.cli._common._metric_kwargs into the library's pair metric=(NAME, {KEY: VALUE}))
+METRIC_PARAMS = ("minkowski", "seuclidean", "mahalanobis")
+
+
+def _metric_value(text):
+    """--metric: one of the names (what follows a ':' is read by ``_metric_kwargs``, which
+    says in one line what is wrong with it)."""
+    name = text.partition(":")[0]
+    if name not in METRIC_CHOICES + METRIC_PARAMS:
+        choices = ", ".join(repr(c) for c in METRIC_CHOICES + METRIC_PARAMS)
+        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} (choose from {choices})")
+    return text
 
 
 def _probabilities(text):
@@ -122,12 +141,16 @@ def _add_effect_args(p):
 def _metric_parent():
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("semimetric")
-    g.add_argument("--metric", choices=METRIC_CHOICES, default="energy", metavar="METRIC",
+    g.add_argument("--metric", type=_metric_value, default="energy", metavar="METRIC",
                    help="semimetric rho: energy (default, |x-y|^exponent), laplacian, gaussian, or "
                         "SciPy's names of a metric of negative type: euclidean, sqeuclidean, "
-                        "cityblock, hamming, canberra, chebyshev (at most 2 columns); cosine, "
-                        "correlation, braycurtis (and chebyshev in 3 or more columns) are refused "
-                        "with the reason unless --no-check-negative-type")
+                        "cityblock, hamming, canberra, chebyshev (at most 2 columns), and with "
+                        "their parameter as NAME:KEY=VALUE minkowski:p=P (1 <= P <= 2; P > 2 at "
+                        "most 2 columns), seuclidean:V=v1;v2;... (one variance per column), "
+                        "mahalanobis:VI=... (the inverse covariance, row by row, ';' between "
+                        "values; quote the ';'); cosine, correlation, braycurtis (and chebyshev "
+                        "in 3 or more columns) are refused with the reason unless "
+                        "--no-check-negative-type")
     g.add_argument("--exponent", type=float, default=1.0,
                    help="exponent of the energy metric, in (0, 2] (default: 1)")
     g.add_argument("--sigma", type=float, default=1.0,
@@ -522,6 +545,138 @@ def _add_changepoint_command(sub, parents):
     p.set_defaults(func=_cmd_changepoint)
 
 
+def _add_screen_command(sub, parents):
+    """The ``screen`` subcommand."""
+    p = sub.add_parser(
+        "screen", parents=parents, formatter_class=_FMT,
+        help="feature screening: rank columns by their distance correlation with a target",
+        description=_wrap("Distance-correlation screening (DC-SIS, Li, Zhong and Zhu 2012) of the "
+                          "columns of one file against the target column(s) --target: each "
+                          "feature's dCor with the target (V-statistic, root), the ranking, and "
+                          "the top --top features selected (default floor(n / log n)); --rounds R: "
+                          "iterative screening (Zhong and Zhu 2015), later rounds on the residuals "
+                          "of the features chosen so far; --pvalue permutation: each feature's "
+                          "permutation test of independence, the permutations shared by the "
+                          "features, adjusted over them (--adjust)."),
+        epilog="examples:\n  energystats screen data.csv --target y --top 10\n"
+               "  energystats screen data.csv --target y --pvalue permutation -R 999 --seed 1",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--target", "-y", action="append", required=True, metavar="COLS",
+                   help="the target column(s), comma-separated (a multivariate target is one "
+                        "variable); left out of the features")
+    p.add_argument("--top", type=_int_at_least(1), default=None, metavar="K",
+                   help="features to select (default: floor(n / log n), at most their number)")
+    p.add_argument("--rounds", type=_int_at_least(1), default=1, metavar="R",
+                   help="1: DC-SIS (default); more: the top chosen in R rounds, each later round "
+                        "on the residuals of the features on those chosen so far")
+    p.add_argument("--pvalue", choices=("permutation",), default=None,
+                   help="permutation: each feature's permutation p-value (default: none)")
+    p.add_argument("--adjust", choices=("bh", "holm", "none"), default=None,
+                   help="with --pvalue: adjustment over the features, Benjamini-Hochberg or Holm "
+                        "(default: bh)")
+    p.add_argument("--alpha", type=_level, default=None,
+                   help="level of the 'significant' line of the verdict (default: 0.05)")
+    p.add_argument("--resamples", "-R", type=int, default=None,
+                   help="with --pvalue: permutations (default: 999)")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help="with --pvalue: random seed of the permutations, an integer >= 0 "
+                        "(default: a fresh one, printed)")
+    p.set_defaults(func=_cmd_screen)
+
+
+def _add_conditional_command(sub, parents):
+    """The ``conditional`` subcommand."""
+    p = sub.add_parser(
+        "conditional", parents=parents, formatter_class=_FMT,
+        help="test of conditional independence of two sets of columns given a third",
+        description=_wrap("Test that the columns --x and --y of one file are independent given "
+                          "the columns --z (Wang et al. 2015): the statistic T = mean of "
+                          "12 f(z_i)^4 dCov^2(x, y | z_i), the local conditional distance "
+                          "covariances under a Gaussian kernel on z, and its local-bootstrap "
+                          "p-value (1 + #{T* >= T}) / (R + 1) (--resamples 0 skips it); also "
+                          "cdcor, the mean conditional distance correlation (a square). The "
+                          "level is approximate and depends on the kernel's --bandwidth: check "
+                          "a rejection at half the bandwidth. O(n^3) per resample."),
+        epilog="examples:\n  energystats conditional data.csv --x a --y b --z c,d --seed 1\n"
+               "  energystats conditional data.csv --x a --y b --z c --bandwidth 0.5 -R 199",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file")
+    p.add_argument("--x", action="append", required=True, help="columns of x, comma-separated")
+    p.add_argument("--y", action="append", required=True, help="columns of y, comma-separated")
+    p.add_argument("--z", action="append", required=True,
+                   help="the conditioning columns, comma-separated")
+    p.add_argument("--bandwidth", metavar="H",
+                   help="the Gaussian kernel's bandwidth on z: a rule, half-scott (default: half "
+                        "of Scott's rule), scott, silverman or nrd0, or a number, or one number "
+                        "per column of --z, comma-separated")
+    _add_inference_args(p, 999, "bootstrap samples; 0: the statistic only")
+    p.set_defaults(func=_cmd_conditional)
+
+
+def _add_lagged_command(sub, parents):
+    """The ``lagged`` subcommand."""
+    p = sub.add_parser(
+        "lagged", parents=parents, formatter_class=_FMT,
+        help="dependence in time series: auto- or cross-distance correlation at each lag, tested",
+        description=_wrap("Dependence across time of the rows of one file, in file order (or "
+                          "the order of --time-column, checked). With --x only: the auto-distance "
+                          "correlation function (ADCF) of x at lags 1..L and the test of serial "
+                          "independence, rows permuted (Fokianos and Pitsillou 2017). With --y "
+                          "too: the cross-distance correlation of x_t and y_(t-j) at lags -L..L "
+                          "and the test that the two series are independent, y resampled in "
+                          "blocks of consecutive rows (each series may be autocorrelated); a "
+                          "unit root in either makes that test invalid (valid: False, and why). "
+                          "Per lag: dCor (V-statistic, root), (n - |j|) dCov^2, the lag's own "
+                          "p-value and critical value; the portmanteau statistic Q = sum of "
+                          "k^2(j/p) (n - |j|) dCov^2 over the lags, with its p-value."),
+        epilog="examples:\n  energystats lagged data.csv --x a --lags 10 --seed 1\n"
+               "  energystats lagged data.csv --x a --y b --lags 3 --time-column date --seed 1\n"
+               "  energystats lagged data.csv --x a --y b --lags=-2,0,2 --block-size 20",
+    )
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or Parquet file, rows in time order")
+    p.add_argument("--x", action="append", required=True, help="columns of x, comma-separated")
+    p.add_argument("--y", action="append",
+                   help="columns of y, comma-separated: the cross test (default: the ADCF of x)")
+    p.add_argument("--lags", metavar="L",
+                   help="an integer L: lags 1..L (ADCF) or -L..L (cross); or the lags, comma-"
+                        "separated (write --lags=-2,0,2 for a first lag below 0) (default: "
+                        "10 log10(n) for the ADCF, ceil(log n) for the cross test)")
+    p.add_argument("--time-column", metavar="COLUMN",
+                   help="the rows' time stamps (ISO 8601 text read as dates, or numbers), "
+                        "checked to be in time order (default: the file's order)")
+    p.add_argument("--kernel", choices=("truncated", "bartlett"), default="truncated",
+                   help="lag weights k^2(j/p) of the portmanteau, p = L + 1: 1 (truncated, "
+                        "default) or (1 - j/p)^2 (bartlett)")
+    p.add_argument("--resampling", choices=("block", "permutation"), default=None,
+                   help="with --y: block (default; Kirch 2007) or permutation (rows one by one: "
+                        "valid only when x or y is serially independent)")
+    p.add_argument("--block-size", dest="block_length", type=_int_at_least(1), default=None,
+                   metavar="L",
+                   help="with --y: the block length (default: 2 x the Politis-White length of "
+                        "each column and 3 x that of its squares, the largest, at most n/4)")
+    _add_inference_args(p, 999, "permutations (of x) or resamples (of y)")
+    p.set_defaults(func=_cmd_lagged)
+
+
+def _add_data_command(sub, parents):
+    """The ``data`` subcommand."""
+    p = sub.add_parser(
+        "data", parents=parents, formatter_class=_FMT,
+        help="the bundled data sets: list them, show one, or write a copy",
+        description=_wrap("The data sets installed with the package (in energystats/data/): "
+                          "without NAME, the list; with NAME, its path and shape; with --out, a "
+                          "copy written as CSV, TSV, Parquet or JSON by the suffix."),
+        epilog="examples:\n  energystats data\n  energystats data iris\n"
+               "  energystats data iris --out iris.csv",
+    )
+    p.add_argument("name", nargs="?", metavar="NAME", help="a data set (iris, nile)")
+    p.add_argument("--out", "-o", metavar="PATH",
+                   help="write a copy (.csv, .tsv, .parquet, .json)")
+    p.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
+    p.set_defaults(func=_cmd_data)
+
+
 def _add_demo_command(sub):
     """The ``demo`` subcommand."""
     p = sub.add_parser(
@@ -551,8 +706,9 @@ def build_parser():
         prog="energystats",
         description=_wrap("Energy statistics from the command line, on CSV, TSV or Parquet "
                           "files: energy distance, k-sample tests and DISCO, distance "
-                          "correlation, goodness of fit, energy clustering, balancing weights "
-                          "and effects, change points."),
+                          "correlation, feature screening, conditional independence, dependence "
+                          "in time series, goodness of fit, energy clustering, balancing weights "
+                          "and effects, change points; and the bundled data sets."),
         epilog="Run 'energystats <command> --help' for the options of a command.\n"
                "example: energystats test data.csv --by group --resamples 999 --seed 1\n"
                + textwrap.fill(_EXIT_CODES, width=79),
@@ -570,5 +726,9 @@ def build_parser():
     _add_cluster_command(sub, [data, metric, common])
     _add_balance_command(sub, [data, common])
     _add_changepoint_command(sub, [data, common])
+    _add_screen_command(sub, [data, metric, common])
+    _add_conditional_command(sub, [data, metric, common])
+    _add_lagged_command(sub, [data, metric, common])
+    _add_data_command(sub, [common])
     _add_demo_command(sub)
     return parser
