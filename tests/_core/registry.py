@@ -231,9 +231,11 @@ REGISTRY: dict[str, Entry] = {
     "EAgglo": Entry(lambda X, s: _predicted(es.EAgglo(member=np.repeat(np.arange(8), 2)), X),
                     {"changepoints": 0, "fit": 1, "penalised_fit": 1}),
     "ECp3o": Entry(lambda X, s: _predicted(es.ECp3o(max_changepoints=3, delta=2), X),
-                   {"changepoints": 0, "gof": 1}),
+                   {"changepoints": 0, "gof": 1},
+                   interrupt="test_interrupt.py::TestCtrlC::test_e_cp3o_programme"),
     "e_cp3o": Entry(lambda X, s: es.e_cp3o(X, max_changepoints=3, delta=2),
                     {"changepoints": 0, "gof": 1, "n_changepoints": 0},
+                    interrupt="test_interrupt.py::TestCtrlC::test_e_cp3o_programme",
                     notes="no randomness: ecp's probabilistic pruning is not used"),
     "clustering_accuracy": Entry(
         lambda X, s: es.clustering_accuracy((X[:, 0] > 0).astype(int), (X[:, 1] > 0).astype(int)),

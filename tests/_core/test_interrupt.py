@@ -212,6 +212,23 @@ class TestCtrlC:
                 "n_threads=2, rng=0)")
         _check_interrupted(_interrupt_child(setup, call, wait_after_phase=1.0))
 
+    @pytest.mark.parametrize("search", ["exact", "ecp"])
+    def test_e_cp3o_programme(self, search):
+        # the exact programme on 1000 rows with K = 20 takes about 20 s; ecp's on 60 000 rows
+        # about as long: the cancel flag is read once per t
+        rows, kw = (1000, "search='exact', max_changepoints=20, delta=2") if search == "exact" \
+            else (60000, "max_changepoints=5, delta=29")
+        name = "cp3o_exact" if search == "exact" else "cp3o_path"
+        setup = ("from energystats._lib import _changepoint as cp\n"
+                 f"inner = cp.{name}\n"
+                 "def wrapper(*a, **k):\n"
+                 "    sys.stdout.write('phase\\n'); sys.stdout.flush()\n"
+                 "    return inner(*a, **k)\n"
+                 f"cp.{name} = wrapper\n"
+                 f"X = rng.normal(size=({rows}, 2))")
+        call = f"es.e_cp3o(X, {kw}, n_threads=2)"
+        _check_interrupted(_interrupt_child(setup, call))
+
     def test_energy_linkage_during_merges(self):
         setup = ("X = rng.uniform(size=(16000, 1))\n"
                  "announce('ward_nn_chain')")
