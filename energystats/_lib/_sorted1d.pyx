@@ -17,6 +17,7 @@ compensated.
 import numpy as np
 
 cimport cython
+from cython.parallel cimport prange
 from libc.stdlib cimport calloc, free
 
 from energystats._lib._pairwise cimport kahan_add
@@ -52,3 +53,120 @@ def sorted_group_sums(const double[::1] x,          # IN (n,), sorted ascending
     free(cnt); free(tot); free(totc)
     P_arr += C_arr
     return P_arr + P_arr.T
+
+
+# -- random projections: the group sums of many relabellings over many projections -------------
+
+cdef extern from *:
+    """
+    /* this module's cancel flag, read by projected_group_sums once per relabelling */
+    static volatile int es_s1d_cancel_flag = 0;
+    static inline int es_s1d_cancelled(void) { return es_s1d_cancel_flag; }
+    static inline void es_s1d_set_cancel(int v) { es_s1d_cancel_flag = v; }
+    """
+    int es_s1d_cancelled() noexcept nogil
+    void es_s1d_set_cancel(int v) noexcept nogil
+
+
+def cancel():
+    """Ask a running :func:`projected_group_sums` to stop (it returns 1)."""
+    es_s1d_set_cancel(1)
+
+
+def reset():
+    """Clear the cancel flag."""
+    es_s1d_set_cancel(0)
+
+
+cdef void _two_groups(const double* v, const Py_ssize_t* order, const unsigned char* LT,
+                      Py_ssize_t n, Py_ssize_t B, double* work, Py_ssize_t width) noexcept nogil:
+    """:func:`projected_group_sums` for k = 2, into the same work layout: only group 0's count
+    and sum are kept per relabelling; group 1's are the prefix's less them (the prefix count
+    and sum of the sorted values are the same for every relabelling), and the cross sum is the
+    sum over all pairs less the two within sums."""
+    cdef Py_ssize_t p, b
+    cdef const unsigned char* row
+    cdef double xv, pre = 0.0, prec = 0.0, c0, s0, s1, tall = 0.0, tallc = 0.0
+    cdef double* w
+    for p in range(n):
+        if p % 65536 == 0 and es_s1d_cancelled():
+            return
+        xv = v[p]
+        row = LT + order[p] * B
+        for b in range(B):
+            w = work + b * width              # cnt[2], tot[2], totc[2], P[4], C[4]
+            c0 = w[0]
+            s0 = w[2] + w[4]
+            if row[b] == 0:
+                kahan_add(&w[6], &w[10], c0 * xv - s0)
+                w[0] = c0 + 1.0
+                kahan_add(&w[2], &w[4], xv)
+            else:
+                s1 = (pre + prec) - s0
+                kahan_add(&w[9], &w[13], (<double>p - c0) * xv - s1)
+        kahan_add(&tall, &tallc, <double>p * xv - (pre + prec))
+        kahan_add(&pre, &prec, xv)
+    for b in range(B):                        # the cross sum: all pairs less the two within
+        w = work + b * width
+        w[7] = (tall + tallc) - (w[6] + w[10]) - (w[9] + w[13])
+        w[11] = 0.0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def projected_group_sums(const double[:, ::1] V,          # IN (J, n): each row sorted ascending
+                         const Py_ssize_t[:, ::1] order,  # IN (J, n): the rows' sort orders
+                         const unsigned char[:, ::1] LT,  # IN (n, B): group codes, one column
+                                                          #    per relabelling
+                         Py_ssize_t k,
+                         double[:, :, :, ::1] acc,        # OUT (J, B, k, k)
+                         int n_threads=1):
+    """For every projection j and relabelling b, the k×k sums ``acc[j, b, g, h] = Σ_{x∈C_g}
+    Σ_{y∈C_h} |x − y|`` of the projected values ``V[j]`` (the group of ``V[j, p]`` in
+    relabelling b is ``LT[order[j, p], b]``; both orders of each pair: symmetric).  One pass
+    over the sorted values per projection updates every relabelling's running counts and sums
+    at once (one row of ``LT`` read per value), O(J·n·B·k).  The projections run on
+    ``n_threads`` threads, each into its own ``acc[j]``, so the result does not depend on the
+    thread count.  Returns 1 when cancelled, else 0."""
+    cdef Py_ssize_t J = V.shape[0], n = V.shape[1], B = LT.shape[1], b, j, p, g, h, base, cell
+    cdef Py_ssize_t width = 3 * k + 2 * k * k
+    cdef double* work
+    cdef double* w
+    cdef const unsigned char* row
+    cdef double xv, c
+    cdef int failed = 0
+    for j in prange(J, nogil=True, num_threads=max(1, n_threads), schedule="dynamic"):
+        if es_s1d_cancelled():
+            continue
+        work = <double*> calloc(B * width, sizeof(double))
+        if work == NULL:
+            failed = 1
+            continue
+        if k == 2:
+            _two_groups(&V[j, 0], &order[j, 0], &LT[0, 0], n, B, work, width)
+        for p in range(n if k != 2 else 0):
+            if p % 65536 == 0 and es_s1d_cancelled():
+                break
+            xv = V[j, p]
+            row = &LT[order[j, p], 0]
+            for b in range(B):
+                w = work + b * width          # cnt[k], tot[k], totc[k], P[k*k], C[k*k]
+                g = row[b]
+                for h in range(k):
+                    c = w[h]
+                    if c > 0:
+                        cell = 3 * k + g * k + h
+                        kahan_add(&w[cell], &w[cell + k * k], c * xv - (w[k + h] + w[2 * k + h]))
+                w[g] = w[g] + 1.0
+                kahan_add(&w[k + g], &w[2 * k + g], xv)
+        for b in range(B):
+            w = work + b * width
+            base = 3 * k
+            for g in range(k):
+                for h in range(k):
+                    acc[j, b, g, h] = (w[base + g * k + h] + w[base + k * k + g * k + h]) \
+                        + (w[base + h * k + g] + w[base + k * k + h * k + g])
+        free(work)
+    if failed:
+        raise MemoryError("no memory for the work arrays of a projection")
+    return 1 if es_s1d_cancelled() else 0

@@ -56,7 +56,9 @@ class EnergyTestResult:
     energy_distances : ndarray, shape (k, k)
         The pairwise energy distances :math:`E(C_i, C_j)` of the observed groups.
     engine : str
-        How the relabellings were evaluated: 'sorted' (1-D, O(n·k) each),
+        How the relabellings were evaluated: 'projection' (``method='projection'``: the
+        statistic and every relabelling's on ``n_projections`` random projections),
+        'sorted' (1-D, O(n·k) each),
         'matrix' (n×n matrix and BLAS batches), 'tiled' (the matrix
         recomputed in tiles for every batch), 'blocked' (recomputed in row
         blocks), 'streamed' (one streamed reduction per relabelling) or
@@ -88,6 +90,8 @@ class EnergyTestResult:
         'V' or 'U': how the within-group means were taken, in ``statistic``,
         ``null_distribution`` and ``energy_distances`` alike (see
         :func:`energy_test`).
+    n_projections : int or None
+        With ``method='projection'``: the number of random directions (None otherwise).
     """
 
     statistic: float
@@ -107,6 +111,7 @@ class EnergyTestResult:
     pvalue_method: str = "full"
     decision: str | None = None
     estimator: str = "V"
+    n_projections: int | None = None
 
     def __repr__(self):
         st = "" if self.strata is None else f", strata={len(self.strata)}"
@@ -115,6 +120,8 @@ class EnergyTestResult:
             seq += f", estimator={self.estimator!r}"
         if self.pvalue_method == "decision":
             seq += f", decision={self.decision!r}"
+        if self.n_projections is not None:
+            seq += f", n_projections={self.n_projections}"
         return (f"EnergyTestResult(statistic={self.statistic:.6g}, pvalue={_fmt_p(self.pvalue)}"
                 f"{_fmt_se(self.pvalue_se)}, n_resamples={self.n_resamples}, exact={self.exact}, "
                 f"sizes={list(map(int, self.sizes))}, groups={short_list(self.groups)}{st}"

@@ -10,6 +10,7 @@ from .._core._grouped import _EnergyStatistic, _Unit
 from .._core._validation import warn
 from ._dask import _dask_energy_asymptotic, _dask_test
 from ._finish import _energy_gamma_finish, _energy_test_finish, _pooled_dvar_u
+from ._projection import DEFAULT_PROJECTIONS, check_projection_options, projection_test
 from ._setup import _prepare_any
 
 __all__ = ["energy_test"]
@@ -22,7 +23,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
                 check_negative_type=True,
                 rng=None, exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET,
                 progress=False, n_threads=None, backend=None, compute=True, pvalue_method="full",
-                sequential_h=10, alpha=0.05, estimator="V"):
+                sequential_h=10, alpha=0.05, estimator="V", n_projections=DEFAULT_PROJECTIONS):
     r"""Energy test of equal distributions for k ≥ 2 samples (permutation test).
 
     Parameters
@@ -81,12 +82,18 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         ``None``: enumerate all distinct relabellings when there are at most
         ``n_resamples`` of them; ``True``: always enumerate (error above
         10⁶); ``False``: always draw at random.
-    method : {'auto', 'sorted', 'pairwise', 'streamed'}, default 'auto'
+    method : {'auto', 'sorted', 'pairwise', 'streamed', 'projection'}, default 'auto'
         How relabellings are evaluated.  'auto' uses 'sorted' for 1-D data
         with ``metric='energy', exponent=1`` and 'pairwise' otherwise.
         'pairwise' keeps the n×n matrix in memory when it fits
         ``memory_budget`` and works in row blocks otherwise (see Notes);
         'streamed' evaluates each relabelling by a streamed reduction.
+        'projection' (large n): a different statistic, the mean over
+        ``n_projections`` random directions of the one-dimensional statistic
+        times :math:`c_d` (Baringhaus and Franz 2004), O(K·n log n) and then
+        O(K·n·k) per relabelling; an exact permutation test given the
+        directions (see Notes).  Only with ``metric='energy', exponent=1``,
+        V statistic, ``pvalue_method='full'``, no ``strata``, no Dask.
     memory_budget : float, default 512 MiB
         Bytes allowed for the working memory: the n×n matrix (or a row block
         of it) plus a batch of relabellings with their k×k sums.  Lowered to
@@ -145,6 +152,9 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         the two order the relabellings differently, so their p-values differ
         (see Notes).  'U' needs at least 2 points in every group (within
         every stratum) and is not available with ``pvalue_method='asymptotic'``.
+    n_projections : int, default 100
+        ``method='projection'``: the number K of random directions (1-D data:
+        one, the data themselves).
 
     Returns
     -------
@@ -230,6 +240,21 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     but never out of memory).  In 1-D with :math:`\rho = |x - y|`, the pooled sample is sorted
     once and each relabelling costs O(n·k): O(n log n + R·n) in all.
 
+    Projections (``method='projection'``): for u uniform on the unit sphere,
+    :math:`\lVert x - y \rVert = c_d\, E_u |u^\top (x - y)|` with
+    :math:`c_d = \sqrt{\pi}\, \Gamma((d+1)/2) / \Gamma(d/2)` (Baringhaus and
+    Franz 2004), so :math:`c_d` times the mean over K random directions of
+    the statistic of the projected samples is an unbiased estimate of
+    :math:`\mathcal{E}` (it tends to :math:`\mathcal{E}` as K grows).  The
+    same K directions serve the observed labels and every relabelling, so
+    the p-value is that of an exact permutation test of this statistic
+    whatever K; what is lost against the pairwise statistic is power, the
+    more so the fewer directions and the more the difference lies along few
+    of them (measured on the testing guide page).  Use it when the
+    pairwise sums do not fit the time: n in the tens of thousands and
+    beyond.  The directions are drawn from ``rng`` before the relabellings,
+    so ``seed`` repeats both.
+
     References
     ----------
     .. [1] Székely, G. J. and Rizzo, M. L. (2004). Testing for equal
@@ -278,10 +303,13 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     >>> res.estimator, round(res.statistic, 3), res.pvalue
     ('U', 25.038, 0.005)
     """
+    projection = isinstance(method, str) and method == "projection"
     st = _prepare_any(samples, labels, by, columns, dropna, numeric_only, metric, exponent, sigma,
-                      n_resamples, rng, method, memory_budget, progress, n_threads, exact,
-                      "energy_test", strata, backend, compute,
+                      n_resamples, rng, "auto" if projection else method, memory_budget, progress,
+                      n_threads, exact, "energy_test", strata, backend, compute,
                       check_negative_type=check_negative_type)
+    if projection:
+        check_projection_options(n_projections, st, exponent, estimator, pvalue_method, exact)
     lab = st.labs[0]
     unit = _Unit(lab, [] if st.strata is None else [st.strata.codes])
     if unit.layout.df_between < 1:
@@ -290,6 +318,8 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     _warn_single_rows(lab, st.strata)
     stat = _energy_statistic(unit.layout, estimator, st.strata is not None)
     _sequential.check_rule_options(sequential_h, alpha)  # checked even where unused
+    if projection:
+        return projection_test(st, unit, stat, n_projections)
     if pvalue_method == _asymptotic.ASYMPTOTIC:
         if estimator == "U":
             raise ValueError("`pvalue_method='asymptotic'` is the limit law of the V statistic; "
