@@ -6,7 +6,8 @@ Each cell draws ``--reps`` series (fixed seeds; the designs of ``changepoint_lev
 runs ``energystats._core._serial.series_findings`` on the raw series: the checks that
 ``cross_distance_correlation_test`` runs on x and y, and that ``e_divisive`` (with tests, any
 resampling) runs on the series (unit root) and on the residuals of its segments (long memory,
-seasonality).  Prints, per cell, the share of series with
+seasonality; a unit root is reported when the augmented Dickey-Fuller test does not reject
+and KPSS rejects, both at 5 %).  Prints, per cell, the share of series with
 any finding and with each kind, with binomial standard errors.
 
     python benchmarks/series_diagnostics.py --reps 300
@@ -31,7 +32,10 @@ CELLS = ([("iid", T) for T in (100, 500, 2000)] + [("t3", T) for T in (100, 500,
          + [("ar0.5", 500), ("ar0.8", 500), ("arma", 500), ("garch", 500), ("var", 500),
             ("arn0.8", 200), ("arn0.8", 500)]
          + [("sar4", 480), ("sar12", 480), ("sar52", 520), ("arfima0.2", 500), ("arfima0.3", 500),
-            ("arfima0.4", 500), ("var0.9", 500), ("rw", 200), ("rw", 500), ("iar0.5", 200)])
+            ("arfima0.4", 500), ("var0.9", 500), ("rw", 200), ("rw", 500), ("iar0.5", 200)]
+         # short series, where Dickey-Fuller alone has little power against persistence
+         + [("iid", 80), ("ar0.5", 80), ("ar0.8", 80), ("ar0.5", 200), ("ar0.8", 200),
+            ("rw", 80)])
 KINDS = ("unit root", "long memory", "seasonal")
 
 

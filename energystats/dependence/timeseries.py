@@ -639,8 +639,9 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
     block bootstrap with blocks of :math:`\lceil\sqrt n\rceil` instead.
 
     Blocks cannot keep dependence that outlives them.  Each call checks x and y for a unit
-    root (augmented Dickey–Fuller, not rejected at 5 %), long memory (local Whittle d after an
-    AR(p ≤ 2) prewhitening) and a seasonal lag, and warns (``SeriesDependenceWarning``; the
+    root (augmented Dickey–Fuller not rejected and KPSS rejected, both at 5 %), long memory
+    (local Whittle d after an AR(p ≤ 2) prewhitening) and a seasonal lag, and warns
+    (``SeriesDependenceWarning``; the
     sentences in ``series_checks``).  Two integrated series look dependent to any resampling of
     rows (Granger and Newbold 1974, "Spurious regressions in econometrics"): with a unit root
     the result says ``valid=False`` and why — difference the series.  Rows indexed by time

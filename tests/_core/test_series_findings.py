@@ -223,3 +223,50 @@ def test_adf_lag_order_is_the_integer_cube_root():
     r = y - A @ beta
     cov = (r @ r / (len(y) - A.shape[1])) * np.linalg.inv(A.T @ A)
     assert _serial.adf_t(x) == pytest.approx(beta[1] / math.sqrt(cov[1, 1]), rel=1e-9)
+
+
+# -- the KPSS confirmation of a unit root -----------------------------------------------------
+
+def _kpss_reference(x):
+    """KPSS η by loops: partial sums of the demeaned series over n² times the Bartlett long-run
+    variance with ⌊4 (n/100)^{1/4}⌋ lags."""
+    x = np.asarray(x, float)
+    n = len(x)
+    e = x - sum(x) / n
+    S, acc = 0.0, 0.0
+    for t in range(n):
+        S += e[t]
+        acc += S * S
+    lags = int(4 * (n / 100) ** 0.25)
+    s2 = sum(e[t] * e[t] for t in range(n)) / n
+    for j in range(1, lags + 1):
+        s2 += 2 * (1 - j / (lags + 1)) * sum(e[t] * e[t - j] for t in range(j, n)) / n
+    return acc / (n * n * s2)
+
+
+def test_kpss_equals_its_definition_and_is_scale_free():
+    g = np.random.default_rng(3)
+    for x in (g.normal(size=150), np.cumsum(g.normal(size=90)), g.standard_t(3, size=400)):
+        assert _serial.kpss_eta(x) == pytest.approx(_kpss_reference(x), rel=1e-9)
+        assert _serial.kpss_eta(x * 2.0 ** 900) == pytest.approx(_serial.kpss_eta(x), rel=1e-9)
+    assert _serial.kpss_eta(np.ones(60)) == 0.0
+
+
+def _ar(g, n, phi):
+    e = g.normal(size=n + 200)
+    x = np.zeros(n + 200)
+    for t in range(1, n + 200):
+        x[t] = phi * x[t - 1] + e[t]
+    return x[200:]
+
+
+def test_a_unit_root_needs_both_tests():
+    # a stationary AR(1), phi = 0.5, 80 rows, where Dickey-Fuller does not reject (t = -2.42)
+    # but KPSS does not reject stationarity either (eta = 0.17): no unit root
+    x = _ar(np.random.default_rng(9), 80, 0.5)
+    assert _serial.adf_t(x) > _serial.ADF_CRITICAL and _serial.kpss_eta(x) < _serial.KPSS_CRITICAL
+    assert not [f for f in _serial.series_findings(x, ["x"])[0] if f[0] == "unit root"]
+    # a random walk of 200 rows: both agree, and the sentence gives both figures
+    w = np.cumsum(np.random.default_rng(1).normal(size=200))
+    found = [t for k, t in _serial.series_findings(w, ["w"])[0] if k == "unit root"]
+    assert found and "Dickey-Fuller t = -0.89" in found[0] and "KPSS eta = 3.87" in found[0]
