@@ -226,8 +226,8 @@ def _solve(A, b, blocks, solver, eq, tol, max_iter, shift):
                                "try `solver='clarabel'`.") from None
         sol = prob.solve(raise_error=False)
         status = str(sol.info.status)
-        if status.lower() == "interrupted":     # OSQP's own Ctrl-C handler caught it
-            raise KeyboardInterrupt
+        if status.lower() == "interrupted" or osqp_caught_sigint():
+            raise KeyboardInterrupt     # OSQP's own Ctrl-C handler caught it (see there)
         if status.lower() != "solved":  # not "solved inaccurate", nor "unsolved"
             raise RuntimeError(f"the QP solver osqp stopped with status {status!r} after "
                                f"{sol.info.iter} iterations; " + _advice(status, eq, "clarabel"))
@@ -238,6 +238,48 @@ def _solve(A, b, blocks, solver, eq, tol, max_iter, shift):
     for idx in blocks:
         x[idx] /= x[idx].sum()
     return x, info
+
+
+def osqp_caught_sigint():
+    """Whether OSQP's own SIGINT handler caught a signal during the last solve.
+
+    OSQP replaces the SIGINT handler for the whole of its ``solve`` and reads the flag its
+    handler sets only between iterations; a Ctrl-C that lands after the last reading (during
+    the polishing, or the final residuals) used to be swallowed: the solve returned "solved"
+    and no KeyboardInterrupt ever came.  The flag stays set until the next solve starts, so
+    it is read here, through the library's exported ``osqp_is_interrupted``, as soon as the
+    solve returns.  False where the function cannot be found (an OSQP built without
+    interrupts; ``tests/balance/test_qp_interrupt.py`` checks that the installed one has it).
+    """
+    flag = _osqp_flag()
+    return bool(flag is not None and flag())
+
+
+_OSQP_FLAG = []
+
+
+def _osqp_flag():
+    """``osqp_is_interrupted`` of the loaded OSQP extension (ctypes, looked up once), or None."""
+    if not _OSQP_FLAG:
+        import ctypes
+        import os
+        import sys
+
+        mode = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_LAZY", 0)
+        found = None
+        for name, module in list(sys.modules.items()):
+            path = getattr(module, "__file__", None) or ""
+            if not name.startswith("osqp") or not path.endswith((".so", ".pyd", ".dylib")):
+                continue
+            try:
+                fn = ctypes.CDLL(path, mode=mode).osqp_is_interrupted
+            except (OSError, AttributeError):
+                continue
+            fn.restype, fn.argtypes = ctypes.c_int, []
+            found = fn
+            break
+        _OSQP_FLAG.append(found)
+    return _OSQP_FLAG[0]
 
 
 def _advice(status, eq, other):
