@@ -17,24 +17,13 @@ import pytest
 from energystats.datasets import load_iris, load_nile
 
 from .test_cli import run_cli
+from ._helpers import one_error_line, strict_json as _strict_json
 
 BUNDLED = Path(str(resources.files("energystats").joinpath("data")))
 
 
-def _strict_json(text):
-    def refuse(token):
-        raise ValueError(f"non-standard JSON token {token}")
-
-    return json.loads(text, parse_constant=refuse)
-
-
 def _one_error_line(code, err):
-    assert code == 2, err
-    assert "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if "error:" in ln]
-    assert lines == [err.strip().splitlines()[-1]], err
-    assert lines[0].startswith("energystats data: error: "), err
-    return lines[0]
+    return one_error_line(code, err, "data")
 
 
 def test_help_has_an_example():

@@ -8,7 +8,6 @@ library called with the same seed (the wiring) and the form (1 + count) / (R + 1
 from __future__ import annotations
 
 import io
-import json
 
 import numpy as np
 import pandas as pd
@@ -17,6 +16,7 @@ import pytest
 import energystats as es
 
 from .test_cli import run_cli
+from ._helpers import one_error_line, strict_json as _strict_json
 
 
 # -- an independent reference ------------------------------------------------------------
@@ -41,20 +41,8 @@ def ref_lag(x, y, j):
     return np.sqrt(v2 / np.sqrt((A * A).mean() * (B * B).mean())), (n - abs(j)) * v2
 
 
-def _strict_json(text):
-    def refuse(token):
-        raise ValueError(f"non-standard JSON token {token}")
-
-    return json.loads(text, parse_constant=refuse)
-
-
 def _one_error_line(code, err):
-    assert code == 2, err
-    assert "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if "error:" in ln]
-    assert lines == [err.strip().splitlines()[-1]], err
-    assert lines[0].startswith("energystats lagged: error: "), err
-    return lines[0]
+    return one_error_line(code, err, "lagged")
 
 
 @pytest.fixture(scope="module")

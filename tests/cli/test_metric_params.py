@@ -4,7 +4,6 @@ passed to the library as the pair ``metric=(name, {key: value})``.
 
 Expected numbers from SciPy's ``cdist`` matrices with plain NumPy means, never from the package.
 """
-import json
 
 import numpy as np
 import pandas as pd
@@ -12,6 +11,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from .test_cli import run_cli
+from ._helpers import strict_json as _strict_json
 
 L3 = np.array([[1.0, 0.0, 0.0], [0.5, 2.0, 0.0], [-0.3, 0.2, 0.7]])
 VI3 = L3 @ L3.T
@@ -33,13 +33,6 @@ def data(tmp_path_factory):
     path = tmp_path_factory.mktemp("metric_params") / "d.csv"
     df.to_csv(path, index=False)
     return path, df
-
-
-def _strict_json(text):
-    def refuse(token):
-        raise ValueError(f"non-standard JSON token {token}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def _edist(A, B, name, params):

@@ -10,7 +10,6 @@ the library called with the same arguments (the wiring).
 from __future__ import annotations
 
 import io
-import json
 import math
 
 import numpy as np
@@ -20,6 +19,7 @@ import pytest
 import energystats as es
 
 from .test_cli import run_cli
+from ._helpers import one_error_line, strict_json as _strict_json
 
 
 # -- independent references ---------------------------------------------------------
@@ -63,20 +63,8 @@ def ref_holm(p):
     return adj
 
 
-def _strict_json(text):
-    def refuse(token):
-        raise ValueError(f"non-standard JSON token {token}")
-
-    return json.loads(text, parse_constant=refuse)
-
-
 def _one_error_line(code, err):
-    assert code == 2, err
-    assert "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if "error:" in ln]
-    assert lines == [err.strip().splitlines()[-1]], err
-    assert lines[0].startswith("energystats screen: error: "), err
-    return lines[0]
+    return one_error_line(code, err, "screen")
 
 
 # -- data -----------------------------------------------------------------------------
