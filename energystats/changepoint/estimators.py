@@ -16,6 +16,7 @@ import inspect
 import numpy as np
 
 from .._core._input import time_series
+from .._core._params import Params
 from .._core._validation import is_int
 from .e_agglo import e_agglo
 from .e_cp3o import e_cp3o
@@ -41,31 +42,12 @@ def _is_default(value, default):
                                 and isinstance(value, (str, int, float)) and value == default)
 
 
-class _ChangePointEstimator:
+class _ChangePointEstimator(Params):
     """What both estimators share: parameters (``get_params``/``set_params`` as in
     scikit-learn), ``fit``, ``fit_predict`` and the not-fitted error."""
 
     #: estimator parameter -> the function's argument of another name
     _renamed = {}
-
-    @classmethod
-    def _get_param_names(cls):
-        return sorted(p.name for p in inspect.signature(cls.__init__).parameters.values()
-                      if p.name != "self")
-
-    def get_params(self, deep=True):
-        """The parameters given to ``__init__`` (or set since), by name."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set parameters by name; returns self.  An unknown name is a ValueError."""
-        valid = self._get_param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"Invalid parameter {key!r} for estimator {type(self).__name__}; "
-                                 f"valid parameters are {valid}.")
-            setattr(self, key, value)
-        return self
 
     def __repr__(self):
         # the parameters that differ from their defaults, as scikit-learn shows them

@@ -11,7 +11,6 @@ partition against true labels (eq. 22 of França, Rizzo and Vogelstein 2021).
 """
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +20,7 @@ from .._core._display import notebook_display
 from .._core import _engine
 from .._core._frames import select_frame
 from .._core._grouped import DispersionResult
+from .._core._params import Params
 from .._core._validation import align_labels, as_data, as_labels, check_n_threads, seeded_rng
 from ._fit import _clustering_iv, _exact_dispersion, _fit, _reject_sparse_complex
 
@@ -36,26 +36,8 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
     _BASES = ()
 
 
-class _ParamsMixin:
+class _ParamsMixin(Params):
     """``get_params`` / ``set_params`` as in scikit-learn, for when it is not installed."""
-
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values()
-                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
-
-    def get_params(self, deep=True):
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        valid = self._get_param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"Invalid parameter {key!r} for estimator {type(self).__name__}; "
-                                 f"valid parameters are {valid}.")
-            setattr(self, key, value)
-        return self
 
     def fit_predict(self, X, y=None, **kwargs):
         return self.fit(X, y, **kwargs).labels_
