@@ -89,7 +89,8 @@ def main(argv=None):
              f"{args.part}",
              f"# {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f} at "
              f"start; instruction set {_pairwise.SIMD_LEVEL} (pair kernels; the projection "
-             f"kernel is scalar); energystats {es.__version__}, numpy {np.__version__}", ""]
+             f"kernel uses SSE2 vectors whatever the dispatch); energystats {es.__version__}, "
+             f"numpy {np.__version__}", ""]
     if args.part in ("power", "both"):
         power(lines, args.quick)
     if args.part in ("time", "both"):

@@ -59,13 +59,59 @@ def sorted_group_sums(const double[::1] x,          # IN (n,), sorted ascending
 
 cdef extern from *:
     """
+    #include <math.h>
     /* this module's cancel flag, read by projected_group_sums once per relabelling */
     static volatile int es_s1d_cancel_flag = 0;
     static inline int es_s1d_cancelled(void) { return es_s1d_cancel_flag; }
     static inline void es_s1d_set_cancel(int v) { es_s1d_cancel_flag = v; }
+
+    /* projected_group_sums for two groups, the relabellings in structure-of-arrays form so
+       that the loop over them vectorises (each relabelling's lane does the same operations in
+       the same order: the bits do not depend on the vector width).  For the value x at sorted
+       position p with c0 values of group 0 before it (c1 = p - c0 of group 1), the unordered
+       within sums gain x (2 c0 - n0 + 1) (group 0) or x (2 c1 - n1 + 1) (group 1): the
+       pooled-sort form of sum_{i<j in C} |x_i - x_j| = sum_l (2l - 1 - m) x_(l).  Both terms
+       are formed, the other group's multiplied by 0; the sums are Neumaier-compensated. */
+    static int es_s1d_two_groups(const double* v, const Py_ssize_t* order,
+                                 const unsigned char* LT, Py_ssize_t n, Py_ssize_t B,
+                                 double n0, double n1, double* restrict cnt,
+                                 double* restrict w0, double* restrict w0c,
+                                 double* restrict w1, double* restrict w1c)
+    {
+        Py_ssize_t p, b;
+        for (p = 0; p < n; p++) {
+            if ((p & 65535) == 0 && es_s1d_cancel_flag)
+                return 1;
+            const double xv = v[p], pp = (double)p;
+            const unsigned char* restrict row = LT + order[p] * B;
+            #pragma GCC ivdep
+            for (b = 0; b < B; b++) {
+                const double m1 = (double)row[b], m0 = 1.0 - m1, c0 = cnt[b];
+                const double t0 = m0 * (xv * (2.0 * c0 - n0 + 1.0));
+                const double t1 = m1 * (xv * (2.0 * (pp - c0) - n1 + 1.0));
+                /* Neumaier: the compensation gains (big - t) + small, big the addend of the
+                   larger magnitude; the selects are of values, so the loop stays branch-free */
+                const double a0 = w0[b], s0 = a0 + t0;
+                const int k0 = fabs(a0) >= fabs(t0);
+                const double big0 = k0 ? a0 : t0, small0 = k0 ? t0 : a0;
+                w0c[b] += (big0 - s0) + small0;
+                w0[b] = s0;
+                const double a1 = w1[b], s1 = a1 + t1;
+                const int k1 = fabs(a1) >= fabs(t1);
+                const double big1 = k1 ? a1 : t1, small1 = k1 ? t1 : a1;
+                w1c[b] += (big1 - s1) + small1;
+                w1[b] = s1;
+                cnt[b] = c0 + m0;
+            }
+        }
+        return 0;
+    }
     """
     int es_s1d_cancelled() noexcept nogil
     void es_s1d_set_cancel(int v) noexcept nogil
+    int es_s1d_two_groups(const double* v, const Py_ssize_t* order, const unsigned char* LT,
+                          Py_ssize_t n, Py_ssize_t B, double n0, double n1, double* cnt,
+                          double* w0, double* w0c, double* w1, double* w1c) noexcept nogil
 
 
 def cancel():
@@ -80,36 +126,34 @@ def reset():
 
 cdef void _two_groups(const double* v, const Py_ssize_t* order, const unsigned char* LT,
                       Py_ssize_t n, Py_ssize_t B, double* work, Py_ssize_t width) noexcept nogil:
-    """:func:`projected_group_sums` for k = 2, into the same work layout: only group 0's count
-    and sum are kept per relabelling; group 1's are the prefix's less them (the prefix count
-    and sum of the sorted values are the same for every relabelling), and the cross sum is the
-    sum over all pairs less the two within sums."""
+    """:func:`projected_group_sums` for k = 2, into the same work layout (P[g*2+h] at 6 + .,
+    its compensation at 10 + .): the within sums by ``es_s1d_two_groups`` (one vectorised pass
+    over the relabellings per value), the cross sum the sum over all pairs less the two."""
     cdef Py_ssize_t p, b
-    cdef const unsigned char* row
-    cdef double xv, pre = 0.0, prec = 0.0, c0, s0, s1, tall = 0.0, tallc = 0.0
+    cdef double n0 = 0.0, tall = 0.0, tallc = 0.0
+    cdef const unsigned char* col0 = LT          # relabelling 0 (every column has the same counts)
+    cdef double* soa = <double*> calloc(5 * B, sizeof(double))
     cdef double* w
+    if soa == NULL:
+        work[0] = -1.0                           # reported as a memory failure by the caller
+        return
     for p in range(n):
-        if p % 65536 == 0 and es_s1d_cancelled():
-            return
-        xv = v[p]
-        row = LT + order[p] * B
-        for b in range(B):
-            w = work + b * width              # cnt[2], tot[2], totc[2], P[4], C[4]
-            c0 = w[0]
-            s0 = w[2] + w[4]
-            if row[b] == 0:
-                kahan_add(&w[6], &w[10], c0 * xv - s0)
-                w[0] = c0 + 1.0
-                kahan_add(&w[2], &w[4], xv)
-            else:
-                s1 = (pre + prec) - s0
-                kahan_add(&w[9], &w[13], (<double>p - c0) * xv - s1)
-        kahan_add(&tall, &tallc, <double>p * xv - (pre + prec))
-        kahan_add(&pre, &prec, xv)
-    for b in range(B):                        # the cross sum: all pairs less the two within
+        n0 += 1.0 - <double>col0[p * B]
+    for p in range(n):                           # Σ_{i<j} |x_i − x_j| over all pairs
+        kahan_add(&tall, &tallc, v[p] * (2.0 * <double>p - <double>n + 1.0))
+    if es_s1d_two_groups(v, order, LT, n, B, n0, <double>n - n0, soa, soa + B, soa + 2 * B,
+                         soa + 3 * B, soa + 4 * B):
+        free(soa)
+        return
+    for b in range(B):
         w = work + b * width
+        w[6] = soa[B + b]
+        w[10] = soa[2 * B + b]
+        w[9] = soa[3 * B + b]
+        w[13] = soa[4 * B + b]
         w[7] = (tall + tallc) - (w[6] + w[10]) - (w[9] + w[13])
         w[11] = 0.0
+    free(soa)
 
 
 @cython.boundscheck(False)
@@ -140,10 +184,12 @@ def projected_group_sums(const double[:, ::1] V,          # IN (J, n): each row 
             continue
         work = <double*> calloc(B * width, sizeof(double))
         if work == NULL:
-            failed = 1
+            failed += 1
             continue
         if k == 2:
             _two_groups(&V[j, 0], &order[j, 0], &LT[0, 0], n, B, work, width)
+            if work[0] == -1.0:
+                failed += 1
         for p in range(n if k != 2 else 0):
             if p % 65536 == 0 and es_s1d_cancelled():
                 break

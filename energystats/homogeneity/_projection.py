@@ -16,31 +16,21 @@ sorted once, and one compiled pass per (relabelling, projection) sums the k×k g
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 
 import numpy as np
 
 from .._core import _interrupt
+from .._core._projections import (DEFAULT_PROJECTIONS, check_n_projections, directions, project,
+                                  sorted_rows, sphere_constant)
 from .._lib import _sorted1d
 from ._finish import _energy_test_finish
 
-__all__ = ["check_projection_options", "projection_test", "sphere_constant", "DEFAULT_PROJECTIONS"]
-
-#: the default number of random directions
-DEFAULT_PROJECTIONS = 100
-
-
-def sphere_constant(d):
-    """c_d = √π Γ((d+1)/2) / Γ(d/2): ‖z‖ = c_d · E_u |u'z| for u uniform on the sphere of R^d."""
-    return math.exp(0.5 * math.log(math.pi) + math.lgamma((d + 1) / 2.0) - math.lgamma(d / 2.0))
+__all__ = ["check_projection_options", "projection_test", "DEFAULT_PROJECTIONS"]
 
 
 def check_projection_options(n_projections, st, exponent, estimator, pvalue_method, exact):
     """The options ``method='projection'`` takes (each refusal names the argument)."""
-    if not (isinstance(n_projections, numbers.Integral) and not isinstance(n_projections, bool)
-            and 1 <= n_projections <= 10**6):
-        raise ValueError(f"`n_projections` must be an integer in [1, 10**6]; got {n_projections!r}.")
+    check_n_projections(n_projections)
     met = st.metric
     if met.kind != "builtin" or met.name != "energy" or float(exponent) != 1.0:
         raise ValueError("`method='projection'` needs metric='energy' with exponent=1 (the "
@@ -59,27 +49,6 @@ def check_projection_options(n_projections, st, exponent, estimator, pvalue_meth
         raise ValueError(f"`method='projection'` takes at most 255 groups; got {st.labs[0].k}.")
 
 
-def _directions(gen, K, d):
-    """K directions uniform on the unit sphere (normal rows, normalised); d = 1: the sign is
-    irrelevant (|u x - u y| = |x - y|), so every direction is +1."""
-    if d == 1:
-        return np.ones((K, 1))
-    U = gen.standard_normal((K, d))
-    U /= np.sqrt(np.einsum("ij,ij->i", U, U))[:, None]
-    return U
-
-
-def _project(X, U):
-    """The (J, n) projections U X', column by column in a fixed order (no BLAS: the same bits
-    on every machine and thread count), each row centred on its mean (the sums are
-    translation invariant; centring keeps the running sums small)."""
-    P = np.zeros((U.shape[0], X.shape[0]))
-    for j in range(X.shape[1]):
-        P += U[:, j:j + 1] * X[:, j][None, :]
-    P -= P.mean(axis=1, keepdims=True)
-    return P
-
-
 def projection_test(st, unit, stat, n_projections):
     """The :class:`EnergyTestResult` of the projection test (``st`` from ``_prepare``)."""
     X = np.ascontiguousarray(st.X, dtype=np.float64)
@@ -88,7 +57,7 @@ def projection_test(st, unit, stat, n_projections):
     k = lab.k
     gen = st.gen
     K = 1 if d == 1 else int(n_projections)     # in 1-D every projection is the data
-    U = _directions(gen, K, d)
+    U = directions(gen, K, d)
     R = st.R
     LT = np.empty((n, R + 1), dtype=np.uint8)     # one column per relabelling, 0 the observed
     LT[:, 0] = lab.codes
@@ -100,10 +69,8 @@ def projection_test(st, unit, stat, n_projections):
     J = int(max(1, min(K, free // per_direction)))
     out = np.zeros((B, k, k))
     for j0 in range(0, K, J):
-        P = _project(X, U[j0:j0 + J])
-        order = np.argsort(P, axis=1, kind="stable")
-        V = np.ascontiguousarray(np.take_along_axis(P, order, axis=1))
-        order = np.ascontiguousarray(order, dtype=np.intp)
+        P = project(X, U[j0:j0 + J])
+        V, order = sorted_rows(P, st.n_threads)
         del P
         acc = np.empty((V.shape[0], B, k, k))
         if _interrupt.call(_sorted1d.projected_group_sums, V, order, LT, k, acc, st.n_threads,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import energystats as es
-from energystats.homogeneity._projection import sphere_constant
+from energystats._core._projections import sphere_constant
 
 
 def ref_stat_1d(v, codes):
