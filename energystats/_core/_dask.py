@@ -101,7 +101,7 @@ def check_dask_options(method, memory_budget, default_budget, progress):
         raise ValueError("`memory_budget` bounds the threads backend's working memory; with "
                          "backend='dask' a task holds a tile of at most 2048 rows and a batch of "
                          "relabellings bounded whatever n, so leave it at its default.")
-    if progress not in (False, None):
+    if progress not in (False, None, "auto"):
         raise ValueError("`progress=` is for the threads backend; with backend='dask' use Dask's "
                          "own (`distributed.progress(result)` with compute=False, or the "
                          "dashboard).")

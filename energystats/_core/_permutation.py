@@ -156,6 +156,10 @@ class DegenerateStatisticWarning(RuntimeWarning):
     """A test statistic is not finite (e.g. 0/0), so the test has no p-value (NaN)."""
 
 
+class AntiConservativeWarning(UserWarning):
+    """A requested procedure rejects far more often than its nominal level."""
+
+
 def pvalue_from_null(observed, null, exact, what="statistic", tol=0.0, key=None):
     """One-sided p-value; relabelled values within ``tol`` below the observed one count as ties.
 

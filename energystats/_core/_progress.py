@@ -190,11 +190,19 @@ class Progress:
 def progress_bar(total, progress, desc="permutations", unit="perm", *, nested=False):
     """A :class:`Progress` when ``progress`` is truthy and ``total > 0``, else None.
 
-    ``progress`` is a bool (True: on ``sys.stderr``) or a file-like object
-    (with ``write``) to write to; ``desc`` and ``unit`` as in :class:`Progress`.
-    A false ``progress`` takes the :func:`ambient` setting when no bar is open.
+    ``progress`` is 'auto' (a bar on ``sys.stderr`` when it is interactive, a terminal;
+    otherwise as False), a bool (True: on ``sys.stderr``) or a file-like object (with
+    ``write``) to write to; ``desc`` and ``unit`` as in :class:`Progress`.  A false
+    ``progress`` takes the :func:`ambient` setting when no bar is open.
     """
     from_ambient = False
+    if isinstance(progress, str):
+        if progress != "auto":
+            raise ValueError(f"`progress` must be 'auto', True, False or a stream (with write); "
+                             f"got {progress!r}.")
+        tty = getattr(sys.stderr, "isatty", None)
+        progress = bool(tty and tty())       # 'auto': on an interactive stderr only
+        from_ambient = True
     if not progress and not hasattr(progress, "write"):
         with _OPEN_LOCK:
             progress = _AMBIENT["progress"] if not _OPEN else False

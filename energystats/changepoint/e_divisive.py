@@ -48,7 +48,7 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
                n_resamples=199, pvalue_method="full", resampling="permutation",
                block_size=None, kappa="search", metric="energy", sigma=1.0,
                check_negative_type=True, columns=None, rng=None, n_threads=None,
-               progress=False, backend=None):
+               progress="auto", backend=None):
     r"""E-Divisive: change points of a multivariate series by hierarchical energy splits.
 
     The method of Matteson and James (2014): the segment whose best split has the largest
@@ -130,9 +130,10 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         searches of the data, every available core for the permuted re-searches, which share
         out their permutations as threads free up; on the Dask backend, threads per task,
         default 1).  The result does not depend on it.
-    progress : bool or file-like, default False
-        Show the permutations' progress on stderr (or the given stream); threads backend
-        only.
+    progress : 'auto', bool or file-like, default 'auto'
+        Show the permutations' progress: 'auto' on ``sys.stderr`` when it is a terminal,
+        True on ``sys.stderr`` whatever it is, or on the given stream; threads backend
+        only ('auto' is ignored with backend='dask').
     backend : {None, 'threads', 'dask'}, default None
         Where the permuted re-searches run.  None and 'threads': this process's threads.
         'dask': tasks on the current Dask scheduler (a ``distributed.Client`` if one is
@@ -367,7 +368,7 @@ def _refuse_test_settings(n_changepoints, n_resamples, pvalue_method, sig_level,
                                        ("resampling", resampling != "permutation"),
                                        ("block_size", block_size is not None),
                                        ("rng", rng is not None),
-                                       ("progress", progress is not False),
+                                       ("progress", progress not in ("auto", False, None)),
                                        ("backend", backend == "dask")) if given]
     if unused:
         raise ValueError(f"{', '.join(f'`{u}`' for u in unused)}: for the permutation tests, "
@@ -494,7 +495,7 @@ def _backend_iv(backend, X, progress):
                         "first (`X.compute()`).")
     if not use_dask(backend, True, ()):
         return False
-    if progress not in (False, None):
+    if progress not in (False, None, "auto"):
         raise ValueError("`progress=` is for the threads backend; with backend='dask' use Dask's "
                          "own (the dashboard, or `distributed.progress`).")
     return True

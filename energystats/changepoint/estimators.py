@@ -164,7 +164,7 @@ class EDivisive(_ChangePointEstimator):
                  n_resamples=199, pvalue_method="full", resampling="permutation",
                  block_size=None, kappa="search", metric="energy", sigma=1.0,
                  check_negative_type=True, columns=None, random_state=None, n_threads=None,
-                 progress=False, backend=None):
+                 progress="auto", backend=None):
         self.min_size = min_size
         self.exponent = exponent
         self.n_changepoints = n_changepoints

@@ -19,7 +19,7 @@ from .._core import _engine, _memory, _sequential
 from .._lib import _hartigan
 from ._fit import _clustering_iv, _fit
 from .._core._grouped import DispersionResult, dispersion_from_sums
-from .._core._permutation import pvalue_from_null, pvalue_se, sum_error
+from .._core._permutation import AntiConservativeWarning, pvalue_from_null, pvalue_se, sum_error
 from .._core._progress import progress_bar
 from .._core._frames import select_frame
 from .._core._validation import seeded_rng
@@ -27,10 +27,6 @@ from .._core._validation import seeded_rng
 __all__ = ["cluster_test", "ClusterTestResult", "AntiConservativeWarning"]
 
 NULLS = ("gaussian", "uniform")
-
-
-class AntiConservativeWarning(UserWarning):
-    """A requested procedure rejects far more often than its nominal level."""
 
 
 @notebook_display
@@ -229,7 +225,7 @@ def _pvalue(obs, null, tol):
 def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gaussian", n_resamples=99, metric="energy",
                  exponent=1.0, sigma=1.0, check_negative_type=True, algorithm="hartigan",
                  init="k-means++", n_init=10,
-                 max_iter=300, random_state=None, rng=None, naive=False, progress=False,
+                 max_iter=300, random_state=None, rng=None, naive=False, progress="auto",
                  n_threads=None, engine="auto", pvalue_method="full", sequential_h=10, alpha=0.05):
     r"""Is the data more clustered than a no-cluster reference? (parametric bootstrap)
 
@@ -268,9 +264,10 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         :func:`energystats.energy_test`) — NOT a
         valid test after clustering: it rejects almost always even for a
         single Gaussian.  Emits :class:`AntiConservativeWarning`.
-    progress : bool or file-like, default False
+    progress : 'auto', bool or file-like, default 'auto'
         Show the progress of the reference clusterings with the estimated
-        time left on stderr (or on the given stream).
+        time left: 'auto' on ``sys.stderr`` when it is a terminal, True on
+        ``sys.stderr`` whatever it is, or on the given stream.
     n_threads : int, optional
         Reference clusterings run in this many threads (kernels release the GIL).
     engine : {'auto', 'matrix', 'streamed'}, default 'auto'

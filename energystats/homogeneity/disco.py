@@ -19,7 +19,7 @@ __all__ = ["disco"]
 def disco(*samples, labels=None, by=None, columns=None, strata=None, conditional=True, dropna=False,
           numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0,
           check_negative_type=True, rng=None,
-          exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET, progress=False,
+          exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET, progress="auto",
           n_threads=None, backend=None, compute=True, pvalue_method="full", sequential_h=10,
           alpha=0.05):
     r"""DISCO: distance-components analysis of k ≥ 2 groups (permutation F test).

@@ -22,7 +22,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
                 numeric_only=False, n_resamples=999, metric="energy", exponent=1.0, sigma=1.0,
                 check_negative_type=True,
                 rng=None, exact=None, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET,
-                progress=False, n_threads=None, backend=None, compute=True, pvalue_method="full",
+                progress="auto", n_threads=None, backend=None, compute=True, pvalue_method="full",
                 sequential_h=10, alpha=0.05, estimator="V", n_projections=DEFAULT_PROJECTIONS):
     r"""Energy test of equal distributions for k ≥ 2 samples (permutation test).
 
@@ -101,9 +101,11 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         :class:`MemoryError` saying how much is needed is raised before any
         work when not even one relabelling fits.  A callable ``metric``
         always forms the n×n matrix.
-    progress : bool or file-like, default False
-        Show progress with the estimated time left on stderr (or on the given
-        stream): redrawn in place on a terminal, a line every 10 s otherwise.
+    progress : 'auto', bool or file-like, default 'auto'
+        Show progress with the estimated time left: 'auto' on ``sys.stderr``
+        when it is a terminal (silent in scripts, pipes and notebooks' captured
+        streams); True on ``sys.stderr`` whatever it is; or on the given stream.
+        Redrawn in place on a terminal, a line every 5 s otherwise.
     n_threads : int or None
         Threads for the compiled kernels and BLAS (None: all available; with
         the Dask backend, threads per task, default 1).
