@@ -132,21 +132,10 @@ def _sums_1d(x, y, n_threads):
             (ra, ox), (rb, oy) = pool.map(_sorted_row_sums, (x, y))
     else:
         (ra, ox), (rb, oy) = _sorted_row_sums(x), _sorted_row_sums(y)
-    # Σ_{i<j} |x_i − x_j||y_i − y_j| = 2 D − F: D over the pairs ordered alike in x and y
-    xs, ys = np.ascontiguousarray(x[ox]), np.ascontiguousarray(y[ox])
     pos = np.empty(n, dtype=np.intp)
     pos[ox] = np.arange(n)
-    yorder = pos[oy]  # x positions by increasing y
-    h = n // 2
-    first = yorder < h
-    rank_l, rank_r = np.empty(h, dtype=np.intp), np.empty(n - h, dtype=np.intp)
-    rank_l[yorder[first]] = np.arange(h)
-    rank_r[yorder[~first] - h] = np.arange(n - h)
-    nt = _engine.effective_threads(n_threads, float(n) * math.log2(n) * 100)
-    D = _exact(_dependence.dominance_moment_1d(xs, ys, yorder, h, rank_l, rank_r, nt))
-    m = np.empty(20)
-    _dependence.moments_dd(x, y, ra[0], ra[1], rb[0], rb[1], m)
-    sx, sy, sxx, syy, sxy, Sa, Sb, T2, T2a, T2b = (_exact(m[2 * k:2 * k + 2]) for k in range(10))
+    D, (sx, sy, sxx, syy, sxy, Sa, Sb, T2, T2a, T2b) = _pair_moments_1d(x, y, ra, rb, ox, pos, oy,
+                                                                       n_threads)
     F = n * sxy - sx * sy
     T1 = 2 * (2 * D - F)
     Saa, Sbb = 2 * n * sxx - 2 * sx * sx, 2 * n * syy - 2 * sy * sy  # Σ_ij (v_i − v_j)²
@@ -158,6 +147,66 @@ def _sums_1d(x, y, n_threads):
     else:
         U = (0, 0, 0)
     return tuple(float(v) for v in V), tuple(float(v) for v in U)
+
+
+def _pair_moments_1d(x, y, ra, rb, ox, pos, oy, n_threads):
+    """The exact ``D`` of :func:`energystats._lib._dependence.dominance_moment_1d` and the ten
+    moments of :func:`~energystats._lib._dependence.moments_dd` (exact rationals) of centred 1-D
+    ``x``, ``y`` with their rows' distance sums ``ra``, ``rb`` (double-double pairs), the sort
+    orders ``ox``, ``oy`` and ``pos`` (``pos[ox] = 0..n-1``): O(n log n), no sort."""
+    n = x.size
+    xs, ys = np.ascontiguousarray(x[ox]), np.ascontiguousarray(y[ox])
+    yorder = pos[oy]  # x positions by increasing y
+    h = n // 2
+    first = yorder < h
+    rank_l, rank_r = np.empty(h, dtype=np.intp), np.empty(n - h, dtype=np.intp)
+    rank_l[yorder[first]] = np.arange(h)
+    rank_r[yorder[~first] - h] = np.arange(n - h)
+    nt = _engine.effective_threads(n_threads, float(n) * math.log2(max(n, 2)) * 100)
+    D = _exact(_dependence.dominance_moment_1d(xs, ys, yorder, h, rank_l, rank_r, nt))
+    m = np.empty(20)
+    _dependence.moments_dd(x, y, ra[0], ra[1], rb[0], rb[1], m)
+    return D, tuple(_exact(m[2 * k:2 * k + 2]) for k in range(10))
+
+
+class SortedSide:
+    """One 1-D variable prepared for :func:`sorted_cross`: centred, sorted once, its rows'
+    distance sums formed once (double-double), and ``norm`` = ``Σ_ij A_ij²`` (V form) of its
+    double-centred distance matrix (exponent 1)."""
+
+    def __init__(self, v):
+        n = self.n = v.size
+        self.v = np.ascontiguousarray(v - _csum(v) / n)
+        self.rows, self.order = _sorted_row_sums(self.v)
+        self.pos = np.empty(n, dtype=np.intp)
+        self.pos[self.order] = np.arange(n)
+        m = np.empty(20)
+        r = self.rows
+        _dependence.moments_dd(self.v, self.v, r[0], r[1], r[0], r[1], m)
+        s, _, ss, _, _, S, _, T2, _, _ = (_exact(m[2 * k:2 * k + 2]) for k in range(10))
+        #: Σ_ij (v_i − v_j)² − 2 Σ_i a_i.² / n + a..² / n², exactly rounded
+        self.norm = float(2 * n * ss - 2 * s * s - 2 * T2 / n + S * S / n**2)
+        #: a.. = Σ_ij |v_i − v_j|
+        self.total = float(S)
+
+
+def sorted_cross(a, b, n_threads, perm=None):
+    """``Σ_ij A_ij B_ij`` (V form) of the double-centred distance matrices of two
+    :class:`SortedSide` variables, with ``b``'s rows in the order ``perm`` (None: as given):
+    O(n log n), no sort (Huo and Székely 2016's sums, as :func:`_sums_1d`; one rounding)."""
+    n = a.n
+    if perm is None:
+        y, rb, oy = b.v, b.rows, b.order
+    else:
+        inv = np.empty(n, dtype=np.intp)
+        inv[perm] = np.arange(n)
+        y = b.v[perm]
+        rb = (b.rows[0][perm], b.rows[1][perm])
+        oy = inv[b.order]
+    D, (sx, sy, _, _, sxy, Sa, Sb, T2, _, _) = _pair_moments_1d(a.v, y, a.rows, rb, a.order, a.pos,
+                                                                 oy, n_threads)
+    T1 = 2 * (2 * D - (n * sxy - sx * sy))
+    return float(T1 - 2 * T2 / n + Sa * Sb / n**2)
 
 
 def _streamed_sums(X, Y, code, param_x, param_y, n_threads):

@@ -408,8 +408,8 @@ def _pvalue_kwargs(args):
                        f"--pvalue-method {args.pvalue_method}, which does not use it).")
     if args.pvalue_method == "full":
         return {}
-    if args.pvalue_method == "asymptotic":
-        return dict(pvalue_method="asymptotic")
+    if args.pvalue_method in ("asymptotic", "gamma"):
+        return dict(pvalue_method=args.pvalue_method)
     h = 10 if args.sequential_h is None else args.sequential_h
     if h < 1:
         raise CLIError(f"option --sequential-h: must be >= 1; got {h}.")

@@ -32,6 +32,14 @@ def _cmd_dcor(args):
     pkw = _pvalue_kwargs(args)
     if args.affine:
         pkw["affine"] = True
+    if (args.projections is None) == (pkw.get("pvalue_method") == "gamma"):
+        if args.projections is None:
+            raise CLIError("option --pvalue-method gamma: only with --projections K.")
+        if pkw.get("pvalue_method") not in (None, "gamma"):
+            raise CLIError(f"option --projections: takes --pvalue-method full or gamma; got "
+                           f"{args.pvalue_method}.")
+    if args.projections is not None:
+        return _dcor_projection(args, x, y, xs, ys, met, pkw)
     t0 = time.perf_counter()
     if pkw.get("pvalue_method") == "asymptotic":
         res = independence_test(x, y, **met, **pkw)
@@ -70,6 +78,44 @@ def _cmd_dcor(args):
          columns=getattr(args, "columns_used", None))
     if res is not None:
         _test_verdict(args, res, "x and y are dependent", "no evidence of dependence between x and y")
+    return 0
+
+
+def _dcor_projection(args, x, y, xs, ys, met, pkw):
+    """``dcor --projections K``: the projection test (no O(n²) estimates)."""
+    import pandas as pd
+
+    from .. import independence_test
+    from ._io import emit
+
+    if args.projections < 1:
+        raise CLIError(f"option --projections: must be >= 1; got {args.projections}.")
+    if met.get("metric", "energy") != "energy" or float(met.get("exponent", 1.0)) != 1.0:
+        raise CLIError("option --projections: needs --metric energy with --exponent 1 (the "
+                       "projections' identity holds for the Euclidean distance only).")
+    gamma = pkw.get("pvalue_method") == "gamma"
+    if not gamma and args.resamples < 1:
+        raise CLIError("option --resamples: the projection test's permutations need >= 1 (or "
+                       "--pvalue-method gamma).")
+    seed = _draw_seed(args)
+    t0 = time.perf_counter()
+    res = independence_test(x, y, method="projection", n_projections=args.projections,
+                            n_resamples=args.resamples, rng=seed, **met, **pkw)
+    _note_run(args, "projection test of independence", res, t0)
+    row = {"x": ", ".join(map(str, xs)), "y": ", ".join(map(str, ys)), "n": len(x),
+           "statistic": res.statistic, "n_projections": res.n_projections, "pvalue": res.pvalue,
+           "pvalue_method": res.pvalue_method, "seed": res.seed}
+    if not gamma:
+        row.update(pvalue_se=res.pvalue_se, n_resamples=res.n_resamples)
+    if args.format == "json":
+        _print_json({"command": "dcor", "method": "projection", **row, **_metric_record(met)})
+        return 0
+    emit([("projection test of independence (statistic: n dCov^2 estimated from "
+           f"{res.n_projections} pairs of random directions"
+           + (", gamma p-value, approximate)" if gamma else ", permutation p-value)"),
+           pd.DataFrame([row]).set_index(["x", "y"]))], args.format,
+         columns=getattr(args, "columns_used", None))
+    _test_verdict(args, res, "x and y are dependent", "no evidence of dependence between x and y")
     return 0
 
 

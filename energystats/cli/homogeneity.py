@@ -77,6 +77,8 @@ def _cmd_test(args):
     kw = dict(n_resamples=args.resamples, rng=seed, **met, **pkw)  # progress: main's ambient
     if args.estimator != "V":
         kw["estimator"] = args.estimator
+    if args.projections is not None:
+        kw.update(_projection_options(args, met, pkw))
     if len(args.files) == 1:
         path = args.files[0]
         if not args.by:
@@ -123,6 +125,8 @@ def _cmd_test(args):
         row["decision"] = res.decision
     if res.estimator != "V":
         row["estimator"] = res.estimator
+    if res.n_projections is not None:
+        row["n_projections"] = res.n_projections
     table = pd.DataFrame([row], index=pd.Index(["energy test"], name="test"))
     emit([("energy test of equal distributions", table)], args.format,
          columns=getattr(args, "columns_used", None))
@@ -131,6 +135,23 @@ def _cmd_test(args):
     _test_verdict(args, res, "the groups' distributions differ",
                   "no evidence that the groups' distributions differ", extra)
     return 0
+
+
+def _projection_options(args, met, pkw):
+    """``test --projections K``: the options of ``method='projection'``, checked with the
+    command line's names."""
+    if args.projections < 1:
+        raise CLIError(f"option --projections: must be >= 1; got {args.projections}.")
+    if met.get("metric", "energy") != "energy" or float(met.get("exponent", 1.0)) != 1.0:
+        raise CLIError("option --projections: needs --metric energy with --exponent 1 (the "
+                       "projections' identity holds for the Euclidean distance only).")
+    for bad, opt in ((args.strata, "--strata"), (args.estimator != "V", "--estimator U"),
+                     (pkw, f"--pvalue-method {args.pvalue_method}"),
+                     (args.resamples < 1, "--resamples 0")):
+        if bad:
+            raise CLIError(f"option --projections: does not take {opt} (it is a permutation "
+                           "test of the V statistic with all its relabellings).")
+    return dict(method="projection", n_projections=args.projections)
 
 
 def _strata_column(args, by):

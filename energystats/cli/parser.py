@@ -180,15 +180,19 @@ def _add_inference_args(p, resamples, what):
     p.add_argument("--alpha", type=_level, default=0.05, help="level of the verdict line (default: 0.05)")
 
 
-def _add_pvalue_method_args(p, asymptotic):
+def _add_pvalue_method_args(p, asymptotic, gamma=False):
     """--pvalue-method and --sequential-h, for the tests that stop early (or need no resampling)."""
-    choices = ("full", "sequential", "decision") + (("asymptotic",) if asymptotic else ())
+    choices = ("full", "sequential", "decision") + (("asymptotic",) if asymptotic else ()) \
+        + (("gamma",) if gamma else ())
     p.add_argument("--pvalue-method", choices=choices, default="full",
                    help="full: all --resamples; sequential: stop at the h-th resample reaching the "
                         "statistic (Besag & Clifford), p = h/L; decision: stop once p <= alpha or "
                         "p > alpha is clear (Gandy, error <= 1e-3)"
                         + ("; asymptotic: no resampling, the limit law's p-value (opt-in, see the "
-                           "docs' validity table)" if asymptotic else "") + " (default: full)")
+                           "docs' validity table)" if asymptotic else "")
+                        + ("; gamma: with --projections, the gamma approximation (no "
+                           "permutations; approximate, liberal on heavy-tailed data)"
+                           if gamma else "") + " (default: full)")
     p.add_argument("--sequential-h", type=int, default=None,
                    help="exceedances that stop --pvalue-method sequential (default: 10)")
 
@@ -232,6 +236,10 @@ def _add_test_command(sub, parents):
                    help="within-group means over all pairs (V, R energy's eqdist.etest) or "
                         "distinct pairs (U, dcor's u_statistic), in the statistic and the null "
                         "(default: V)")
+    p.add_argument("--projections", type=int, default=None, metavar="K",
+                   help="large n: the projection test (Baringhaus and Franz 2004), the energy "
+                        "statistic estimated from K random directions, O(K n log n) per "
+                        "relabelling instead of n^2 (a permutation test, exact level)")
     _add_inference_args(p, 999, "permutations")
     _add_pvalue_method_args(p, asymptotic=True)
     p.set_defaults(func=_cmd_test)
@@ -281,8 +289,12 @@ def _add_dcor_command(sub, parents):
     p.add_argument("--affine", action="store_true",
                    help="the affinely invariant forms: --x and --y each whitened by its sample "
                         "covariance first (unchanged by any invertible linear map of either)")
+    p.add_argument("--projections", type=int, default=None, metavar="K",
+                   help="large n: the projection test (Huang and Huo 2017), n dCov^2 estimated "
+                        "from K pairs of random directions, O(K n log n) per permutation instead "
+                        "of n^2; no dcor/dcov estimates (they are n^2)")
     _add_inference_args(p, 999, "permutations of the test of independence")
-    _add_pvalue_method_args(p, asymptotic=True)
+    _add_pvalue_method_args(p, asymptotic=True, gamma=True)
     p.set_defaults(func=_cmd_dcor)
 
 
