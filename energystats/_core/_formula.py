@@ -36,7 +36,8 @@ import pandas as pd
 
 from ._validation import foreign_to_pandas, short_list
 
-__all__ = ["FORMULA_INSTALL", "FormulaDesign", "formula_design", "is_formula", "require_formulaic"]
+__all__ = ["FORMULA_INSTALL", "FormulaDesign", "formula_design", "is_formula", "require_formulaic",
+           "indicator_columns", "is_two_sided"]
 
 FORMULA_INSTALL = "pip install energy-statistics[formula]"
 LHS = ("required", "one", "optional", "forbidden")
@@ -56,6 +57,31 @@ def require_formulaic(name="X"):
                           f"which is not installed: {FORMULA_INSTALL} (or pip install "
                           "formulaic).") from None
     return formulaic
+
+
+def is_two_sided(x):
+    """True when ``x`` is a string with a '~' (a formula, not a column name)."""
+    return isinstance(x, str) and "~" in x
+
+
+@dataclass(frozen=True)
+class _Indicators:
+    """What :func:`indicator_columns` kept: the levels of each factor, by its label."""
+
+    levels: dict
+
+
+def indicator_columns(frame, name="x"):
+    """The dependence functions' factor rule: a factor becomes one 0/1 column per observed
+    level, named ``f"{factor}_{level}"`` (two rows at different levels are √2 apart in the
+    Euclidean distance, rows at one level 0 apart, whatever the order of the levels)."""
+    label = frame.columns[0]
+    col = frame[label]
+    levels = list(col.cat.categories) if isinstance(col.dtype, pd.CategoricalDtype) \
+        else sorted(pd.unique(col))
+    out = pd.DataFrame({f"{label}_{lv}": (col == lv).to_numpy(dtype=np.float64) for lv in levels},
+                       index=frame.index)
+    return out, _Indicators({label: tuple(levels)})
 
 
 @dataclass(frozen=True)

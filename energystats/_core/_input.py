@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from ._formula import formula_design, indicator_columns, is_two_sided
 from ._frames import grouped_data, match_columns, select_frame
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
     foreign_to_pandas, short_list)
@@ -267,6 +268,9 @@ def grouped_input(samples, labels, by, columns, dropna, numeric_only, fname, all
 
 def variable(v, data, name):
     """One variable as ((n, d) array, columns used, index): from data, a column name or names."""
+    if is_two_sided(v):      # a one-sided formula '~ a + C(g)': its design, factors as 0/1 columns
+        v = formula_design(v, data, factors=indicator_columns, name=name, lhs="forbidden").rhs
+        data = None
     v = foreign_to_pandas(v, name)
     data = foreign_to_pandas(data, "data")
     if data is not None and (isinstance(v, str) or (isinstance(v, (list, tuple)) and v
@@ -290,8 +294,11 @@ def paired_variables(x, y, data=None, with_index=False, names=("x", "y")):
     """Two paired variables, checked once: ``(X, Y, columns of x, columns of y)``, and with
     ``with_index`` the rows' pandas index (x's or y's; None for arrays).
 
-    Each of ``x``, ``y`` is an array, a Series/DataFrame, or column name(s) of ``data``
-    (:func:`variable`); the rows must agree in number and, for pandas input, in index.
+    Each of ``x``, ``y`` is an array, a Series/DataFrame, column name(s) of ``data`` or a
+    one-sided formula '~ a + C(g)' on ``data`` (:func:`variable`); or ``y`` is None and ``x``
+    a formula 'y1 + y2 ~ x1 + C(g)' (the left side y, the right side's design x; factors as
+    0/1 columns, one per level).  The rows must agree in number and, for pandas input, in
+    index.
 
     Examples
     --------
@@ -302,6 +309,8 @@ def paired_variables(x, y, data=None, with_index=False, names=("x", "y")):
     ((3, 1), (3, 1), ['a'], ['b'])
     """
     nx, ny = names                      # the arguments' names, for the messages
+    if y is None:
+        x, y, data = _formula_pair(x, data, nx, ny)
     X, cx, ix = variable(x, data, nx)
     Y, cy, iy = variable(y, data, ny)
     if X.shape[0] != Y.shape[0]:
@@ -311,6 +320,16 @@ def paired_variables(x, y, data=None, with_index=False, names=("x", "y")):
         raise ValueError(f"`{nx}` and `{ny}` have different indexes: the rows must be paired. "
                          f"Align them first (e.g. `{ny} = {ny}.loc[{nx}.index]`) or pass arrays.")
     return (X, Y, cx, cy, ix if ix is not None else iy) if with_index else (X, Y, cx, cy)
+
+
+def _formula_pair(x, data, nx, ny):
+    """``(x, y, None)`` from a two-sided formula ``x`` = 'y ~ x1 + C(g)' (``y`` not given): the
+    left side is y (its columns as they are), the right side's design is x."""
+    if not is_two_sided(x) or x.strip().startswith("~"):
+        raise TypeError(f"`{ny}` is missing: pass it, or pass `{nx}` as a formula "
+                        f"'y1 + y2 ~ x1 + C(g)' with `data=` (the left side is {ny}).")
+    fd = formula_design(x, data, factors=indicator_columns, name=nx, lhs="required")
+    return fd.rhs, fd.lhs, None
 
 
 def paired_indexes(*named):

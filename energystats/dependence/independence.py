@@ -116,7 +116,7 @@ class IndependenceTestResult:
                                            f"dcor={self.estimates.dcor:.6g}") + f"{seq})")
 
 
-def independence_test(x, y, *, data=None, statistic=None, n_resamples=999, exponent=1.0,
+def independence_test(x, y=None, *, data=None, statistic=None, n_resamples=999, exponent=1.0,
                       metric="energy", sigma=1.0, check_negative_type=True, rng=None, exact=None,
                       strata=None, perm_blocks=None,
                       memory_budget=2**30, n_threads=None, backend=None, compute=True,
@@ -570,7 +570,7 @@ class DistanceCorrelationTTestResult:
                             index=pd.Index(["dcor t-test"], name="test"))
 
 
-def distance_correlation_ttest(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+def distance_correlation_ttest(x, y=None, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
                                check_negative_type=True,
                                n_threads=None, backend=None, compute=True):
     r"""t-test of independence by the bias-corrected distance correlation (high dimension).

@@ -120,7 +120,7 @@ def _marginal_terms(A2, B2):
 
 # -- the coefficient ----------------------------------------------------------------
 
-def independence_coefficient(x, y, *, data=None):
+def independence_coefficient(x, y=None, *, data=None):
     r"""The independence coefficient :math:`\mathcal{I}_n` (R ``energy``'s ``mvI``).
 
     Parameters
@@ -261,7 +261,7 @@ class IndependenceCoefficientTestResult:
                 f"exact={self.exact})")
 
 
-def independence_coefficient_test(x, y, *, data=None, n_resamples=999, rng=None, exact=None):
+def independence_coefficient_test(x, y=None, *, data=None, n_resamples=999, rng=None, exact=None):
     r"""Permutation test of independence by the coefficient :math:`\mathcal{I}_n` (R ``mvI.test``).
 
     Parameters

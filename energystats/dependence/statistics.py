@@ -129,7 +129,7 @@ def _stats_dask(x, y, data, met, n_threads, need_u, method):
 
 # -- public functions ------------------------------------------------------------
 
-def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+def distance_stats(x, y=None, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
                    check_negative_type=True, method="auto",
                    weights=None, affine=False, n_threads=None, backend=None, compute=True):
     r"""Distance covariance, variances and correlation of paired samples, V and U forms.
@@ -139,9 +139,14 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
     x, y : array_like, Series, DataFrame, or column name(s) with ``data``
         Paired samples, shape (n, p) and (n, q) (1-D for one feature);
         rows are pairs.  With ``metric='precomputed'``, the n×n distance
-        matrices of x and of y.
+        matrices of x and of y.  With ``data``, also formulas (the
+        ``formula`` extra, formulaic): ``x='y1 + y2 ~ a + C(g)'`` with ``y``
+        left out (the left side is y, the right side's design x), or a
+        one-sided ``'~ a + np.log(b)'`` for either; a factor becomes one
+        0/1 column per level, no intercept, the design's columns recorded.
     data : DataFrame, optional
-        With column names as ``x``/``y``: the table they are taken from.
+        With column names or formulas as ``x``/``y``: the table they are
+        taken from.
     exponent : float, default 1.0
         :math:`\alpha` in :math:`\|x - y\|^{\alpha}`, :math:`0 < \alpha < 2`
         for a consistent test of independence (R's ``index``).
@@ -249,7 +254,7 @@ def distance_stats(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
                           compute=compute, weights=weights), lambda r: r, compute)
 
 
-def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
+def distance_covariance_sqr(x, y=None, *, data=None, estimator="V", exponent=1.0, metric="energy",
                             sigma=1.0, check_negative_type=True, weights=None, n_threads=None,
                             backend=None, compute=True):
     r"""Squared distance covariance: :math:`\mathcal{V}^2_n(x, y)` (V) or :math:`\Omega_n(x, y)` (U).
@@ -272,7 +277,7 @@ def distance_covariance_sqr(x, y, *, data=None, estimator="V", exponent=1.0, met
     return _finish(res, lambda r: r.dcov_sqr if estimator == "V" else r.dcov_u, compute)
 
 
-def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, metric="energy",
+def distance_correlation_sqr(x, y=None, *, data=None, estimator="V", exponent=1.0, metric="energy",
                              sigma=1.0, check_negative_type=True, weights=None, n_threads=None,
                              backend=None, compute=True):
     r"""Squared distance correlation :math:`\mathcal{R}^2_n` (V) or the bias-corrected one (U).
@@ -300,7 +305,7 @@ def distance_correlation_sqr(x, y, *, data=None, estimator="V", exponent=1.0, me
     return _finish(res, pick, compute)
 
 
-def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+def distance_covariance(x, y=None, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
                         check_negative_type=True, weights=None,
                         n_threads=None, backend=None, compute=True):
     r"""Distance covariance :math:`\mathcal{V}_n(x, y)`, the square root of the V-statistic (R ``dcov``).
@@ -319,7 +324,7 @@ def distance_covariance(x, y, *, data=None, exponent=1.0, metric="energy", sigma
                           weights=weights), lambda r: r.dcov, compute)
 
 
-def distance_correlation(x, y, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
+def distance_correlation(x, y=None, *, data=None, exponent=1.0, metric="energy", sigma=1.0,
                          check_negative_type=True, weights=None, affine=False,
                          n_threads=None, backend=None, compute=True):
     r"""Distance correlation :math:`\mathcal{R}_n(x, y)`, the square root (R ``dcor``), in [0, 1].
