@@ -292,7 +292,7 @@ def best_split(const double[:, ::1] Z, Py_ssize_t min_size, int code, double par
     for k in prange(nt, num_threads=max(1, n_threads), schedule="dynamic", nogil=True):
         tmp = <double*>malloc(T * sizeof(double))
         if tmp == NULL:
-            failed = 1
+            failed += 1
             continue
         j0 = k * LEFT_TILE
         j1 = min(T, j0 + LEFT_TILE)
@@ -385,7 +385,7 @@ cdef _maxima_lanes(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
         work = <double*>malloc((maxlen * (d + 2) * W + 2 * maxlen + 2 + 2 * W) * sizeof(double))
         rows = <const Py_ssize_t**>malloc(W * sizeof(Py_ssize_t*))
         if work == NULL or rows == NULL:
-            failed = 1
+            failed += 1
             free(work)
             free(rows)
             continue
@@ -425,7 +425,7 @@ cdef _maxima_serial(const double[:, ::1] Z, const Py_ssize_t[:, ::1] perms,
             continue
         buf = <double*>malloc((maxlen * (d + 5) + 5) * sizeof(double))
         if buf == NULL:
-            failed = 1
+            failed += 1
             continue
         best = buf + maxlen * (d + 5) + 2
         for s in range(S):
