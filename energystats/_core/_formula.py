@@ -37,7 +37,7 @@ import pandas as pd
 from ._validation import foreign_to_pandas, short_list
 
 __all__ = ["FORMULA_INSTALL", "FormulaDesign", "formula_design", "is_formula", "require_formulaic",
-           "indicator_columns", "is_two_sided"]
+           "indicator_columns", "has_tilde"]
 
 FORMULA_INSTALL = "pip install energy-statistics[formula]"
 LHS = ("required", "one", "optional", "forbidden")
@@ -59,8 +59,8 @@ def require_formulaic(name="X"):
     return formulaic
 
 
-def is_two_sided(x):
-    """True when ``x`` is a string with a '~' (a formula, not a column name)."""
+def has_tilde(x):
+    """True when ``x`` is a string with a "~" (a formula, one- or two-sided, not a column name)."""
     return isinstance(x, str) and "~" in x
 
 

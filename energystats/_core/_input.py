@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ._formula import formula_design, indicator_columns, is_two_sided
+from ._formula import formula_design, indicator_columns, has_tilde
 from ._frames import grouped_data, match_columns, select_frame
 from ._validation import (Labels, align_labels, as_data, as_labels, as_square_matrix,
     foreign_to_pandas, short_list)
@@ -268,7 +268,7 @@ def grouped_input(samples, labels, by, columns, dropna, numeric_only, fname, all
 
 def variable(v, data, name):
     """One variable as ((n, d) array, columns used, index): from data, a column name or names."""
-    if is_two_sided(v):      # a one-sided formula '~ a + C(g)': its design, factors as 0/1 columns
+    if has_tilde(v):      # a one-sided formula '~ a + C(g)': its design, factors as 0/1 columns
         v = formula_design(v, data, factors=indicator_columns, name=name, lhs="forbidden").rhs
         data = None
     v = foreign_to_pandas(v, name)
@@ -325,7 +325,7 @@ def paired_variables(x, y, data=None, with_index=False, names=("x", "y")):
 def _formula_pair(x, data, nx, ny):
     """``(x, y, None)`` from a two-sided formula ``x`` = 'y ~ x1 + C(g)' (``y`` not given): the
     left side is y (its columns as they are), the right side's design is x."""
-    if not is_two_sided(x) or x.strip().startswith("~"):
+    if not has_tilde(x) or x.strip().startswith("~"):
         raise TypeError(f"`{ny}` is missing: pass it, or pass `{nx}` as a formula "
                         f"'y1 + y2 ~ x1 + C(g)' with `data=` (the left side is {ny}).")
     fd = formula_design(x, data, factors=indicator_columns, name=nx, lhs="required")
