@@ -101,6 +101,7 @@ _EXPORTS = {
     "e_cp3o": "changepoint",
     "ECp3oResult": "changepoint",
     "EDivisive": "changepoint",
+    "SktimeDetector": "changepoint",
     "EAgglo": "changepoint",
     "ECp3o": "changepoint",
 }

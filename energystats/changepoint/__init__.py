@@ -6,6 +6,8 @@
   on windowed E-statistics (R ``ecp``'s ``e.cp3o``);
 * :mod:`.estimators` — :class:`EDivisive`, :class:`EAgglo` and :class:`ECp3o`, their ruptures-style
   estimators (``fit(signal).predict()`` gives breakpoints ending with ``n_samples``);
+* :mod:`.sktime_detector` — :class:`SktimeDetector`, any of them as an sktime detector (imported
+  on first use: sktime is optional and slow to import);
 * private: ``_search`` (the drivers of the compiled split search and of the permuted
   re-search), ``_results`` (:class:`EDivisiveResult`, :class:`EAggloResult`).
 
@@ -22,4 +24,14 @@ from .e_divisive import e_divisive
 from .estimators import EAgglo, ECp3o, EDivisive
 
 __all__ = ["e_divisive", "EDivisiveResult", "e_agglo", "EAggloResult", "ChangePointWarning",
-           "EDivisive", "EAgglo", "ECp3o", "e_cp3o", "ECp3oResult"]
+           "EDivisive", "EAgglo", "ECp3o", "e_cp3o", "ECp3oResult", "SktimeDetector"]
+
+
+def __getattr__(name):
+    # SktimeDetector's module imports sktime when it is installed (seconds): only on first use
+    if name == "SktimeDetector":
+        from .sktime_detector import SktimeDetector
+
+        globals()[name] = SktimeDetector
+        return SktimeDetector
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

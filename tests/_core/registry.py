@@ -233,6 +233,11 @@ REGISTRY: dict[str, Entry] = {
     "ECp3o": Entry(lambda X, s: _predicted(es.ECp3o(max_changepoints=3, delta=2), X),
                    {"changepoints": 0, "gof": 1},
                    interrupt="test_interrupt.py::TestCtrlC::test_e_cp3o_programme"),
+    "SktimeDetector": Entry(
+        lambda X, s: es.SktimeDetector(es.ECp3o(max_changepoints=3, delta=2)).fit(X).estimator_.result_,
+        {"changepoints": 0, "gof": 1},
+        interrupt="test_interrupt.py::TestCtrlC::test_e_cp3o_programme",
+        notes="sktime's wrapper of the three estimators (tests/changepoint/test_sktime_detector.py)"),
     "e_cp3o": Entry(lambda X, s: es.e_cp3o(X, max_changepoints=3, delta=2),
                     {"changepoints": 0, "gof": 1, "n_changepoints": 0},
                     interrupt="test_interrupt.py::TestCtrlC::test_e_cp3o_programme",
