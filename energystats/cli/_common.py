@@ -443,8 +443,12 @@ def _test_verdict(args, res, differ, same, extra=""):
 
 def _note_run(args, what, res, t0):
     """How many relabellings a test used, how long it took and the seed that repeats it."""
-    if getattr(res, "pvalue_method", "full") == "asymptotic":
-        _note(args, f"{what}: asymptotic p-value, no resampling, {time.perf_counter() - t0:.2f} s")
+    method = getattr(res, "pvalue_method", "full")
+    if method in ("asymptotic", "gamma"):
+        seed = (f"; seed {res.seed} of the {res.n_projections} random directions (pass --seed "
+                f"{res.seed} to repeat)" if getattr(res, "n_projections", None) else "")
+        _note(args, f"{what}: {method} p-value, no resampling, "
+                    f"{time.perf_counter() - t0:.2f} s{seed}")
         return
     kind = "relabellings (exact)" if res.exact else "resamples"
     seed = f"; seed {res.seed} (pass --seed {res.seed} to repeat)" if res.seed is not None else ""

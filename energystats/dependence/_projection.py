@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._core import _engine
+from .._core import _engine, _progress
 from .._core._pair_sums import SortedSide, sorted_cross
 from .._core._projections import check_n_projections, directions, sphere_constant
 
@@ -119,11 +119,62 @@ def _permutations(gen, R, n, budget):
     return draw
 
 
-def projection_test(X, Y, gen, R, n_projections, pvalue_method, n_threads, budget):
-    """The projected test of x ⟂ y on validated arrays X (n, p), Y (n, q)."""
+def _permutation_pvalue(X, Y, U, V, perm, R, const, n_threads, tick):
+    """``(obs, pvalue, null)``: the K directions' sums of the data and of R permutations."""
+    from .._core._permutation import pvalue_from_null
+
+    n = X.shape[0]
+    sums = np.zeros(R + 1)
+    scale = 0.0
+    for k in range(U.shape[0]):
+        a, b = _sides(X, U, k), _sides(Y, V, k)
+        sums[0] += sorted_cross(a, b, n_threads)
+        for r in range(R):
+            sums[r + 1] += sorted_cross(a, b, n_threads, perm(r))
+        scale += math.sqrt(a.norm * b.norm)
+        tick()
+    tol = 64 * np.finfo(float).eps * scale
+    pval = float(pvalue_from_null(sums[0], sums[1:], False, tol=tol))
+    return sums[0] * const, pval, sums[1:] * const
+
+
+def _gamma_pvalue(X, Y, U, V, n, const, n_threads, tick):
+    """``(obs, pvalue, (shape, scale) or None)``: the gamma approximation of the permutation
+    law, given the directions (warns on heavy tails)."""
     from scipy import stats
 
-    from .._core._permutation import pvalue_from_null
+    K = U.shape[0]
+    obs, mean, diag, off_x, off_y = 0.0, 0.0, 0.0, 0.0, 0.0
+    kurt = np.zeros(2)
+    prev = None
+    gamma = None
+    for k in range(K):
+        a, b = _sides(X, U, k), _sides(Y, V, k)
+        kurt += (_excess_kurtosis(a.v), _excess_kurtosis(b.v))
+        obs += sorted_cross(a, b, n_threads)
+        mean += a.total * b.total / (n * n * (n - 1))        # tr A tr B / (n − 1)
+        diag += a.norm * b.norm
+        if prev is not None:
+            off_x += sorted_cross(prev[0], a, n_threads)
+            off_y += sorted_cross(prev[1], b, n_threads)
+        prev = (a, b)
+        tick()
+    off = 0.0 if K == 1 else K * (K - 1) * (off_x / (K - 1)) * (off_y / (K - 1))
+    m = const * mean                                 # E T = const Σ_k tr A_k tr B_k / (n − 1)
+    var = 2.0 * const**2 * (diag + off) / n**2       # Cov(S_k, S_l) ≈ 2 ΣA^kA^l ΣB^kB^l / n²
+    obs *= const
+    if not (m > 0 and var > 0):
+        pval = 1.0 if obs <= m else 0.0
+    else:
+        shape, scl = m * m / var, var / m
+        gamma = (shape, scl)
+        pval = float(stats.gamma.sf(obs, shape, scale=scl))
+    _warn_heavy_tails(kurt / K)
+    return obs, pval, gamma
+
+
+def projection_test(X, Y, gen, R, n_projections, pvalue_method, n_threads, budget):
+    """The projected test of x ⟂ y on validated arrays X (n, p), Y (n, q)."""
     from .._core._metrics import resolve_metric
 
     n, p = X.shape
@@ -134,47 +185,20 @@ def projection_test(X, Y, gen, R, n_projections, pvalue_method, n_threads, budge
     K = 1 if p == q == 1 else int(n_projections)     # 1-D: every projection is the data
     U, V = directions(gen, K, p), directions(gen, K, q)
     const = sphere_constant(p) * sphere_constant(q) / (K * n)   # Σ over k → n·dCov² estimate
-    gamma = None
-    if pvalue_method == "full":
-        perm = _permutations(gen, R, n, budget)
-        sums = np.zeros(R + 1)
-        scale = 0.0
-        for k in range(K):
-            a, b = _sides(X, U, k), _sides(Y, V, k)
-            sums[0] += sorted_cross(a, b, n_threads)
-            for r in range(R):
-                sums[r + 1] += sorted_cross(a, b, n_threads, perm(r))
-            scale += math.sqrt(a.norm * b.norm)
-        tol = 64 * np.finfo(float).eps * scale
-        pval = float(pvalue_from_null(sums[0], sums[1:], False, tol=tol))
-        obs, null = sums[0] * const, sums[1:] * const
-    else:
-        obs, mean, diag, off_x, off_y = 0.0, 0.0, 0.0, 0.0, 0.0
-        kurt = np.zeros(2)
-        prev = None
-        for k in range(K):
-            a, b = _sides(X, U, k), _sides(Y, V, k)
-            kurt += (_excess_kurtosis(a.v), _excess_kurtosis(b.v))
-            obs += sorted_cross(a, b, n_threads)
-            mean += a.total * b.total / (n * n * (n - 1))        # tr A tr B / (n − 1)
-            diag += a.norm * b.norm
-            if prev is not None:
-                off_x += sorted_cross(prev[0], a, n_threads)
-                off_y += sorted_cross(prev[1], b, n_threads)
-            prev = (a, b)
-        off = 0.0 if K == 1 else K * (K - 1) * (off_x / (K - 1)) * (off_y / (K - 1))
-        m = const * mean                                 # E T = const Σ_k tr A_k tr B_k / (n − 1)
-        var = 2.0 * const**2 * (diag + off) / n**2       # Cov(S_k, S_l) ≈ 2 ΣA^kA^l ΣB^kB^l / n²
-        obs *= const
-        if not (m > 0 and var > 0):
-            pval = 1.0 if obs <= m else 0.0
+    # no `progress` argument here: the ambient setting (the command line) shows the directions
+    bar = _progress.progress_bar(K, False, "projections", "proj")
+    tick = (lambda: None) if bar is None else (lambda: bar.update(1))
+    try:
+        if pvalue_method == "full":
+            perm = _permutations(gen, R, n, budget)
+            obs, pval, null = _permutation_pvalue(X, Y, U, V, perm, R, const, n_threads, tick)
+            gamma = None
         else:
-            shape, scl = m * m / var, var / m
-            gamma = (shape, scl)
-            pval = float(stats.gamma.sf(obs, shape, scale=scl))
-        null = np.empty(0)
-        R = 0
-        _warn_heavy_tails(kurt / K)
+            obs, pval, gamma = _gamma_pvalue(X, Y, U, V, n, const, n_threads, tick)
+            null, R = np.empty(0), 0
+    finally:
+        if bar is not None:
+            bar.close()
     to_data = (lambda v: sy.apply(sx.apply(v)))
     if gamma is not None:
         gamma = (gamma[0], float(to_data(gamma[1])))

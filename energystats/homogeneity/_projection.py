@@ -15,11 +15,12 @@ sorted once, and one compiled pass per (relabelling, projection) sums the k×k g
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import numpy as np
 
-from .._core import _interrupt
+from .._core import _interrupt, _progress
 from .._core._projections import (DEFAULT_PROJECTIONS, check_n_projections, directions, project,
                                   sorted_rows, sphere_constant)
 from .._lib import _sorted1d
@@ -49,8 +50,9 @@ def check_projection_options(n_projections, st, exponent, estimator, pvalue_meth
         raise ValueError(f"`method='projection'` takes at most 255 groups; got {st.labs[0].k}.")
 
 
-def projection_test(st, unit, stat, n_projections):
-    """The :class:`EnergyTestResult` of the projection test (``st`` from ``_prepare``)."""
+def projection_test(st, unit, stat, n_projections, progress):
+    """The :class:`EnergyTestResult` of the projection test (``st`` from ``_prepare``);
+    ``progress`` as :func:`energystats.energy_test` takes it (a bar over the directions)."""
     X = np.ascontiguousarray(st.X, dtype=np.float64)
     n, d = X.shape
     lab = st.labs[0]
@@ -68,16 +70,20 @@ def projection_test(st, unit, stat, n_projections):
     free = max(st.budget - LT.nbytes, per_direction)
     J = int(max(1, min(K, free // per_direction)))
     out = np.zeros((B, k, k))
-    for j0 in range(0, K, J):
-        P = project(X, U[j0:j0 + J])
-        V, order = sorted_rows(P, st.n_threads)
-        del P
-        acc = np.empty((V.shape[0], B, k, k))
-        if _interrupt.call(_sorted1d.projected_group_sums, V, order, LT, k, acc, st.n_threads,
-                           cancel=_sorted1d.cancel, reset=_sorted1d.reset):
-            raise KeyboardInterrupt
-        for j in range(acc.shape[0]):             # projections summed in their order
-            out += acc[j]
+    bar = _progress.progress_bar(K, progress, "projections", "proj")
+    with bar or contextlib.nullcontext():
+        for j0 in range(0, K, J):
+            P = project(X, U[j0:j0 + J])
+            V, order = sorted_rows(P, st.n_threads)
+            del P
+            acc = np.empty((V.shape[0], B, k, k))
+            if _interrupt.call(_sorted1d.projected_group_sums, V, order, LT, k, acc, st.n_threads,
+                               cancel=_sorted1d.cancel, reset=_sorted1d.reset):
+                raise KeyboardInterrupt
+            for j in range(acc.shape[0]):             # projections summed in their order
+                out += acc[j]
+            if bar is not None:
+                bar.update(acc.shape[0])
     out *= sphere_constant(d) / K                 # estimates of the full-d group sums
     values = stat([out])
     obs_M = [out[0]]

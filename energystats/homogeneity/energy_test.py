@@ -321,7 +321,7 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
     stat = _energy_statistic(unit.layout, estimator, st.strata is not None)
     _sequential.check_rule_options(sequential_h, alpha)  # checked even where unused
     if projection:
-        return projection_test(st, unit, stat, n_projections)
+        return projection_test(st, unit, stat, n_projections, progress)
     if pvalue_method == _asymptotic.ASYMPTOTIC:
         if estimator == "U":
             raise ValueError("`pvalue_method='asymptotic'` is the limit law of the V statistic; "

@@ -106,3 +106,13 @@ def test_energy_projection_refusals(groups_csv, extra, match):
     path, _ = groups_csv
     code, _, err = run_cli("test", path, "--by", "grp", *extra)
     assert match in one_error_line(code, err, "test")
+
+
+def test_the_gamma_run_reports_no_resampling(csv):
+    # was: "0 resamples in 0.97 s" for a p-value that resamples nothing
+    path, _ = csv
+    code, _, err = run_cli("dcor", path, "--x", "a,b", "--y", "c", "--projections", "5",
+                           "--pvalue-method", "gamma", "--seed", "1")
+    assert code == 0, err
+    assert "gamma p-value, no resampling" in err and "0 resamples" not in err
+    assert "seed 1 of the 5 random directions" in err

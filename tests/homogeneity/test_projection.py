@@ -141,3 +141,18 @@ def test_refusals_name_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
         es.energy_test(X, labels=np.repeat([0, 1], 20), method="projection", n_resamples=9,
                        rng=0, **kwargs)
+
+
+def test_progress_counts_the_directions():
+    import io
+
+    g = np.random.default_rng(2)
+    x, y = g.normal(size=(60, 3)), g.normal(size=(50, 3))
+    buf = io.StringIO()
+    res = es.energy_test(x, y, method="projection", n_projections=12, n_resamples=19, rng=1,
+                         progress=buf)
+    assert "projections: 100% 12/12" in buf.getvalue()
+    quiet = io.StringIO()
+    again = es.energy_test(x, y, method="projection", n_projections=12, n_resamples=19, rng=1,
+                           progress=False)
+    assert quiet.getvalue() == "" and again.pvalue == res.pvalue   # the bar changes nothing
