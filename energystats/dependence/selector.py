@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .._core._input import paired_indexes
 from .._core._validation import check_n_threads
 from .independence import independence_test
 from .screening import distance_correlation_screen
@@ -254,6 +255,9 @@ class DistanceCorrelationSelector(*_Bases):
 def _validate(est, X, y):
     """``(X (n, p) float64 or float32, y (n,) or (n, q) float64)``, checked once, with
     ``n_features_in_`` and ``feature_names_in_`` recorded (scikit-learn's ``validate_data``)."""
+    # scikit-learn pairs rows by position; pandas X and y with different indexes are refused,
+    # as distance_correlation_scores refuses them (not paired silently by position)
+    paired_indexes((_index(X), "X"), (_index(y), "y"))
     kw = dict(accept_sparse=False, dtype=[np.float64, np.float32], ensure_min_samples=2,
               multi_output=True)
     try:
@@ -268,6 +272,13 @@ def _validate(est, X, y):
         raise ValueError(f"`y` must be numeric (class labels: one indicator column per class, "
                          f"e.g. pandas.get_dummies(y)); got dtype {y.dtype}.") from None
     return X, Y
+
+
+def _index(v):
+    """A pandas object's row index (DataFrame, Series), else None."""
+    import pandas as pd
+
+    return v.index if isinstance(v, (pd.DataFrame, pd.Series)) else None
 
 
 def _selector_iv(est, n, p):

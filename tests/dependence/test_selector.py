@@ -209,6 +209,19 @@ class TestDistanceCorrelationSelector:
         assert list(out.columns) == ["g0", "g1", "g2"] and out.index.equals(df.index)
 
     # -- data ------------------------------------------------------------------------------
+    def test_pandas_rows_paired_by_index_or_refused(self):
+        # was: y shuffled against X's index was paired by position, silently
+        g = np.random.default_rng(3)
+        X = pd.DataFrame(g.normal(size=(40, 4)), columns=list("abcd"),
+                         index=[f"r{i}" for i in range(40)])
+        y = pd.Series(X["a"] ** 2 + 0.1 * g.normal(size=40), index=X.index)
+        same = es.DistanceCorrelationSelector(k=2).fit(X, y.loc[X.index]).scores_
+        np.testing.assert_array_equal(es.DistanceCorrelationSelector(k=2).fit(X, y).scores_, same)
+        with pytest.raises(ValueError, match="`X` and `y` have different indexes"):
+            es.DistanceCorrelationSelector(k=2).fit(X, y.sample(frac=1.0, random_state=1))
+        # arrays are taken by position, as scikit-learn takes them
+        es.DistanceCorrelationSelector(k=2).fit(X, y.sample(frac=1.0, random_state=1).to_numpy())
+
     def test_float32_kept_and_scored_in_double(self):
         X, y = _nonlinear(seed=11, n=90, p=6)
         X32 = X.astype(np.float32)
