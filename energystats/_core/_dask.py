@@ -92,6 +92,23 @@ def use_dask(backend, compute, inputs):
     return dask_backend
 
 
+def in_memory_backend(backend, compute, fname, *inputs):
+    """Whether a test that keeps its data in memory runs its resamples as Dask tasks:
+    ``backend`` and ``compute`` checked as :func:`use_dask` does, Dask input refused (such a
+    test holds n×n matrices; on Dask only its resamples are distributed)."""
+    if any(is_dask(v) for v in inputs):
+        raise TypeError(f"{fname} holds its n×n matrices in memory (with backend='dask' its "
+                        "resamples are the tasks): compute the input first (`x.compute()`).")
+    return use_dask(backend, compute, ())
+
+
+def delayed_value(value):
+    """``value`` as a Delayed (a result that needed no task, returned with compute=False)."""
+    import dask
+
+    return dask.delayed(value, pure=True)
+
+
 def check_dask_options(method, memory_budget, default_budget, progress):
     """The threads backend's options that mean nothing on Dask must keep their defaults."""
     if method not in ("auto", "pairwise"):

@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .._core._dask import ROWS_WORK, _concat, _draw_perms, lazy_draws
@@ -87,3 +89,59 @@ def lazy_dcor_gram(X, exponent, block):
         return dask.delayed(_dcor_assemble, pure=True)(p, spans, *tiles).compute()
 
     return gram
+
+
+# -- the time-series tests: batches of permutations as tasks ---------------------------------
+
+#: matrix entries gathered and passed over by one task of the time-series tests (R_task · n² ·
+#: lags): about 0.2 s of NumPy, two hundred times Dask's per-task overhead
+LAGS_TASK_WORK = 2e8
+
+
+def _lags_run(engine, perms):
+    return engine.run(perms)
+
+
+def _stack_runs(parts):
+    return (np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts]))
+
+
+def lazy_permuted_lags(engine, perms):
+    """Delayed ``engine.run(perms)`` (:class:`~._timeseries.PermutedLags`) with the permutations
+    in batches as tasks: each permutation's values are computed on their own, so the batches
+    give the same bits as one call; the permutations are drawn by the caller, as on threads."""
+    import dask
+
+    R, n = perms.shape
+    per = int(max(1, min(R, LAGS_TASK_WORK // max(1.0, float(n) * n * len(engine.lags)))))
+    eng = dask.delayed(engine, pure=True)
+    run = dask.delayed(_lags_run, pure=True)
+    parts = [run(eng, perms[r0:r0 + per]) for r0 in range(0, R, per)]
+    return dask.delayed(_stack_runs, pure=True)(parts)
+
+
+# -- the conditional test: batches of local-bootstrap samples as tasks ------------------------
+
+def _boot_per_task(n, R):
+    """Bootstrap samples of one task: each gathers two n×n matrices and sums them under the
+    kernel weights, about 4 n² entries; :data:`LAGS_TASK_WORK` entries a task."""
+    return int(max(1, min(R, LAGS_TASK_WORK // max(1.0, 4.0 * n * n))))
+
+
+def _draw_uniforms_task(gen, n, draw, count):
+    g = copy.deepcopy(gen)
+    return draw(g, n, count), g
+
+
+def lazy_local_bootstrap(prep, R, gen, draw, boot):
+    """Delayed T of R local-bootstrap samples: their uniforms drawn by a chain of tasks
+    (:func:`~energystats._core._dask.lazy_draws`; ``draw(g, n, m)`` gives the next m samples'
+    uniforms as the threads draw them, one sample after another), each batch of samples one
+    task ``boot(prep, U)`` (a sample's value depends on its uniforms alone)."""
+    import dask
+
+    per = _boot_per_task(prep["n"], R)
+    P = dask.delayed(prep, pure=True)
+    run = dask.delayed(boot, pure=True)
+    batches = lazy_draws(gen, R, per, _draw_uniforms_task, prep["n"], draw)
+    return dask.delayed(_concat, pure=True)([run(P, U) for U in batches])

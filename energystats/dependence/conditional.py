@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._dask import delayed_value, in_memory_backend
 from .._core._display import notebook_display
 from .._core import _engine, _memory, _sequential
 from .._core._input import paired_variables, variable
@@ -399,7 +400,8 @@ def conditional_distance_correlation(x, y, z, *, data=None, bandwidth=None, expo
 
 def conditional_independence_test(x, y, z, *, data=None, n_resamples=999, bandwidth=None,
                                   exponent=1.0, metric="energy", sigma=1.0,
-                                  check_negative_type=True, rng=None, n_threads=None):
+                                  check_negative_type=True, rng=None, n_threads=None,
+                                  backend=None, compute=True):
     r"""Test of conditional independence of x and y given z by the conditional distance
     covariance and its local bootstrap (Wang et al. 2015).
 
@@ -412,6 +414,13 @@ def conditional_independence_test(x, y, z, *, data=None, n_resamples=999, bandwi
     rng : None, int or numpy.random.Generator
         The source of the bootstrap draws; the result records the seed
         (None is a fresh seed, recorded too).
+    backend : {None, 'threads', 'dask'}, default None
+        Where the bootstrap samples are computed: here (None, 'threads') or as tasks on the
+        current Dask scheduler ('dask'), their uniforms drawn by a chain of tasks exactly as
+        the threads draw them — the same p-value for the same ``rng``.  The n×n matrices
+        stay in memory (Dask input is refused).
+    compute : bool, default True
+        With ``backend='dask'``, False returns a Delayed of the result.
 
     Returns
     -------
@@ -462,33 +471,53 @@ def conditional_independence_test(x, y, z, *, data=None, n_resamples=999, bandwi
     0.005
     """
     R = _sequential.check_resamples(n_resamples)
+    on_dask = in_memory_backend(backend, compute, "conditional_independence_test", x, y, z,
+                                data)
     gen, seed = seeded_rng(rng)
     prep = _conditional_iv(x, y, z, data, bandwidth, exponent, metric, sigma, check_negative_type,
                            n_threads)
     est, T, size = _estimates(prep)
     cx, cy, cz = prep["cols"]
     if R == 0:
-        return ConditionalIndependenceTestResult(est.test_statistic, None, np.empty(0), 0,
-                                                 prep["h"], est, None, seed, cx, cy, cz)
-    null = _bootstrap(prep, R, gen)
-    from .._core._permutation import pvalue_from_null, pvalue_se
+        res = ConditionalIndependenceTestResult(est.test_statistic, None, np.empty(0), 0,
+                                                prep["h"], est, None, seed, cx, cy, cz)
+        return res if compute else delayed_value(res)
 
-    p = float(pvalue_from_null(T, null, False, tol=_eng.LOCAL_FLOOR * size))
-    null = _eng.times_pow2(null, prep["p"])
-    return ConditionalIndependenceTestResult(est.test_statistic, p, null, R, prep["h"], est,
-                                             pvalue_se(p, R, False), seed, cx, cy, cz)
+    def result(null):
+        from .._core._permutation import pvalue_from_null, pvalue_se
+
+        p = float(pvalue_from_null(T, null, False, tol=_eng.LOCAL_FLOOR * size))
+        null = _eng.times_pow2(null, prep["p"])
+        return ConditionalIndependenceTestResult(est.test_statistic, p, null, R, prep["h"], est,
+                                                 pvalue_se(p, R, False), seed, cx, cy, cz)
+
+    if not on_dask:            # 32 samples' uniforms at a time (64 n floats), drawn in order
+        return result(np.concatenate([_bootstrap(prep, _draw_uniforms(gen, prep["n"],
+                                                                      min(32, R - r0)))
+                                      for r0 in range(0, R, 32)]))
+    from .._core._dask import finish
+    from ._dask import lazy_local_bootstrap
+
+    work = {k: prep[k] for k in ("W", "A", "B", "n", "nt", "w")}
+    return finish(result, lazy_local_bootstrap(work, R, gen, _draw_uniforms, _bootstrap),
+                  compute=compute)
 
 
-def _bootstrap(prep, R, gen):
-    """T of R local-bootstrap samples (working units): per sample, the uniforms of x's draws
-    then y's, one per point, from ``gen``."""
-    W, A, B, n, nt = prep["W"], prep["A"], prep["B"], prep["n"], prep["nt"]
+def _draw_uniforms(gen, n, count):
+    """The uniforms of ``count`` bootstrap samples, (count, 2, n): x's draws then y's per
+    sample, in the order the samples are taken."""
+    return np.stack([gen.random((2, n)) for _ in range(count)]) if count else np.empty((0, 2, n))
+
+
+def _bootstrap(prep, U):
+    """T (working units) of the local-bootstrap samples whose uniforms are ``U`` (m, 2, n): per
+    sample, one row of W drawn for each point from x's uniforms, then from y's."""
+    W, A, B, nt = prep["W"], prep["A"], prep["B"], prep["nt"]
     cumW = np.cumsum(W, axis=1)
     cumW[:, -1] = 1.0  # a uniform in [0, 1) always falls in a row
-    null = np.empty(R)
-    for r in range(R):
-        U = gen.random((2, n))
-        I, J = _eng.draw_local(cumW, U[0]), _eng.draw_local(cumW, U[1])
+    null = np.empty(U.shape[0])
+    for r in range(U.shape[0]):
+        I, J = _eng.draw_local(cumW, U[r, 0]), _eng.draw_local(cumW, U[r, 1])
         S = _eng.local_sums(W, A[np.ix_(I, I)], B[np.ix_(J, J)], False, nt)
         null[r] = float(np.mean(prep["w"] * _eng.cdcov_from_sums(S)[0]))
     return null

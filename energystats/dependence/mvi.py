@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._core._dask import delayed_value, in_memory_backend
 from .._core._display import notebook_display
 from .._core import _sequential
 from .._core._input import paired_variables
@@ -261,7 +262,8 @@ class IndependenceCoefficientTestResult:
                 f"exact={self.exact})")
 
 
-def independence_coefficient_test(x, y=None, *, data=None, n_resamples=999, rng=None, exact=None):
+def independence_coefficient_test(x, y=None, *, data=None, n_resamples=999, rng=None, exact=None,
+                                  backend=None, compute=True):
     r"""Permutation test of independence by the coefficient :math:`\mathcal{I}_n` (R ``mvI.test``).
 
     Parameters
@@ -275,6 +277,13 @@ def independence_coefficient_test(x, y=None, *, data=None, n_resamples=999, rng=
     exact : bool or None
         None: enumerate all n! permutations when there are at most
         ``n_resamples`` of them; True: always (n ≤ 9); False: never.
+    backend : {None, 'threads', 'dask'}, default None
+        Where the permuted statistics are computed: here, or as tasks on the current Dask
+        scheduler ('dask'; the permutations drawn here as the threads draw them, in the same
+        batches: the same p-value for the same ``rng``).  The data stay in memory (Dask
+        input is refused).
+    compute : bool, default True
+        With ``backend='dask'``, False returns a Delayed of the result.
 
     Returns
     -------
@@ -325,6 +334,7 @@ def independence_coefficient_test(x, y=None, *, data=None, n_resamples=999, rng=
     R = _sequential.check_resamples(n_resamples)
     if not (exact is None or exact is True or exact is False):
         raise ValueError(f"`exact` must be None, True or False; got {exact!r}.")
+    on_dask = in_memory_backend(backend, compute, "independence_coefficient_test", x, y, data)
     gen, seed = seeded_rng(rng)
     A2, B2, cols_x, cols_y = _prepare(x, y, data, "independence_coefficient_test")
     n = A2.shape[0]
@@ -338,20 +348,30 @@ def independence_coefficient_test(x, y=None, *, data=None, n_resamples=999, rng=
     estimate = math.sqrt(max(obs / n, 0.0))
     is_exact, total, perms = _permutation_plan(n, None, R, exact, gen)
     if total == 0 or (R == 0 and not is_exact):
-        return IndependenceCoefficientTestResult(obs, None, np.empty(0), estimate, 0, False,
-                                                 None, None, cols_x, cols_y, n)
+        res = IndependenceCoefficientTestResult(obs, None, np.empty(0), estimate, 0, False,
+                                                None, None, cols_x, cols_y, n)
+        return res if compute else delayed_value(res)
     step = max(1, _BLOCK // (n * n))
-    null = np.empty(total)
-    for r0 in range(0, total, step):
-        m = min(step, total - r0)
-        null[r0:r0 + m] = _null_statistics(A2, B2, G, c4, den, np.asarray(perms(r0, m)))
+    batches = [np.asarray(perms(r0, min(step, total - r0))) for r0 in range(0, total, step)]
     # rounding allowance: 64 eps of the terms of the numerator, in units of the statistic
     scale = n * (2.0 * float(np.trace(G)) / n**3 + float(np.sqrt(A2 + B2).mean()) + c4) / den
     tol = 64 * np.finfo(float).eps * scale
-    p = float(pvalue_from_null(obs, null, is_exact, tol=tol))
-    return IndependenceCoefficientTestResult(obs, p, null, estimate, total, bool(is_exact),
-                                             pvalue_se(p, total, is_exact),
-                                             None if is_exact else seed, cols_x, cols_y, n)
+
+    def result(null):
+        p = float(pvalue_from_null(obs, null, is_exact, tol=tol))
+        return IndependenceCoefficientTestResult(obs, p, null, estimate, total, bool(is_exact),
+                                                 pvalue_se(p, total, is_exact),
+                                                 None if is_exact else seed, cols_x, cols_y, n)
+
+    if not on_dask:
+        return result(np.concatenate([_null_statistics(A2, B2, G, c4, den, b) for b in batches]))
+    import dask
+
+    from .._core._dask import _concat, finish
+
+    task = dask.delayed(_null_statistics, pure=True)
+    parts = [task(A2, B2, G, c4, den, b) for b in batches]   # the threads' batches, as tasks
+    return finish(result, dask.delayed(_concat, pure=True)(parts), compute=compute)
 
 
 def _null_statistics(A2, B2, G, c4, den, perms):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._core._dask import in_memory_backend
 from .._core._display import notebook_display
 from .._core._blocks import block_length as _block_length, draw_block_permutations
 from .._core._engine import pairwise_values
@@ -485,9 +486,10 @@ def _lag_text(lags):
     return str(list(lags))
 
 
-def _permutation_results(engine, perms, obs_stats, obs_dcor, w, alpha):
-    """``(Q, p, lag p-values, critical values, null of Q)`` from the engine's permuted values."""
-    stats, dcor = engine.run(perms)
+def _permutation_results(runs, obs_stats, obs_dcor, w, alpha):
+    """``(Q, p, lag p-values, critical values, null of Q)`` from the engine's permuted values
+    ``runs = (stats, dcor)``."""
+    stats, dcor = runs
     Q, null = float(obs_stats @ w), stats @ w
     tol = 64 * np.finfo(float).eps * max(abs(Q), 1e-300)
     p = float(pvalue_from_null(Q, null, False, tol=tol))
@@ -500,7 +502,7 @@ def _permutation_results(engine, perms, obs_stats, obs_dcor, w, alpha):
 
 def adcf_test(x, *, lags=None, n_resamples=999, kernel="truncated", alpha=0.05, rng=None,
               exponent=1.0, metric="energy", sigma=1.0, check_negative_type=True,
-              n_threads=None):
+              n_threads=None, backend=None, compute=True):
     r"""Test of serial independence by the ADCF: per lag and a portmanteau over the lags.
 
     Parameters
@@ -520,6 +522,13 @@ def adcf_test(x, *, lags=None, n_resamples=999, kernel="truncated", alpha=0.05, 
         Source of the permutations (the seed recorded in the result).
     exponent, metric, sigma, check_negative_type, n_threads
         As in :func:`auto_distance_correlation`.
+    backend : {None, 'threads', 'dask'}, default None
+        Where the permuted statistics are computed: this process (None, 'threads') or tasks
+        on the current Dask scheduler ('dask'), batches of permutations drawn here as the
+        threads draw them — the same p-values for the same ``rng``.  The series stays in
+        memory (the test holds its n×n distance matrix; Dask input is refused).
+    compute : bool, default True
+        With ``backend='dask'``, False returns a Delayed of the result.
 
     Returns
     -------
@@ -571,6 +580,7 @@ def adcf_test(x, *, lags=None, n_resamples=999, kernel="truncated", alpha=0.05, 
     """
     R = check_resamples(n_resamples, low=1)
     alpha = _check_alpha(alpha)
+    on_dask = in_memory_backend(backend, compute, "adcf_test", x)
     gen, seed = seeded_rng(rng)
     X, cols, _ = _series(x, "x")
     n = X.shape[0]
@@ -583,16 +593,22 @@ def adcf_test(x, *, lags=None, n_resamples=999, kernel="truncated", alpha=0.05, 
     engine = PermutedLags(D, D, L, auto=True)
     obs_stats, obs_dcor = engine(np.arange(n))
     perms = np.stack([gen.permutation(n) for _ in range(R)])
-    Q, p, lag_p, crit, null = _permutation_results(engine, perms, obs_stats, obs_dcor, w, alpha)
-    back = lambda v: sx.apply(sx.apply(v))           # noqa: E731 (degree one in each variable)
-    return ADCFTestResult(back(Q), p, L, dcor, back(np.array([(n - j) * v for j, v in zip(L, st[0])])),
-                          lag_p, crit, w, back(null), R, seed, kernel, alpha, n, cols)
+
+    def result(runs):
+        Q, p, lag_p, crit, null = _permutation_results(runs, obs_stats, obs_dcor, w, alpha)
+        back = lambda v: sx.apply(sx.apply(v))       # noqa: E731 (degree one in each variable)
+        return ADCFTestResult(back(Q), p, L, dcor,
+                              back(np.array([(n - j) * v for j, v in zip(L, st[0])])), lag_p,
+                              crit, w, back(null), R, seed, kernel, alpha, n, cols)
+
+    return _run_permutations(engine, perms, on_dask, compute, result)
 
 
 def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampling="block",
                                     block_length=None, kernel="truncated", alpha=0.05, rng=None,
                                     exponent=1.0, metric="energy", sigma=1.0,
-                                    check_negative_type=True, n_threads=None):
+                                    check_negative_type=True, n_threads=None, backend=None,
+                                    compute=True):
     r"""Test of independence of two time series (each may be autocorrelated) across lags.
 
     Parameters
@@ -610,7 +626,7 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
         exact only when x or y is serially independent, far too liberal otherwise.
     block_length : int, optional
         L for ``resampling='block'``; default: the automatic length (Notes).
-    kernel, alpha, rng, exponent, metric, sigma, check_negative_type, n_threads
+    kernel, alpha, rng, exponent, metric, sigma, check_negative_type, n_threads, backend, compute
         As in :func:`adcf_test`.
 
     Returns
@@ -674,6 +690,7 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
     alpha = _check_alpha(alpha)
     if resampling not in ("block", "permutation"):
         raise ValueError(f"`resampling` must be 'block' or 'permutation'; got {resampling!r}.")
+    on_dask = in_memory_backend(backend, compute, "cross_distance_correlation_test", x, y)
     gen, seed = seeded_rng(rng)
     X, cx, ix = _series(x, "x")
     Y, cy, _ = _series(y, "y", other=(ix,))
@@ -714,13 +731,27 @@ def cross_distance_correlation_test(x, y, *, lags=None, n_resamples=999, resampl
         perms = np.stack([gen.permutation(n) for _ in range(R)])
     else:
         perms = draw_block_permutations(gen, n, [(0, n)], R, b)
-    Q, p, lag_p, crit, null = _permutation_results(engine, perms, obs_stats, obs_dcor, w, alpha)
-    back = lambda v: sy.apply(sx.apply(v))           # noqa: E731 (degree one in each variable)
     valid, validity, checks = _cross_checks(X, Y, cx, cy, b, n)
-    return CrossDistanceCorrelationTestResult(
-        back(Q), p, L, dcor, back(np.array([(n - abs(j)) * v for j, v in zip(L, st[0])])), lag_p,
-        crit, w, back(null), resampling, b, R, seed, kernel, alpha, n, cx, cy, valid, validity,
-        checks, rule)
+
+    def result(runs):
+        Q, p, lag_p, crit, null = _permutation_results(runs, obs_stats, obs_dcor, w, alpha)
+        back = lambda v: sy.apply(sx.apply(v))       # noqa: E731 (degree one in each variable)
+        return CrossDistanceCorrelationTestResult(
+            back(Q), p, L, dcor, back(np.array([(n - abs(j)) * v for j, v in zip(L, st[0])])),
+            lag_p, crit, w, back(null), resampling, b, R, seed, kernel, alpha, n, cx, cy, valid,
+            validity, checks, rule)
+
+    return _run_permutations(engine, perms, on_dask, compute, result)
+
+
+def _run_permutations(engine, perms, on_dask, compute, result):
+    """``result(engine.run(perms))``, the permutations in this process or as Dask tasks."""
+    if not on_dask:
+        return result(engine.run(perms))
+    from .._core._dask import finish
+    from ._dask import lazy_permuted_lags
+
+    return finish(result, lazy_permuted_lags(engine, perms), compute=compute)
 
 
 def _cross_checks(X, Y, cx, cy, b, n):
