@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -227,10 +228,8 @@ def frame_input(X, by, columns, strata, numeric_only, name="X"):
             raise TypeError(f"`columns`: {short_list(bad)} are not numeric.")
     if not cols:
         raise ValueError(f"`{name}` has no numeric columns left to use.")
-    import dask
-
     keys = by_cols + ([strata] if isinstance(strata, str) else [])
-    parts = dask.compute(*X[keys].to_delayed())
+    parts = dask_compute(*X[keys].to_delayed())
     lengths = tuple(len(p) for p in parts)
     small = pd.concat(parts) if parts else pd.DataFrame(columns=keys)
     data = as_dask_data(X[cols].to_dask_array(lengths=lengths), name)
@@ -522,7 +521,7 @@ def grouped_input(samples, labels, by, columns, strata, dropna, numeric_only, fn
             raise TypeError("`columns` needs a DataFrame with `by=`.")
         data = as_dask_data(samples[0], "X")
         if is_dask(labels):
-            labels = labels.compute()
+            labels = dask_compute(labels)[0]
         if factors and isinstance(labels, pd.DataFrame) and labels.shape[1] > 1:
             lab = [(as_labels(labels[c].to_numpy(), data.n, f"labels[{c!r}]"), c) for c in labels.columns]
         else:
@@ -551,7 +550,7 @@ def grouped_input(samples, labels, by, columns, strata, dropna, numeric_only, fn
         if isinstance(svals, str):
             raise TypeError("`strata` as a column name needs a Dask DataFrame with `by=`.")
         if is_dask(svals):
-            svals = svals.compute()
+            svals = dask_compute(svals)[0]
         svals = as_labels(np.asarray(svals, dtype=object) if not isinstance(svals, pd.Series)
                           else svals, data.n, "strata")
     return data, lab, cols, svals
@@ -613,6 +612,100 @@ def lazy_draws(gen, R, batch, draw, *args):
     return batches
 
 
+#: seconds a computation on a distributed cluster waits with no worker before it gives up (a
+#: cluster whose workers all went away would otherwise keep the call waiting for ever)
+NO_WORKERS_TIMEOUT = 60.0
+#: seconds between two looks at the cluster while a computation runs
+POLL = 1.0
+
+
+def _distributed_client():
+    """The ``distributed.Client`` that ``dask.compute`` would use now, else None (no client,
+    or another scheduler chosen in Dask's configuration)."""
+    from dask.base import get_scheduler
+
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - dask without distributed
+        return None
+    client = getattr(get_scheduler(), "__self__", None)
+    return client if isinstance(client, Client) else None
+
+
+def _lost(exc):
+    """Whether ``exc`` says the cluster went away (not a task's own error)."""
+    import asyncio
+    import concurrent.futures
+
+    from distributed.comm import CommClosedError
+
+    return isinstance(exc, (concurrent.futures.CancelledError, asyncio.CancelledError,
+                            CommClosedError, ConnectionError, OSError, asyncio.TimeoutError))
+
+
+def _wait_for(client, futures):
+    """Wait for ``futures``; a RuntimeError when the cluster has had no worker for
+    :data:`NO_WORKERS_TIMEOUT` seconds (the futures are cancelled)."""
+    import distributed
+
+    idle = None
+    while True:
+        try:
+            distributed.wait(futures, timeout=POLL)
+            return
+        except (TimeoutError, distributed.TimeoutError):
+            pass
+        workers = len(client.nthreads())
+        now = time.monotonic()
+        idle = None if workers else (idle if idle is not None else now)
+        if idle is not None and now - idle >= NO_WORKERS_TIMEOUT:
+            client.cancel(futures)
+            raise RuntimeError(
+                f"the Dask cluster ({client.scheduler.address}) has had no worker for "
+                f"{NO_WORKERS_TIMEOUT:g} s while this computation waited: its tasks were "
+                "cancelled and no result was computed.  Add workers (or start the cluster "
+                "again) and rerun the call.")
+
+
+def dask_compute(*args):
+    """``dask.compute(*args)``; on a distributed cluster that goes away mid-run (its scheduler
+    closed or unreachable, or no worker left for :data:`NO_WORKERS_TIMEOUT` seconds) a
+    RuntimeError that says so, never a wait for ever; Ctrl-C cancels the tasks."""
+    import dask
+
+    client = _distributed_client()
+    if client is None:
+        return dask.compute(*args)
+    from dask.base import unpack_collections
+
+    # the collections anywhere in args (lists, tuples, dicts), as dask.compute finds them
+    collections, repack = unpack_collections(*args, traverse=True)
+    futures = []
+    try:
+        futures = client.compute(list(collections))
+        _wait_for(client, futures)
+        values = client.gather(futures)
+    except KeyboardInterrupt:
+        _quietly(client.cancel, futures)
+        raise
+    except Exception as exc:
+        if not _lost(exc):
+            raise                                  # a task's own error, as dask.compute gives it
+        detail = (str(exc).strip().splitlines() or ["no detail"])[0][:160]
+        raise RuntimeError(
+            f"the Dask cluster went away while this computation ran ({type(exc).__name__}: "
+            f"{detail}): no result was computed.  Check the cluster (scheduler and workers) "
+            "and rerun the call.") from exc
+    return tuple(repack(values))
+
+
+def _quietly(fn, *args):
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - the cluster may be gone; the interrupt is what matters
+        pass
+
+
 def finish(fn, *args, compute=True):
     """``fn(*args)`` over Delayed arguments: with ``compute``, the arguments are computed and
     ``fn`` runs here, so that its warnings reach the caller (a warning raised in a worker
@@ -620,5 +713,5 @@ def finish(fn, *args, compute=True):
     import dask
 
     if compute:
-        return fn(*dask.compute(*args))
+        return fn(*dask_compute(*args))
     return dask.delayed(fn, pure=True)(*args)

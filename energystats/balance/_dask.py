@@ -10,6 +10,8 @@ The inputs (the data, the options) are one key of the graph, shipped once to eac
 """
 from __future__ import annotations
 
+from .._core._dask import dask_compute
+
 __all__ = ["replicates"]
 
 
@@ -20,4 +22,4 @@ def replicates(replicate, common, seeds):
 
     shared = dask.delayed(common, pure=True, traverse=False)
     task = dask.delayed(replicate, pure=True)
-    return list(dask.compute(*[task(shared, s) for s in seeds]))
+    return list(dask_compute(*[task(shared, s) for s in seeds]))

@@ -19,6 +19,7 @@ import copy
 import numpy as np
 
 from .._core import _interrupt, _sequential
+from .._core._dask import dask_compute
 from .._lib import _changepoint as _kernel
 from ._blocks import draw_block_permutations
 from ._search import TIE_RTOL, _draw, permuted_segments, stage_result
@@ -80,7 +81,7 @@ def stage_pvalue(Z, segments, observed, min_size, met, n_threads, gen, R, rule, 
             perms, g = draw(g, T, splittable, min(size, m - done), block)
             parts.append(maxima(Zd, perms, starts, ends, min_size, met.code, met.param, n_threads,
                                 end_only))
-        *values, state["gen"] = dask.compute(*parts, g)
+        *values, state["gen"] = dask_compute(*parts, g)
         return np.concatenate(values)
 
     null = _sequential.collect(R, min(R, size * ROUND_TASKS), evaluate, observed, tol, rule)

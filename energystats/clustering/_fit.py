@@ -214,18 +214,17 @@ def _fit(opts, lazy=False):
             return labels, None, n_iter
         return labels, _exact_dispersion(X, labels, k, met, nt), n_iter  # the exact W
     elif opts["engine"] == "streamed" and opts.get("backend") == "dask":
-        import dask
-
         from .._core import _dask
         from . import _dask as _restarts
 
         tt = opts["task_threads"]  # threads per task: 1 unless n_threads was given
-        labels, n_iter = _restarts.lazy_fit_streamed(X, met, k, opts["algorithm"], opts["init"],
+        labels = _restarts.lazy_fit_streamed(X, met, k, opts["algorithm"], opts["init"],
                                                     opts["n_init"], opts["max_iter"], opts["rng"],
-                                                    tt).compute()
+                                                    tt)
+        labels, n_iter = _dask.dask_compute(labels)[0]
         labels = _ce.canonical_labels(labels, k)
         # the exact W of the partition: the k×k sums as tiles on the cluster
-        M, scale = dask.compute(*_dask.lazy_group_sums(_dask.as_dask_data(X), labels, k, met, tt))
+        M, scale = _dask.dask_compute(*_dask.lazy_group_sums(_dask.as_dask_data(X), labels, k, met, tt))
         M = scale.apply(M)
     elif opts["engine"] == "streamed":
         labels, n_iter = _ce.fit_streamed(X, met, k, opts["algorithm"], opts["init"], opts["n_init"],

@@ -7,7 +7,7 @@ import copy
 
 import numpy as np
 
-from .._core._dask import ROWS_WORK, _concat, _draw_perms, lazy_draws
+from .._core._dask import ROWS_WORK, _concat, _draw_perms, dask_compute, lazy_draws
 
 
 def _dep_permuted(prep, terms, perms, n_threads):
@@ -86,7 +86,7 @@ def lazy_dcor_gram(X, exponent, block):
         spans = [(i0, min(p, i0 + block), j0, min(p, j0 + block))
                  for i0 in range(0, p, block) for j0 in range(i0, p, block)]
         tiles = [tile(Xd, *s, exponent, u) for s in spans]
-        return dask.delayed(_dcor_assemble, pure=True)(p, spans, *tiles).compute()
+        return dask_compute(dask.delayed(_dcor_assemble, pure=True)(p, spans, *tiles))[0]
 
     return gram
 

@@ -171,7 +171,7 @@ def _finish(res, fn, compute):
         import dask
 
         out = dask.delayed(fn, pure=True)(res)
-        return out.compute() if compute else out
+        return _dask.dask_compute(out)[0] if compute else out
     return fn(res)
 
 

@@ -504,7 +504,7 @@ def _independence_dask(x, y, data, statistic, R, exponent, metric, sigma, gen, s
     st = lab = None
     if strata is not None:
         if _dask.is_dask(strata):
-            strata = strata.compute()
+            strata = _dask.dask_compute(strata)[0]
         lab = strata_labels(strata, index, n)
         st = Strata(lab.codes)
     is_exact, total, perms = _permutation_plan(n, st, R, exact, gen)

@@ -466,11 +466,12 @@ def _pairwise_permutation_pvalues(X, exponent, perms, is_exact, P, budget, nt, d
     spans = [(i0, min(p, i0 + block), j0, min(p, j0 + block))
              for i0 in range(0, p, block) for j0 in range(i0, p, block)]
     if dask:
-        import dask as _dask
+        import dask as _dk
 
-        Xd, perms_d = _dask.delayed(X, pure=True), _dask.delayed(perms, pure=True)
-        task = _dask.delayed(_pair_pvalues, pure=True)
-        blocks = _dask.compute(*[task(Xd, exponent, perms_d, is_exact, nt, *sp) for sp in spans])
+        Xd, perms_d = _dk.delayed(X, pure=True), _dk.delayed(perms, pure=True)
+        task = _dk.delayed(_pair_pvalues, pure=True)
+        blocks = _dask.dask_compute(*[task(Xd, exponent, perms_d, is_exact, nt, *sp)
+                                      for sp in spans])
     else:
         from .._core import _progress
 

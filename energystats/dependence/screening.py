@@ -341,7 +341,7 @@ class _Engine:
         import dask
 
         tasks = [dask.delayed(fn)(np.ascontiguousarray(X[:, a:b]), *args) for a, b in blocks]
-        return np.concatenate(dask.compute(*tasks))
+        return np.concatenate(_dask.dask_compute(*tasks))
 
     def dcor(self, X):
         if self.sorted_path:

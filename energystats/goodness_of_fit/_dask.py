@@ -19,7 +19,7 @@ import copy
 import numpy as np
 
 from .._core import _sequential
-from .._core._dask import is_dask, use_dask
+from .._core._dask import dask_compute, is_dask, use_dask
 
 __all__ = ["bootstrap", "table", "backend_iv", "TASK_WORK", "PAIRS_PER_UNIT", "ROUND_TASKS"]
 
@@ -79,7 +79,7 @@ class _Rounds:
         for done in range(0, m, self.size):
             samples, g = draw(g, self.draw, min(self.size, m - done))
             parts.append(stat(self.statistics, samples, self.n_threads))
-        *values, self.gen = dask.compute(*parts, g)
+        *values, self.gen = dask_compute(*parts, g)
         return np.concatenate(values)
 
 
