@@ -34,6 +34,18 @@ _OPEN = []
 _OPEN_LOCK = threading.Lock()
 
 
+def interactive(stream):
+    """Whether ``stream`` is read by a person as it is written: a terminal, or the output
+    stream of a Jupyter/IPython kernel (a notebook's cell output, which is not a terminal but
+    redraws a line on a carriage return)."""
+    try:
+        if stream.isatty():
+            return True
+    except (AttributeError, ValueError, OSError):
+        pass
+    return (type(stream).__module__ or "").split(".")[0] == "ipykernel"
+
+
 def _format_time(seconds):
     """``MM:SS``, or ``H:MM:SS`` from one hour on."""
     s = int(round(max(seconds, 0.0)))
@@ -91,10 +103,7 @@ class Progress:
         self._closed = False
         self._lock = threading.Lock()
         self._width = 0  # length of the line last drawn on a terminal
-        try:
-            self._tty = bool(self.file.isatty())
-        except (AttributeError, ValueError, OSError):
-            self._tty = False
+        self._tty = interactive(self.file)   # a terminal or a notebook: one line redrawn
         self._start = self._last = self._clock()
         if self._tty and self._enabled:
             self._draw(self._start)
@@ -200,8 +209,7 @@ def progress_bar(total, progress, desc="permutations", unit="perm", *, nested=Fa
         if progress != "auto":
             raise ValueError(f"`progress` must be 'auto', True, False or a stream (with write); "
                              f"got {progress!r}.")
-        tty = getattr(sys.stderr, "isatty", None)
-        progress = bool(tty and tty())       # 'auto': on an interactive stderr only
+        progress = interactive(sys.stderr)   # 'auto': on a terminal or a notebook only
         from_ambient = True
     if not progress and not hasattr(progress, "write"):
         with _OPEN_LOCK:

@@ -202,8 +202,9 @@ def _progress_of(progress):
     if isinstance(progress, str):
         if progress != "auto":
             raise ValueError(f"`progress` must be 'auto', True, False or a stream; got {progress!r}.")
-        tty = getattr(sys.stderr, "isatty", None)
-        return (bool(tty and tty()), True)
+        from .._core._progress import interactive
+
+        return (interactive(sys.stderr), True)
     return progress, False
 
 
@@ -509,7 +510,8 @@ def weighted_effect(outcome, weights, *, data=None, outcome_model="auto", covari
         default uses the idle cores.  Ctrl-C stops them at once.
     progress : 'auto', bool or file-like, default 'auto'
         A progress bar of the resamples: 'auto' shows one on an interactive ``sys.stderr``
-        once a call has run for a few seconds (silent in pipes and tests); True always on
+        (a terminal or a Jupyter notebook's output) once a call has run for a few seconds
+        (silent in pipes and tests); True always on
         ``sys.stderr``, or the stream given; not with ``backend='dask'``.
     backend : {None, 'threads', 'dask'}, default None
         Where the resamples run.  None and 'threads': this process and its worker processes

@@ -131,8 +131,8 @@ def e_divisive(X, *, min_size=30, exponent=1.0, n_changepoints=None, sig_level=0
         out their permutations as threads free up; on the Dask backend, threads per task,
         default 1).  The result does not depend on it.
     progress : 'auto', bool or file-like, default 'auto'
-        Show the permutations' progress: 'auto' on ``sys.stderr`` when it is a terminal,
-        True on ``sys.stderr`` whatever it is, or on the given stream; threads backend
+        Show the permutations' progress: 'auto' on ``sys.stderr`` when it is a terminal
+        or a Jupyter notebook's output, True on ``sys.stderr`` whatever it is, or on the given stream; threads backend
         only ('auto' is ignored with backend='dask').
     backend : {None, 'threads', 'dask'}, default None
         Where the permuted re-searches run.  None and 'threads': this process's threads.

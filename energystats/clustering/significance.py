@@ -266,7 +266,8 @@ def cluster_test(X, n_clusters=2, *, columns=None, numeric_only=False, null="gau
         single Gaussian.  Emits :class:`AntiConservativeWarning`.
     progress : 'auto', bool or file-like, default 'auto'
         Show the progress of the reference clusterings with the estimated
-        time left: 'auto' on ``sys.stderr`` when it is a terminal, True on
+        time left: 'auto' on ``sys.stderr`` when it is a terminal or a Jupyter
+        notebook's output, True on
         ``sys.stderr`` whatever it is, or on the given stream.
     n_threads : int, optional
         Reference clusterings run in this many threads (kernels release the GIL).

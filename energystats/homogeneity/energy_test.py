@@ -103,9 +103,10 @@ def energy_test(*samples, labels=None, by=None, columns=None, strata=None, dropn
         always forms the n×n matrix.
     progress : 'auto', bool or file-like, default 'auto'
         Show progress with the estimated time left: 'auto' on ``sys.stderr``
-        when it is a terminal (silent in scripts, pipes and notebooks' captured
-        streams); True on ``sys.stderr`` whatever it is; or on the given stream.
-        Redrawn in place on a terminal, a line every 5 s otherwise.
+        when it is a terminal or a Jupyter notebook's output (silent in scripts,
+        pipes and tests); True on ``sys.stderr`` whatever it is; or on the given
+        stream.  Redrawn in place on a terminal or in a notebook, a line every 5 s
+        otherwise.
     n_threads : int or None
         Threads for the compiled kernels and BLAS (None: all available; with
         the Dask backend, threads per task, default 1).

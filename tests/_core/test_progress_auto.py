@@ -66,3 +66,35 @@ def test_auto_makes_no_bar_in_a_pipe(monkeypatch):
         bar = _progress.progress_bar(10, "auto")
         assert bar is not None
         bar.close()
+
+
+class _NotebookStream(io.StringIO):
+    """Stands for ipykernel's OutStream: not a terminal (isatty False), written to a cell."""
+
+    def isatty(self):
+        return False
+
+
+_NotebookStream.__module__ = "ipykernel.iostream"
+
+
+@pytest.mark.parametrize("name", sorted(_calls()))
+def test_auto_draws_in_a_notebook(name, monkeypatch):
+    # was: silent in Jupyter, whose stderr is not a terminal
+    from energystats._core._progress import interactive
+
+    cell = _NotebookStream()
+    assert interactive(cell) and not interactive(io.StringIO())
+    monkeypatch.setattr(sys, "stderr", cell)
+    _calls()[name]()
+    out = cell.getvalue()
+    assert "%" in out and "\r" in out       # one line redrawn in place, as on a terminal
+
+
+def test_weighted_effect_auto_in_a_notebook(monkeypatch):
+    from energystats.balance.effect import _progress_of
+
+    monkeypatch.setattr(sys, "stderr", _NotebookStream())
+    assert _progress_of("auto") == (True, True)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert _progress_of("auto") == (False, True)
