@@ -454,11 +454,20 @@ DASK = [
      ["rejected_statistic", "rejected_pvalue"]),
     ("distance_correlation_screen", _dask_call(es.distance_correlation_screen, "two"),
      ["statistic", "ranking"]),
+    ("adcf_test", lambda m, backend: es.adcf_test(_xyz(m)[0], metric=m, lags=2, backend=backend,
+                                                  **_RND), ["statistic", "pvalue", "dcor"]),
+    ("cross_distance_correlation_test",
+     lambda m, backend: es.cross_distance_correlation_test(*_xyz(m)[:2], metric=m, lags=2,
+                                                           backend=backend, **_RND),
+     ["statistic", "pvalue", "dcor"]),
+    ("conditional_independence_test", _dask_call(es.conditional_independence_test, "three", **_RND),
+     ["statistic", "pvalue"]),
 ]
 #: the Dask tiles run the compiled kernels only: SciPy's cdist metrics are refused, naming them
 DASK_REFUSED = {"canberra", "hamming", "seuclidean", "mahalanobis", "minkowski"}
 #: ... except where the Dask tasks run the threads backend's code on blocks of columns
-DASK_ANY_METRIC = {"distance_correlation_screen"}
+DASK_ANY_METRIC = {"distance_correlation_screen", "adcf_test", "cross_distance_correlation_test",
+                   "conditional_independence_test"}   # (and where the matrices stay in memory)
 
 
 @pytest.mark.dask
