@@ -23,14 +23,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+if not ((ROOT / "README.md").is_file() and (ROOT / "docs" / "benchmarks").is_dir()):
+    pytest.skip("the README and documentation sources are not in this tree (an installed wheel)",
+                allow_module_level=True)
 PAGES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.rst"))]
 MARKER = re.compile(r"^\s*(?:\.\.|<!--) figures from (docs/benchmarks/\S+\.txt)(?: -->)?\s*$")
 #: a decimal figure: digits, a point, digits; a sign (ASCII or the typographic minus) kept
 DECIMAL = re.compile(r"(?<![\w.])([−+-]?)(\d+\.\d+)(?![\w.]|\.\d)")
-
-pytestmark = pytest.mark.skipif(not (ROOT / "docs" / "benchmarks").is_dir(),
-                                reason="the documentation sources are not in this tree")
-
 
 def decimals(text):
     """The decimal figures of ``text`` as Decimals (the typographic minus read as '-')."""
