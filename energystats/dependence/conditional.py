@@ -491,14 +491,16 @@ def conditional_independence_test(x, y, z, *, data=None, n_resamples=999, bandwi
         return ConditionalIndependenceTestResult(est.test_statistic, p, null, R, prep["h"], est,
                                                  pvalue_se(p, R, False), seed, cx, cy, cz)
 
+    work = {k: prep[k] for k in ("W", "A", "B", "n", "nt", "w")}
+    work["cumW"] = np.cumsum(prep["W"], axis=1)
+    work["cumW"][:, -1] = 1.0  # a uniform in [0, 1) always falls in a row
     if not on_dask:            # 32 samples' uniforms at a time (64 n floats), drawn in order
-        return result(np.concatenate([_bootstrap(prep, _draw_uniforms(gen, prep["n"],
+        return result(np.concatenate([_bootstrap(work, _draw_uniforms(gen, prep["n"],
                                                                       min(32, R - r0)))
                                       for r0 in range(0, R, 32)]))
     from .._core._dask import finish
     from ._dask import lazy_local_bootstrap
 
-    work = {k: prep[k] for k in ("W", "A", "B", "n", "nt", "w")}
     return finish(result, lazy_local_bootstrap(work, R, gen, _draw_uniforms, _bootstrap),
                   compute=compute)
 
@@ -511,10 +513,9 @@ def _draw_uniforms(gen, n, count):
 
 def _bootstrap(prep, U):
     """T (working units) of the local-bootstrap samples whose uniforms are ``U`` (m, 2, n): per
-    sample, one row of W drawn for each point from x's uniforms, then from y's."""
-    W, A, B, nt = prep["W"], prep["A"], prep["B"], prep["nt"]
-    cumW = np.cumsum(W, axis=1)
-    cumW[:, -1] = 1.0  # a uniform in [0, 1) always falls in a row
+    sample, one row of W drawn for each point from x's uniforms, then from y's (``cumW``: W's
+    row-wise cumulative sums, the last set to 1)."""
+    W, A, B, nt, cumW = prep["W"], prep["A"], prep["B"], prep["nt"], prep["cumW"]
     null = np.empty(U.shape[0])
     for r in range(U.shape[0]):
         I, J = _eng.draw_local(cumW, U[r, 0]), _eng.draw_local(cumW, U[r, 1])
