@@ -167,13 +167,14 @@ def solve_simplex_qp(A, b, blocks, solver="osqp", *, eq=None, tol=1e-9, max_iter
         raise FloatingPointError("the balancing programme's matrix is not finite (an overflow "
                                  "in forming it); this is a bug: please report it.")
     args = (A, b, blocks, solver, eq, tol, max_iter, shift)
-    from .._core import _workers
+    from .._core import _interrupt, _workers
 
     if isolate is None:   # a worker process is ended by its parent on Ctrl-C already
         isolate = A.shape[0] >= ISOLATE_N and not _workers.in_worker()
     if isolate:
         return _workers.run_tasks(_solve_task, None, [args], 1)[0]
-    return _solve(*args)
+    with _interrupt.deferred_sigint() as pending:   # no Ctrl-C lost inside the libraries
+        return _solve(*args, pending=pending)
 
 
 def _solve_task(_, args):
@@ -181,7 +182,7 @@ def _solve_task(_, args):
     return _solve(*args)
 
 
-def _solve(A, b, blocks, solver, eq, tol, max_iter, shift):
+def _solve(A, b, blocks, solver, eq, tol, max_iter, shift, pending=lambda: False):
     from scipy import sparse
 
     mod = require_solver(solver)
@@ -224,6 +225,8 @@ def _solve(A, b, blocks, solver, eq, tol, max_iter, shift):
         except Exception as exc:  # OSQP's setup errors are bare codes (OSQPException: 4)
             raise RuntimeError(f"the QP solver osqp could not set up the programme ({exc!r}); "
                                "try `solver='clarabel'`.") from None
+        if pending():   # a Ctrl-C during the setup: do not start the solve
+            raise KeyboardInterrupt
         sol = prob.solve(raise_error=False)
         status = str(sol.info.status)
         if status.lower() == "interrupted" or osqp_caught_sigint():

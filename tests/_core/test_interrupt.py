@@ -9,6 +9,7 @@ it comes, so the bound on the seconds can be generous (over 10x the quiet
 latency of 0.1-0.5 s: a loaded machine took 3 s).  Uninterrupted, the fits
 take well over 5 s and the linkage about 5 s (sized on a 2-core machine).
 """
+import os
 import queue
 import shutil
 import signal
@@ -331,6 +332,71 @@ class TestCall:
         t.join()
         assert seen["t"] is t
         assert _interrupt.call(where) is not threading.main_thread()
+
+
+class _SignalledInFinaliser:
+    """Sends itself Ctrl-C from its finaliser, where Python's handler then runs: its
+    KeyboardInterrupt is "ignored" by CPython (the way a real Ctrl-C got lost in OSQP's setup)."""
+
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(100):   # bytecodes: the handler runs here, inside the finaliser
+            pass
+
+
+@posix_signals
+class TestDeferredSigint:
+    @pytest.fixture(autouse=True)
+    def default_handler(self):
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        yield
+        signal.signal(signal.SIGINT, previous)
+
+    def test_a_ctrl_c_inside_a_finaliser_is_raised_after_the_block(self):
+        reached = []
+        with pytest.raises(KeyboardInterrupt):
+            with _interrupt.deferred_sigint() as pending:
+                assert not pending()
+                obj = _SignalledInFinaliser()
+                del obj
+                reached.append(pending())
+        assert reached == [True]     # the block ran to its end, the signal noted
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    def test_replaces_the_blocks_own_error_and_restores_the_handler(self):
+        reached = []
+        with pytest.raises(KeyboardInterrupt):
+            with _interrupt.deferred_sigint():
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(100):
+                    pass
+                reached.append(1)
+                raise ValueError("the block's own error")
+        assert reached == [1]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with _interrupt.deferred_sigint() as pending:   # no signal: nothing raised
+            pass
+        assert not pending()
+
+    def test_other_handlers_and_threads_are_left_alone(self):
+        def mine(signum, frame):
+            pass
+
+        signal.signal(signal.SIGINT, mine)
+        with _interrupt.deferred_sigint() as pending:
+            assert signal.getsignal(signal.SIGINT) is mine
+        assert not pending()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        seen = []
+
+        def in_thread():
+            with _interrupt.deferred_sigint() as pending:
+                seen.append((pending(), signal.getsignal(signal.SIGINT)))
+
+        t = threading.Thread(target=in_thread)
+        t.start()
+        t.join()
+        assert seen == [(False, signal.default_int_handler)]
 
 
 # -- memory: fail at once, before allocating -------------------------------------------------
