@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._core import _memory
-from .._core._engine import Scale, normalise, pairwise_values
+from .._core._engine import Scale, group_sum_matrix, normalise, pairwise_values
 from .._core._metrics import resolve_metric
 from .._core._validation import as_labels, check_n_threads, warn
 from ._results import EAggloResult, index_labels
@@ -57,6 +57,48 @@ def _check_penalty(penalty):
         return "number"
     raise ValueError(f"`penalty` must be 'auto', None, a non-negative number (per change point) "
                      f"or a callable of the change points; got {penalty!r}.")
+
+
+def _refuse_dask_input(X):
+    from .._core import _dask
+
+    if _dask.is_dask(X):
+        raise TypeError("e_agglo keeps the series in memory (with backend='dask' the block "
+                        "sums of the initial segments are the tasks): compute the input first "
+                        "(`x.compute()`).")
+
+
+def _backend(backend, k0, T):
+    """Whether the block sums run on Dask (``backend`` checked)."""
+    from .._core import _dask
+
+    dask_backend = _dask.use_dask(backend, True, ())
+    if dask_backend and k0 == T:
+        raise ValueError("e_agglo with backend='dask' needs coarser initial segments (`member`): "
+                         f"from one segment per row (T = {T}) the {T}×{T} distance matrix is the "
+                         "merge's own state and stays in this process; use the threads.")
+    return dask_backend
+
+
+def _block_sums(Zw, met, bounds, nt, dask_backend):
+    """The k×k sums of ρ over the ordered pairs of rows of the initial segments (each
+    segment's within sum on the diagonal), in the working units of ``Zw``: the T×T matrix
+    itself with one segment per row, else streamed (threads or Dask tiles), no T×T matrix."""
+    T, k0 = Zw.shape[0], bounds.size - 1
+    if k0 == T:
+        _memory.check_fits(8.0 * T * T, f"the {T}×{T} distance matrix of e_agglo",
+                           "Start from coarser segments (`member`), or use e_divisive, which "
+                           "needs no T×T matrix.")
+        return pairwise_values(Zw, Zw, met, nt)
+    codes = np.repeat(np.arange(k0, dtype=np.intp), np.diff(bounds))
+    if not dask_backend:
+        M, shift = group_sum_matrix(Zw, codes, k0, met, nt, working_units=True)
+        return shift.apply(M)     # Zw is in working units already: the identity, exactly
+    from .._core import _dask
+
+    M, shift = _dask.dask_compute(*_dask.lazy_group_sums(_dask.as_dask_data(Zw), codes, k0,
+                                                         met, nt or 1))
+    return shift.apply(M)
 
 
 def _callable_value(penalty, cps):
@@ -207,7 +249,7 @@ def _labels(cps, wrapped, T):
 
 
 def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", columns=None,
-            n_threads=None):
+            n_threads=None, backend=None):
     r"""E-Agglo: change points of a multivariate series by merging neighbouring segments.
 
     The agglomerative method of Matteson and James (2014) as R ``ecp`` 3.1's ``e.agglo``
@@ -247,7 +289,13 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", c
     columns : list, optional
         With a DataFrame ``X``: the columns used.
     n_threads : int or None
-        Threads of the pairwise distances.
+        Threads of the pairwise distances (with ``backend='dask'``: of each task).
+    backend : {None, 'threads', 'dask'}, default None (threads)
+        'dask': the block sums of coarser initial segments (``member``) as tiles on the
+        current Dask cluster (the series stays in memory; Dask input is refused).  Only
+        there does it help: the sums are the O(T²) work, the merges O(k²) for k initial
+        segments.  With one segment per row the T×T matrix is the merge's own state, so
+        'dask' is refused there.
 
     Returns
     -------
@@ -316,8 +364,11 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", c
     converted back (overflow gives inf), and a number or callable ``penalty`` is converted
     into working units, so the change points do not depend on the magnitude of ``X``.
 
-    The T×T distance matrix is formed once (O(T²) memory; a :class:`MemoryError` says so
-    before allocating when it cannot fit); each merge then costs O(k) for k clusters.
+    With one initial segment per row the T×T distance matrix is formed once (O(T²) memory;
+    a :class:`MemoryError` says so before allocating when it cannot fit); from coarser
+    initial segments only their k×k block sums are kept, streamed from the rows (O(T²)
+    work, O(k²) memory, on threads or as Dask tiles).  Each merge then costs O(k) for k
+    clusters.
 
     References
     ----------
@@ -346,6 +397,7 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", c
     >>> es.e_agglo(noise).changepoints.tolist(), es.e_agglo(noise, penalty=0).changepoints.size
     ([], 67)
     """
+    _refuse_dask_input(X)
     Z, index, cols = time_series(X, columns)
     T = Z.shape[0]
     alpha = check_exponent(exponent)
@@ -364,18 +416,13 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", c
         warn(f"e_agglo on T = {T} rows: below {MIN_ROWS} rows the change points are not "
              f"reliable (with the default penalty, iid normal series of 3 and 10 rows got "
              f"change points in 54 % and 15 % of cases); treat them as exploratory.")
-    # the T×T matrix, and (coarser starting segments) its k0×T and k0×k0 block sums
-    need = 8.0 * T * T + (0.0 if k0 == T else 8.0 * (k0 * T + k0 * k0))
-    _memory.check_fits(need, f"the {T}×{T} distance matrix of e_agglo",
-                       "Start from coarser segments (`member`) on a shorter series, or use "
-                       "e_divisive, which needs no T×T matrix.")
+    dask_backend = _backend(backend, k0, T)
     # working units: the series times 2**-e, the largest magnitude in [0.5, 1); the
     # distances then neither overflow nor underflow, and `scale` converts back exactly
     Zw, met, scale = normalise(resolve_metric("energy", alpha), Z)
-    M = pairwise_values(Zw, Zw, met, nt)
+    M = _block_sums(Zw, met, bounds, nt if n_threads is not None or not dask_backend else 1,
+                    dask_backend)
     m_hat = float(M.sum()) / (T * (T - 1))          # mean ρ over the pairs of rows
-    if k0 < T:                                       # block sums of the initial segments
-        M = np.add.reduceat(np.add.reduceat(M, starts, axis=0), starts, axis=1)
     sizes = np.diff(bounds).astype(np.float64)
     if definition == "ecp":
         if k0 == T:                                  # one row per segment: D = 2ρ

@@ -222,7 +222,7 @@ class EAgglo(_ChangePointEstimator):
 
     Parameters
     ----------
-    member, exponent, penalty, definition, columns, n_threads
+    member, exponent, penalty, definition, columns, n_threads, backend
         Those of :func:`~energystats.e_agglo`, with its defaults (``member=None``: one
         segment per row; ``penalty='auto'``; ``definition='ecp'``), passed to it unchanged and
         checked there (at ``predict``).
@@ -265,13 +265,14 @@ class EAgglo(_ChangePointEstimator):
     """
 
     def __init__(self, *, member=None, exponent=1.0, penalty="auto", definition="ecp",
-                 columns=None, n_threads=None):
+                 columns=None, n_threads=None, backend=None):
         self.member = member
         self.exponent = exponent
         self.penalty = penalty
         self.definition = definition
         self.columns = columns
         self.n_threads = n_threads
+        self.backend = backend
 
     def predict(self, n_bkps=None):
         """Run :func:`~energystats.e_agglo` on the fitted series; return its breakpoints.

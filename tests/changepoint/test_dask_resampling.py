@@ -113,3 +113,38 @@ class TestEDivisiveDask:
         with pytest.raises(ImportError, match=r'pip install "energy-statistics\[dask\]"'):
             es.e_divisive(x, min_size=15, n_resamples=19, backend="dask")
         assert es.e_divisive(x, min_size=15, n_resamples=99, rng=5).changepoints.tolist() == [61, 110]
+
+
+class TestEAggloDask:
+    """E-Agglo's block sums of coarser initial segments as Dask tiles."""
+
+    def _case(self):
+        rng = np.random.default_rng(11)
+        x = np.concatenate([rng.normal(0, 1, (900, 2)), rng.normal(1.0, 1, (600, 2)),
+                            rng.standard_t(3, (500, 2))])
+        return x, np.repeat(np.arange(40), 50)
+
+    @pytest.mark.parametrize("definition", ["ecp", "u-statistic"])
+    def test_same_path_as_threads(self, client, definition, monkeypatch):
+        from energystats._core import _dask as core_dask
+
+        monkeypatch.setattr(core_dask, "TILE_WORK", 2e5)  # several row blocks: many tiles
+        x, member = self._case()
+        want = es.e_agglo(x, member=member, definition=definition)
+        got = es.e_agglo(x, member=member, definition=definition, backend="dask")
+        assert want.changepoints.tolist() == [900, 1500]
+        assert got.changepoints.tolist() == want.changepoints.tolist()
+        assert ([c.tolist() for c in got.path_changepoints]
+                == [c.tolist() for c in want.path_changepoints])
+        # the tiles add their sums in another order than the streamed kernel's stripes
+        np.testing.assert_allclose(got.path["fit"], want.path["fit"], rtol=1e-12)
+        assert got.penalty == pytest.approx(want.penalty, rel=1e-12)
+
+    def test_refusals(self, client):
+        x, member = self._case()
+        with pytest.raises(ValueError, match=r"backend='dask' needs coarser initial segments"):
+            es.e_agglo(x[:100], backend="dask")
+        with pytest.raises(TypeError, match=r"e_agglo keeps the series in memory"):
+            es.e_agglo(da.from_array(x, chunks=(500, 2)), member=member, backend="dask")
+        with pytest.raises(ValueError, match=r"`backend` must be None, 'threads' or 'dask'"):
+            es.e_agglo(x, member=member, backend="cluster")

@@ -407,6 +407,28 @@ class TestEAgglo:
         assert peak < 1.8 * 8 * 600 * 600, peak
 
 
+    def test_coarse_segments_hold_no_series_matrix(self):
+        # from coarser initial segments only their k×k block sums are kept (streamed): the
+        # T×T matrix (72 MB here) is never formed; the path is the reference's
+        import tracemalloc
+
+        T, k = 3000, 30
+        x = _series(T, 2, [1000, 2000], seed=4)
+        member = np.repeat(np.arange(k), T // k)
+        es.e_agglo(x[:60], member=np.repeat([0, 1], 30))  # imports and caches outside the measurement
+        tracemalloc.start()
+        try:
+            res = es.e_agglo(x, member=member)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 0.05 * 8 * T * T, peak
+        assert res.changepoints.tolist() == [1000, 2000]
+        path = ecp_reference(x[::10], list(range(0, T // 10 + 1, 10)))   # the same shape, smaller
+        small = es.e_agglo(x[::10], member=member[::10])
+        np.testing.assert_allclose(small.path["fit"], [f for f, _ in path], rtol=1e-10, atol=1e-10)
+
+
 # -- the series of the guide's table ------------------------------------------------------
 
 def _guide_cases():
