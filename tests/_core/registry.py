@@ -15,9 +15,12 @@ Scaling by ``c = 2**k`` is exact in floating point, so the fields must agree to
 rounding at any ``k`` that neither overflows nor underflows.
 
 Interrupts are not parametrised here: a long call cannot be set up cheaply for
-every entry.  The Ctrl-C tests of the entry points that run long compiled calls
-(energy_clustering, EnergyClustering, energy_linkage, cluster_test) are in
-``tests/_core/test_interrupt.py``; ``Entry.interrupt`` names them.
+every entry.  ``Entry.interrupt`` names the test of an entry's Ctrl-C guarantee
+(the long compiled calls of the clustering and change-point entries in
+``tests/_core/test_interrupt.py``, the long homogeneity calls in
+``tests/_core/test_edges.py``, the balancing solver's sweep in
+``tests/balance/test_qp_interrupt.py``), and ``test_registry.py`` checks that
+each named test exists.
 """
 from __future__ import annotations
 
@@ -48,7 +51,8 @@ class Entry:
     magnitudes: bool = True
     #: ``memory(X, budget)`` calls the entry with ``memory_budget=budget`` (None: no budget argument)
     memory: Callable | None = None
-    #: where the Ctrl-C guarantee is tested (None: the entry runs no long uninterruptible call)
+    #: the test of its Ctrl-C guarantee, ``file::[Class::]test`` under ``tests/`` (checked to
+    #: exist by ``test_registry.py``); None: no Ctrl-C test names this entry
     interrupt: str | None = None
     #: why a guarantee does not apply
     notes: str = field(default="")
@@ -92,11 +96,13 @@ REGISTRY: dict[str, Entry] = {
     "gram_matrix": Entry(lambda X, s: es.gram_matrix(X), {"": 1}),
     "is_negative_type": Entry(lambda X, s: es.is_negative_type(es.pairwise(X)), {"": 0}),
     # -- homogeneity ---------------------------------------------------------------------
-    "energy_distance": Entry(lambda X, s: es.energy_distance(*_split2(X)), {"": 1}),
+    "energy_distance": Entry(lambda X, s: es.energy_distance(*_split2(X)), {"": 1},
+                             interrupt="_core/test_edges.py::test_ctrl_c_interrupts_a_long_call"),
     "energy_test": Entry(
         lambda X, s: es.energy_test(*_split2(X), n_resamples=NR, rng=s),
         {"statistic": 1, "pvalue": 0, "null_distribution": 1}, random=True,
-        memory=lambda X, b: es.energy_test(*_split2(X), n_resamples=NR, rng=0, memory_budget=b)),
+        memory=lambda X, b: es.energy_test(*_split2(X), n_resamples=NR, rng=0, memory_budget=b),
+        interrupt="_core/test_edges.py::test_ctrl_c_interrupts_a_long_call"),
     "disco": Entry(
         lambda X, s: es.disco(*_split3(X), n_resamples=NR, rng=s),
         {"statistic": 0, "pvalue": 0, "between": 1, "within": 1}, random=True,
@@ -186,15 +192,15 @@ REGISTRY: dict[str, Entry] = {
     # -- clustering ----------------------------------------------------------------------
     "energy_clustering": Entry(lambda X, s: es.energy_clustering(X, 2, rng=s),
                                {"labels": 0, "W": 1, "S": 1}, random=True,
-                               interrupt="test_interrupt.py"),
+                               interrupt="_core/test_interrupt.py::TestCtrlC::test_kernel_that_never_converges"),
     "EnergyClustering": Entry(_fit_estimator, {"labels_": 0, "W_": 1, "S_": 1}, random=True,
-                              interrupt="test_interrupt.py",
+                              interrupt="_core/test_interrupt.py::TestCtrlC::test_hartigan_restarts_in_threads",
                               notes="an estimator: records random_state, not seed"),
     "energy_linkage": Entry(_linkage, {"merges": 0, "heights": 1},
-                            interrupt="test_interrupt.py"),
+                            interrupt="_core/test_interrupt.py::TestCtrlC::test_energy_linkage_during_merges"),
     "cluster_test": Entry(lambda X, s: es.cluster_test(X, 2, n_resamples=NR, rng=s),
                           {"statistic": 0, "pvalue": 0, "labels": 0}, random=True,
-                          interrupt="test_interrupt.py"),
+                          interrupt="_core/test_interrupt.py::TestCtrlC::test_cluster_test_reference_fits_in_threads"),
     # -- balance (needs the [balance] extra: osqp) ------------------------------------------
     "energy_balancing_weights": Entry(
         lambda X, s: es.energy_balancing_weights(X[:, :2], X[:, 2] > 0), {"weights": 0, "objective": 0},
@@ -203,6 +209,7 @@ REGISTRY: dict[str, Entry] = {
         # (tests/balance/test_firstorder.py checks that path)
         memory=lambda X, b: es.energy_balancing_weights(X[:, :2], X[:, 2] > 0, memory_budget=b,
                                                         solver="osqp"),
+        interrupt="balance/test_qp_interrupt.py::test_no_signal_lost",
         notes="studentized covariates: the weights and the objective do not change with the scale"),
     "independence_weights": Entry(
         lambda X, s: es.independence_weights(X[:, :2], X[:, 2]), {"weights": 0, "objective": 0},
@@ -212,6 +219,7 @@ REGISTRY: dict[str, Entry] = {
                                         n_boot=20, rng=s, n_threads=1),
         {"estimate": 1, "std_error": 1, "ci_low": 1, "ci_high": 1, "pvalue": 0, "bias_bound": 1,
          "unaugmented": 1, "augmentation_share": 0}, random=True,
+        interrupt="balance/test_qp_interrupt.py::test_no_signal_lost",
         notes="the outcome and the covariates scale together: the effect, its SE, interval and "
               "bias bound have the outcome's units; the weights and the kernel outcome model "
               "(studentized covariates) do not change"),
@@ -232,15 +240,15 @@ REGISTRY: dict[str, Entry] = {
                     {"changepoints": 0, "fit": 1, "penalised_fit": 1}),
     "ECp3o": Entry(lambda X, s: _predicted(es.ECp3o(max_changepoints=3, delta=2), X),
                    {"changepoints": 0, "gof": 1},
-                   interrupt="test_interrupt.py::TestCtrlC::test_e_cp3o_programme"),
+                   interrupt="_core/test_interrupt.py::TestCtrlC::test_e_cp3o_programme"),
     "SktimeDetector": Entry(
         lambda X, s: es.SktimeDetector(es.ECp3o(max_changepoints=3, delta=2)).fit(X).estimator_.result_,
         {"changepoints": 0, "gof": 1},
-        interrupt="test_interrupt.py::TestCtrlC::test_e_cp3o_programme",
+        interrupt="_core/test_interrupt.py::TestCtrlC::test_e_cp3o_programme",
         notes="sktime's wrapper of the three estimators (tests/changepoint/test_sktime_detector.py)"),
     "e_cp3o": Entry(lambda X, s: es.e_cp3o(X, max_changepoints=3, delta=2),
                     {"changepoints": 0, "gof": 1, "n_changepoints": 0},
-                    interrupt="test_interrupt.py::TestCtrlC::test_e_cp3o_programme",
+                    interrupt="_core/test_interrupt.py::TestCtrlC::test_e_cp3o_programme",
                     notes="no randomness: ecp's probabilistic pruning is not used"),
     "clustering_accuracy": Entry(
         lambda X, s: es.clustering_accuracy((X[:, 0] > 0).astype(int), (X[:, 1] > 0).astype(int)),

@@ -41,6 +41,35 @@ def test_every_public_entry_point_is_registered():
     assert not stale, f"registry names that are not in energystats.__all__: {sorted(stale)}"
 
 
+def _defined_tests(path):
+    """``{"test", "Class::test"}``: the test functions of a test module, read with ``ast``."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            found.update(f"{node.name}::{f.name}" for f in node.body
+                         if isinstance(f, ast.FunctionDef))
+    return found
+
+
+@pytest.mark.parametrize("name", _names(lambda e: e.interrupt is not None))
+def test_interrupt_pointer_names_a_test(name):
+    """An entry's ``interrupt`` names a test that exists (a renamed or deleted Ctrl-C test
+    would otherwise leave the registry pointing at nothing)."""
+    from pathlib import Path
+
+    where = REGISTRY[name].interrupt
+    file, _, test = where.partition("::")
+    path = Path(__file__).resolve().parent.parent / file
+    assert path.is_file(), f"{name}: {file} not found under tests/"
+    assert test, f"{name}: {where!r} names no test (file::[Class::]test)"
+    assert test in _defined_tests(path), f"{name}: {test} not defined in {file}"
+
+
 @pytest.mark.parametrize("name", _names(lambda e: True))
 def test_small_call_gives_finite_fields(name):
     entry = REGISTRY[name]
