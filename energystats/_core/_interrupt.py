@@ -129,8 +129,8 @@ def deferred_sigint():
     inside a finaliser or a weak-reference callback (where CPython prints "Exception
     ignored" and drops it), or inside a compiled library's call into Python that clears
     the errors it meets.  Such a Ctrl-C is lost: the block goes on as if nothing happened
-    (about one signal in 1 000 across OSQP's setup and solve, measured by
-    ``tests/balance/test_qp_interrupt.py``'s child).  In the block the handler only notes
+    (about one signal in 1 500 across OSQP's setup and solve on a loaded machine, measured
+    with ``tests/balance/test_qp_interrupt.py``'s child).  In the block the handler only notes
     the signal, so nothing can swallow it; the previous handler is back when the block
     ends, and a noted Ctrl-C then raises KeyboardInterrupt (replacing any other exception
     of the block).  Yields ``pending()``, true once a Ctrl-C was noted, for the block to

@@ -21,6 +21,9 @@ __all__ = ["e_agglo"]
 #: the definitions of the goodness of fit and of its update after a merge
 DEFINITIONS = ("ecp", "u-statistic")
 
+#: the largest k×k table of block sums (bytes) one Dask tile task may return
+DASK_SUMS_BYTES = 2**26
+
 #: below this many rows e_agglo warns: on iid normal series the default penalty reported
 #: change points in 54 % of series of 3 rows, 15 % of 10 rows, 6 % of 20 to 30 rows
 MIN_ROWS = 20
@@ -77,6 +80,11 @@ def _backend(backend, k0, T):
         raise ValueError("e_agglo with backend='dask' needs coarser initial segments (`member`): "
                          f"from one segment per row (T = {T}) the {T}×{T} distance matrix is the "
                          "merge's own state and stays in this process; use the threads.")
+    if dask_backend and 8.0 * k0 * k0 > DASK_SUMS_BYTES:
+        raise ValueError(f"e_agglo with backend='dask' and {k0} initial segments: every tile task "
+                         f"would return a {k0}×{k0} table ({8.0 * k0 * k0 / 2**20:.0f} MiB; at most "
+                         f"{DASK_SUMS_BYTES // 2**20} MiB); start from fewer, longer segments or use "
+                         "the threads.")
     return dask_backend
 
 
@@ -97,7 +105,7 @@ def _block_sums(Zw, met, bounds, nt, dask_backend):
     from .._core import _dask
 
     M, shift = _dask.dask_compute(*_dask.lazy_group_sums(_dask.as_dask_data(Zw), codes, k0,
-                                                         met, nt or 1))
+                                                         met, nt))
     return shift.apply(M)
 
 
@@ -295,7 +303,8 @@ def e_agglo(X, *, member=None, exponent=1.0, penalty="auto", definition="ecp", c
         current Dask cluster (the series stays in memory; Dask input is refused).  Only
         there does it help: the sums are the O(T²) work, the merges O(k²) for k initial
         segments.  With one segment per row the T×T matrix is the merge's own state, so
-        'dask' is refused there.
+        'dask' is refused there, and from more than 2 896 segments (each task would return
+        a k×k table over 64 MiB).
 
     Returns
     -------

@@ -148,3 +148,6 @@ class TestEAggloDask:
             es.e_agglo(da.from_array(x, chunks=(500, 2)), member=member, backend="dask")
         with pytest.raises(ValueError, match=r"`backend` must be None, 'threads' or 'dask'"):
             es.e_agglo(x, member=member, backend="cluster")
+        with pytest.raises(ValueError, match=r"3000 initial segments: every tile task would "
+                                             r"return a 3000×3000 table \(69 MiB; at most 64"):
+            es.e_agglo(np.zeros((6000, 1)), member=np.repeat(np.arange(3000), 2), backend="dask")
