@@ -5,7 +5,7 @@ OSQP replaces the SIGINT handler for the whole of its solve and reads its own fl
 between iterations, so a signal that lands after the last reading (polishing, the final
 residuals) used to be swallowed: the solve returned "solved", no KeyboardInterrupt came (4 of
 16 signals lost at n = 300 and 3 of 16 at n = 1 000 before the fix, measured with this
-test's child).  A rarer loss (about 1 signal in 1 400 on a loaded machine) was Python's own:
+test's child).  A rarer loss (about 1 signal in 1 500 on a loaded machine) was Python's own:
 a KeyboardInterrupt raised inside a finaliser during OSQP's setup is dropped by CPython; the
 in-process solve now holds Ctrl-C back (``_core._interrupt.deferred_sigint``; 0 lost in
 7 500 signals after).  The test sweeps the moment of the signal: a child runs the same step
